@@ -1,0 +1,78 @@
+// One error hierarchy for the whole service. Each class says what went wrong in domain words;
+// src/http/middleware/errors.ts is the single place that maps a class to an HTTP status.
+
+export abstract class AppError extends Error {
+  /** Extra, safe-to-show details (e.g. validation issues). Never a stack or a secret. */
+  readonly details: Record<string, unknown>;
+  constructor(message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = new.target.name;
+    this.details = details;
+  }
+}
+
+/** Input that breaks a rule: a wrong type, a missing field, an impossible date. */
+export class ValidationError extends AppError {}
+
+/** The API key is missing, unknown, disabled or expired (the spec answers all of them alike). */
+export class InvalidApiKeyError extends AppError {
+  constructor() {
+    super('Invalid apiKey');
+  }
+}
+
+/** The API key is valid but lacks the permission the endpoint needs. */
+export class PermissionDeniedError extends AppError {
+  constructor() {
+    super('No permission to access this resource');
+  }
+}
+
+export class NotFoundError extends AppError {}
+
+/** The request is valid but conflicts with the current state (e.g. a deduction below zero). */
+export class ConflictError extends AppError {}
+
+/** The same Idempotency-Key was sent again with a different request. */
+export class IdempotencyKeyReusedError extends AppError {}
+
+/** The request body is larger than the service accepts. */
+export class PayloadTooLargeError extends AppError {}
+
+/** The community platform answered and refused the operation (its `code:-1` with a message). */
+export class PlatformRejectedError extends AppError {
+  constructor(readonly platformMessage: string) {
+    super(`The community platform refused the operation: ${platformMessage}`);
+  }
+}
+
+/**
+ * The community platform could not be used: connection refused, an HTTP error, an answer that
+ * could not be understood. `sent` tells whether the request may have reached the platform.
+ */
+export class PlatformUnavailableError extends AppError {
+  constructor(
+    reason: string,
+    readonly sent: boolean,
+  ) {
+    super(`The community platform failed: ${reason}`);
+  }
+}
+
+/** The platform did not answer in time: a write may or may not have happened. */
+export class PlatformTimeoutError extends AppError {
+  constructor(timeoutMs: number) {
+    super(`The community platform did not answer within ${timeoutMs} ms`);
+  }
+}
+
+/** Optimistic concurrency: the stream moved on since it was read. */
+export class ConcurrencyError extends AppError {
+  constructor(
+    readonly streamName: string,
+    readonly expected: number | 'no_stream',
+    readonly actual: number | 'no_stream',
+  ) {
+    super(`Stream ${streamName} was changed concurrently (expected revision ${expected}, found ${actual})`);
+  }
+}

@@ -1,0 +1,86 @@
+// Every fact the service records. Event `data` is plain JSON; instants are ISO-8601 UTC strings.
+import type { Grant } from './permissions.js';
+
+/** Who asked: the application and the key it used. Carried by every event an admin call causes. */
+export interface Actor {
+  appId: string;
+  keyId: string;
+}
+
+export type ApiKeyIssued = {
+  type: 'ApiKeyIssued';
+  data: { keyId: string; appId: string; app: string; hash: string; permissions: Grant[]; expires: string | null; at: string };
+};
+export type ApiKeyDisabled = { type: 'ApiKeyDisabled'; data: { keyId: string; at: string } };
+export type ApiKeyEnabled = { type: 'ApiKeyEnabled'; data: { keyId: string; at: string } };
+export type ApiKeyRevoked = { type: 'ApiKeyRevoked'; data: { keyId: string; at: string } };
+export type ApiKeyExpiryChanged = { type: 'ApiKeyExpiryChanged'; data: { keyId: string; expires: string | null; at: string } };
+export type ApiKeyEvent = ApiKeyIssued | ApiKeyDisabled | ApiKeyEnabled | ApiKeyRevoked | ApiKeyExpiryChanged;
+
+export interface Profile {
+  name: string;
+  nickname: string;
+  avatar: string;
+}
+export type UserRegistered = { type: 'UserRegistered'; data: { userId: string; oId: string; at: string } & Profile };
+export type UserProfileChanged = { type: 'UserProfileChanged'; data: { userId: string; oId: string; changes: Partial<Profile>; at: string } };
+export type UserEvent = UserRegistered | UserProfileChanged;
+
+export type VipQuality = 'vip' | 'svip';
+export type VipGranted = {
+  type: 'VipGranted';
+  data: { recordId: string; userId: string; quality: VipQuality; expired: string; at: string } & Actor;
+};
+export type VipRenewed = {
+  type: 'VipRenewed';
+  data: { recordId: string; userId: string; quality: VipQuality; expired: string; previousExpired: string; at: string } & Actor;
+};
+export type VipEvent = VipGranted | VipRenewed;
+
+/** Operations the platform owns; the service records each attempt and its outcome. */
+export type PointsEditRequest = { point: number; memo: string };
+export type MedalGiveRequest = { name: string; description: string; attr: string; data: string };
+export type MedalRemoveRequest = { name: string };
+export type ItemsEditRequest = { item: string; sum: number };
+
+type Requested<T extends string, R> = {
+  type: T;
+  data: { operationId: string; oId: string; userId: string; userName: string; request: R; at: string } & Actor;
+};
+export type PointsEditRequested = Requested<'PointsEditRequested', PointsEditRequest>;
+export type MedalGiveRequested = Requested<'MedalGiveRequested', MedalGiveRequest>;
+export type MedalRemoveRequested = Requested<'MedalRemoveRequested', MedalRemoveRequest>;
+export type ItemsEditRequested = Requested<'ItemsEditRequested', ItemsEditRequest>;
+export type OperationRequested = PointsEditRequested | MedalGiveRequested | MedalRemoveRequested | ItemsEditRequested;
+
+type Outcome<T extends string, Extra = object> = { type: T; data: { operationId: string; oId: string; at: string } & Extra };
+/** The platform did it. `bag` is the item bag after an items edit. */
+export type OperationApplied = Outcome<'OperationApplied', { message: string; bag?: Record<string, number> }>;
+/** The platform answered and said no (or, for items, silently did nothing). */
+export type OperationRejected = Outcome<'OperationRejected', { message: string }>;
+/** It surely did not happen: refused before anything reached the platform. */
+export type OperationFailed = Outcome<'OperationFailed', { reason: string }>;
+/** Sent, then no answer in time: it may or may not have happened. */
+export type OperationOutcomeUnknown = Outcome<'OperationOutcomeUnknown', { reason: string }>;
+export type OperationOutcome = OperationApplied | OperationRejected | OperationFailed | OperationOutcomeUnknown;
+export type OperationEvent = OperationRequested | OperationOutcome;
+
+export type MessagePushed = {
+  type: 'MessagePushed';
+  data: { messageId: string; name: string; data: Record<string, unknown>; oIds: string[]; userIds: string[]; at: string } & Actor;
+};
+
+export type ClientSignedIn = { type: 'ClientSignedIn'; data: { clientId: string; userId: string; oId: string; at: string } };
+
+export type DomainEvent = ApiKeyEvent | UserEvent | VipEvent | OperationEvent | MessagePushed | ClientSignedIn;
+export type DomainEventType = DomainEvent['type'];
+
+/** Stream names: `<category>-<id>` (design.md §3). */
+export const streams = {
+  apiKey: (keyId: string) => `apikey-${keyId}`,
+  user: (oId: string) => `user-${oId}`,
+  vip: (userId: string) => `vip-${userId}`,
+  operation: (operationId: string) => `operation-${operationId}`,
+  message: (messageId: string) => `message-${messageId}`,
+  client: (clientId: string) => `client-${clientId}`,
+};

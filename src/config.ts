@@ -1,0 +1,82 @@
+// Environment → validated configuration, in one place (design.md §5). Every knob is optional
+// and has a default; a bad value stops start-up with a message that names the variable.
+import * as v from 'valibot';
+
+const port = (fallback: string) =>
+  v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.integer('must be a whole number'), v.minValue(0), v.maxValue(65535));
+const positiveInt = (fallback: string) =>
+  v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'));
+const optionalText = v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)));
+const url = v.pipe(v.string(), v.url('must be a URL'));
+
+const EnvSchema = v.object({
+  PORT: port('8090'),
+  HOST: v.optional(v.string(), '127.0.0.1'),
+  DATA_DIR: v.optional(v.string(), './data'),
+  EVENTSTORE_CONNECTION_STRING: v.optional(v.pipe(v.string(), v.regex(/^(esdb|kurrentdb)(\+discover)?:\/\//, 'must start with esdb://'))),
+  COMMUNITY_URL: v.optional(url, 'https://fishpi.cn'),
+  COMMUNITY_KEY: optionalText,
+  COMMUNITY_KEY_POINT: optionalText,
+  COMMUNITY_KEY_METAL: optionalText,
+  COMMUNITY_KEY_ITEM: optionalText,
+  COMMUNITY_KEY_LIVENESS: optionalText,
+  COMMUNITY_NAME: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/, 'must be a path segment of [a-z0-9-]')), 'fishpi'),
+  COMMUNITY_TIMEOUT_MS: positiveInt('5000'),
+  PUBLIC_URL: v.optional(url),
+  SESSION_SECRET: v.optional(v.pipe(v.string(), v.minLength(32, 'must be at least 32 characters'))),
+  CORS_ORIGINS: v.optional(v.string(), ''),
+  LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+});
+
+type Env = v.InferOutput<typeof EnvSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  eventStoreConnectionString: string | undefined;
+  community: {
+    url: string;
+    name: string;
+    timeoutMs: number;
+    keys: { point?: string; metal?: string; item?: string; liveness?: string };
+  };
+  /** Base URL browsers reach the service at; `undefined` means "http://HOST:PORT once listening". */
+  publicUrl: string | undefined;
+  sessionSecret: string | undefined;
+  corsOrigins: string[];
+  logLevel: Env['LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const result = v.safeParse(EnvSchema, env);
+  if (!result.success) {
+    const lines = result.issues.map((issue) => `${v.getDotPath(issue) ?? 'environment'}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  const e = result.output;
+  const key = (specific: string | undefined) => specific ?? e.COMMUNITY_KEY;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: e.DATA_DIR,
+    eventStoreConnectionString: e.EVENTSTORE_CONNECTION_STRING,
+    community: {
+      url: e.COMMUNITY_URL.replace(/\/+$/, ''),
+      name: e.COMMUNITY_NAME,
+      timeoutMs: e.COMMUNITY_TIMEOUT_MS,
+      keys: {
+        point: key(e.COMMUNITY_KEY_POINT),
+        metal: key(e.COMMUNITY_KEY_METAL),
+        item: key(e.COMMUNITY_KEY_ITEM),
+        liveness: key(e.COMMUNITY_KEY_LIVENESS),
+      },
+    },
+    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
+    sessionSecret: e.SESSION_SECRET,
+    corsOrigins: e.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
+    logLevel: e.LOG_LEVEL,
+  };
+}

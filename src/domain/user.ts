@@ -1,0 +1,33 @@
+// User sync (spec §1): the platform is the truth for a user's profile; the service keeps a
+// local record with an internal id that is generated once and never changes.
+import type { Decider } from './decider.js';
+import type { Profile, UserEvent } from './events.js';
+
+export type UserState = { exists: false } | ({ exists: true; userId: string; oId: string; created: string; updated: string } & Profile);
+
+export type SyncUser = { type: 'SyncUser'; oId: string; profile: Profile; newUserId: string; at: string };
+
+const PROFILE_FIELDS = ['name', 'nickname', 'avatar'] as const;
+
+export const userDecider: Decider<UserState, SyncUser, UserEvent> = {
+  initialState: () => ({ exists: false }),
+
+  decide({ oId, profile, newUserId, at }, state) {
+    if (!state.exists) return [{ type: 'UserRegistered', data: { userId: newUserId, oId, ...profile, at } }];
+    const changes: Partial<Profile> = {};
+    for (const field of PROFILE_FIELDS) if (state[field] !== profile[field]) changes[field] = profile[field];
+    if (Object.keys(changes).length === 0) return [];
+    return [{ type: 'UserProfileChanged', data: { userId: state.userId, oId, changes, at } }];
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'UserRegistered': {
+        const { at, ...rest } = event.data;
+        return { exists: true, ...rest, created: at, updated: at };
+      }
+      case 'UserProfileChanged':
+        return state.exists ? { ...state, ...event.data.changes, updated: event.data.at } : state;
+    }
+  },
+};

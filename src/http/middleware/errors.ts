@@ -1,0 +1,67 @@
+// The one place where errors become HTTP answers. Bodies follow the spec's error form,
+// `{code, message, data}`; nothing internal (stack, SQL, platform keys) ever reaches a client.
+import type { Middleware } from 'koa';
+import {
+  AppError,
+  ConcurrencyError,
+  ConflictError,
+  IdempotencyKeyReusedError,
+  InvalidApiKeyError,
+  NotFoundError,
+  PayloadTooLargeError,
+  PermissionDeniedError,
+  PlatformRejectedError,
+  PlatformTimeoutError,
+  PlatformUnavailableError,
+  ValidationError,
+} from '../../domain/errors.js';
+
+const STATUS = new Map<Function, number>([
+  [ValidationError, 400],
+  [InvalidApiKeyError, 401],
+  [PermissionDeniedError, 403],
+  [NotFoundError, 404],
+  [ConflictError, 409],
+  [ConcurrencyError, 409],
+  [PayloadTooLargeError, 413],
+  [IdempotencyKeyReusedError, 422],
+  [PlatformRejectedError, 422],
+  [PlatformUnavailableError, 502],
+  [PlatformTimeoutError, 504],
+]);
+
+export function statusOf(error: AppError): number {
+  return STATUS.get(error.constructor) ?? 500;
+}
+
+/** Errors koa-body and koa raise themselves, expressed in the service's own terms. */
+function fromFramework(error: unknown): AppError | undefined {
+  const e = error as { status?: number; type?: string; expose?: boolean; message?: string };
+  if (e.status === 413 || e.type === 'entity.too.large') return new PayloadTooLargeError('body: larger than the 1 MiB the service accepts');
+  if (e.status === 400 && (e.type === 'entity.parse.failed' || e instanceof SyntaxError)) return new ValidationError('body: malformed JSON');
+  if (e.status === 415) return new ValidationError(e.message ?? 'body: unsupported content type');
+  return undefined;
+}
+
+export function errorMiddleware(onUnexpected: (error: unknown, path: string) => void): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) {
+        ctx.status = 404;
+        ctx.body = { code: 404, message: `No route for ${ctx.method} ${ctx.path}`, data: {} };
+      }
+    } catch (thrown) {
+      const error = thrown instanceof AppError ? thrown : fromFramework(thrown);
+      if (!error) {
+        onUnexpected(thrown, ctx.path);
+        ctx.status = 500;
+        ctx.body = { code: 500, message: 'Internal error: the service could not complete the request', data: {} };
+        return;
+      }
+      const status = statusOf(error);
+      ctx.status = status;
+      ctx.body = { code: status, message: error.message, data: error.details };
+    }
+  };
+}

@@ -1,0 +1,74 @@
+// Request schemas of the admin API (spec §4). Handlers validate with these, and the types they
+// work with are inferred from them.
+import * as v from 'valibot';
+import { parseSpecDateTime } from '../domain/time.js';
+
+const body = <E extends v.ObjectEntries>(entries: E) => v.object(entries, 'must be a JSON object');
+
+const text = (max: number) => v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.maxLength(max, `must be at most ${max} characters`));
+
+export const OId = v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.maxLength(64, 'must be at most 64 characters'));
+
+const int32 = v.pipe(
+  v.number('must be a number'),
+  v.integer('must be an integer'),
+  v.minValue(-2147483648, 'must fit in a 32-bit integer'),
+  v.maxValue(2147483647, 'must fit in a 32-bit integer'),
+);
+const nonZeroInt32 = v.pipe(int32, v.check((n) => n !== 0, 'must not be 0'));
+
+export const PointsEditBody = body({ oId: OId, point: nonZeroInt32, memo: text(255) });
+
+const MEDAL_ATTR = /^url=[^&]+&backcolor=[0-9a-fA-F]{3,8}&fontcolor=[0-9a-fA-F]{3,8}$/;
+export const MedalGiveBody = body({
+  oId: OId,
+  name: text(100),
+  description: text(500),
+  attr: v.pipe(v.string('must be a string'), v.regex(MEDAL_ATTR, 'must be formatted url=<icon_url>&backcolor=<hex_color>&fontcolor=<hex_color>')),
+  data: v.optional(v.string('must be a string'), ''),
+});
+export const MedalRemoveBody = body({ oId: OId, name: text(100) });
+
+export const ItemsQueryBody = body({ oId: OId });
+export const ItemsEditBody = body({ oId: OId, item: text(100), sum: nonZeroInt32 });
+
+export const OIdParam = body({ oId: OId });
+
+export const VipQuality = v.picklist(['vip', 'svip'], 'must be "vip" or "svip"');
+/** `YYYY-MM-DD HH:MM:SS` (UTC) → ISO instant; impossible dates are refused. */
+export const SpecDateTime = v.pipe(
+  v.string('must be a string'),
+  v.rawTransform(({ dataset, addIssue, NEVER }) => {
+    const iso = parseSpecDateTime(dataset.value);
+    if (iso === null) {
+      addIssue({ message: 'must be a real date and time written YYYY-MM-DD HH:MM:SS' });
+      return NEVER;
+    }
+    return iso;
+  }),
+);
+export const VipEntry = body({ quality: VipQuality, expired: SpecDateTime });
+export const VipSubmitBody = body({ oId: OId, ...VipEntry.entries });
+export const MAX_BATCH = 100;
+/** Entries are validated one by one by the handler, so one bad entry does not sink the batch. */
+export const VipBatchBody = body({
+  oId: OId,
+  vips: v.pipe(v.array(v.unknown(), 'must be an array'), v.nonEmpty('must not be empty'), v.maxLength(MAX_BATCH, `must hold at most ${MAX_BATCH} entries`)),
+});
+
+const idList = v.array(OId, 'must be an array of strings');
+export const MessagePushBody = v.pipe(
+  body({
+    oIds: v.optional(idList, []),
+    userIds: v.optional(idList, []),
+    name: text(100),
+    data: v.pipe(
+      v.record(v.string(), v.unknown(), 'must be a JSON object'),
+      v.check((d) => !Array.isArray(d), 'must be a JSON object'),
+    ),
+  }),
+  v.forward(
+    v.check((b) => b.oIds.length + b.userIds.length > 0, 'at least one of oIds and userIds must be given'),
+    ['oIds'],
+  ),
+);

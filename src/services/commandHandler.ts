@@ -1,0 +1,39 @@
+// Runs a decider against one stream: read → fold → decide → append with the expected revision.
+// A concurrent writer makes the append fail with ConcurrencyError; the command is then decided
+// again on the fresh state, a bounded number of times.
+import { fold, type Decider } from '../domain/decider.js';
+import { ConcurrencyError } from '../domain/errors.js';
+import type { EventStore } from '../store/port.js';
+
+export interface Handled<State, Event> {
+  events: Event[];
+  state: State;
+  /**
+   * Global position of the stream's last event after handling (appended now or found there), so
+   * the caller can wait for read models to include it; undefined for a stream that stays empty.
+   */
+  position: number | undefined;
+}
+
+export async function handleCommand<State, Command, Event extends { type: string; data: unknown }>(
+  store: EventStore,
+  streamName: string,
+  decider: Decider<State, Command, Event>,
+  command: Command,
+  { attempts = 5 }: { attempts?: number } = {},
+): Promise<Handled<State, Event>> {
+  for (let attempt = 1; ; attempt++) {
+    const recorded = await store.readStream(streamName);
+    const state = fold(decider, recorded as unknown as Event[]);
+    const events = decider.decide(command, state);
+    const after = events.reduce(decider.evolve, state);
+    if (events.length === 0) return { events, state: after, position: recorded.at(-1)?.position };
+    const expectedRevision = recorded.length === 0 ? 'no_stream' : recorded.at(-1)!.revision;
+    try {
+      const { position } = await store.append(streamName, events, { expectedRevision });
+      return { events, state: after, position };
+    } catch (error) {
+      if (!(error instanceof ConcurrencyError) || attempt >= attempts) throw error;
+    }
+  }
+}

@@ -1,0 +1,107 @@
+// A real service on a loopback port, with a real SQLite file in a temp dir and the community
+// simulator as a real HTTP server. Small factory functions, no shared globals.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSimulator, SIMULATOR_KEY, type SimulatorUserSeed } from '../../src/community/simulator.js';
+import { loadConfig } from '../../src/config.js';
+import type { Grant } from '../../src/domain/permissions.js';
+import { startService, type RunningService } from '../../src/main.js';
+import { ApiKeyService } from '../../src/services/apiKeys.js';
+
+export const ALICE = { oId: '1630399136785', userName: 'alice', nickname: 'Alice', avatar: 'https://example.test/alice.png' };
+export const BOB = { oId: '1630399136786', userName: 'bob', nickname: 'Bob', avatar: 'https://example.test/bob.png' };
+
+export const defaultUsers = (): SimulatorUserSeed[] => [
+  { ...ALICE, points: 100, items: { checkin1day: 2 }, liveness: 80.2 },
+  { ...BOB, points: 5, items: {}, liveness: 12.5 },
+];
+
+export interface HarnessOptions {
+  users?: SimulatorUserSeed[];
+  env?: Record<string, string>;
+}
+
+export interface Answer<T = any> {
+  status: number;
+  body: T;
+  text: string;
+  headers: Headers;
+}
+
+export async function startHarness(options: HarnessOptions = {}) {
+  const dataDir = await mkdtemp(join(tmpdir(), 'community-bridge-test-'));
+  const simulator = createSimulator({ users: options.users ?? defaultUsers() });
+  const sim = await simulator.listen();
+  const config = () =>
+    loadConfig({
+      PORT: '0',
+      DATA_DIR: dataDir,
+      COMMUNITY_URL: sim.url,
+      COMMUNITY_KEY: SIMULATOR_KEY,
+      COMMUNITY_TIMEOUT_MS: '1000',
+      LOG_LEVEL: 'silent',
+      ...options.env,
+    });
+  let service: RunningService = await startService(config());
+
+  const keys = () =>
+    new ApiKeyService({ store: service.deps.store, runner: service.deps.runner, keys: service.deps.readModels.apiKeys, clock: service.deps.clock });
+
+  const harness = {
+    dataDir,
+    sim: simulator.state,
+    simUrl: sim.url,
+    get url() {
+      return service.url;
+    },
+    get service() {
+      return service;
+    },
+    keys,
+    /** Issues a key and returns it in clear, with its id. */
+    async key(permissions: Grant[] = ['*'], app = 'game-one') {
+      const issued = await keys().issue({ app, permissions, expires: null });
+      return issued;
+    },
+    async request<T = any>(method: string, path: string, init: { body?: unknown; raw?: string; apiKey?: string; headers?: Record<string, string> } = {}): Promise<Answer<T>> {
+      const headers: Record<string, string> = { ...init.headers };
+      if (init.apiKey !== undefined) headers.apiKey = init.apiKey;
+      let body: string | undefined = init.raw;
+      if (init.body !== undefined) body = JSON.stringify(init.body);
+      if (body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
+      const res = await fetch(service.url + path, { method, headers, body, redirect: 'manual' });
+      const text = await res.text();
+      let parsed: any;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      return { status: res.status, body: parsed, text, headers: res.headers };
+    },
+    post<T = any>(path: string, body: unknown, apiKey?: string) {
+      return harness.request<T>('POST', path, { body, apiKey });
+    },
+    get<T = any>(path: string, apiKey?: string) {
+      return harness.request<T>('GET', path, { apiKey });
+    },
+    /** Stops the service and starts it again on the same data directory. */
+    async restart() {
+      await service.close();
+      service = await startService(config());
+    },
+    async events(streamPrefix?: string) {
+      const all = await service.deps.store.readAll({ after: 0, limit: 1_000_000 });
+      return streamPrefix ? all.filter((e) => e.streamName.startsWith(streamPrefix)) : all;
+    },
+    async close() {
+      await service.close();
+      await sim.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return harness;
+}
+
+export type Harness = Awaited<ReturnType<typeof startHarness>>;

@@ -166,20 +166,29 @@ export class SqliteEventStore implements EventStore {
             }
             let revision = current;
             const recorded: RecordedEvent[] = [];
-            for (const event of append.events) {
-              revision += 1;
-              const data = JSON.stringify(event.data);
-              const metadata = event.metadata === undefined ? null : JSON.stringify(event.metadata);
-              const { lastInsertRowid } = this.stmt.insert.run(append.streamName, revision, event.type, data, metadata, created);
-              recorded.push({
-                streamName: append.streamName,
-                revision,
-                position: Number(lastInsertRowid),
-                type: event.type,
-                data: JSON.parse(data),
-                metadata: metadata === null ? undefined : JSON.parse(metadata),
-                created,
-              });
+            try {
+              // A savepoint: an append that cannot be stored (data JSON cannot hold, a constraint)
+              // is undone and fails alone instead of taking the whole batch down with it.
+              this.db.transaction(() => {
+                for (const event of append.events) {
+                  revision += 1;
+                  const data = JSON.stringify(event.data);
+                  const metadata = event.metadata === undefined ? null : JSON.stringify(event.metadata);
+                  const { lastInsertRowid } = this.stmt.insert.run(append.streamName, revision, event.type, data, metadata, created);
+                  recorded.push({
+                    streamName: append.streamName,
+                    revision,
+                    position: Number(lastInsertRowid),
+                    type: event.type,
+                    data: JSON.parse(data),
+                    metadata: metadata === null ? undefined : JSON.parse(metadata),
+                    created,
+                  });
+                }
+              })();
+            } catch (error) {
+              outcomes.push({ ok: false, error: error as Error });
+              continue;
             }
             revisions.set(append.streamName, revision);
             outcomes.push({ ok: true, recorded, result: { nextExpectedRevision: revision, position: recorded.at(-1)!.position } });
@@ -200,8 +209,8 @@ export class SqliteEventStore implements EventStore {
         append.reject(outcome.error);
       }
     });
-    // Our own commit changes nothing for data_version; remember it so the poll does not re-read.
-    this.dataVersion = this.stmt.dataVersion.get()!.data_version;
+    // No data_version bookkeeping here: our own commits never change it, and re-reading it now
+    // would swallow a commit another process made since the last poll.
     for (const subscriber of this.subscribers) this.deliverFresh(subscriber, appended);
   }
 

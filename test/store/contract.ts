@@ -1,0 +1,376 @@
+// The one behaviour both event store adapters must show (design.md §3). Each adapter's spec runs
+// this suite against a fresh store per test.
+//
+// The tests never assume an empty store: stream names are random and reads are narrowed to the
+// test's own streams, so the suite also runs against a shared EventStoreDB whose $all already
+// holds other events.
+import { randomUUID } from 'node:crypto';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConcurrencyError } from '../../src/domain/errors.js';
+import type { AppendResult, EventStore, RecordedEvent, Subscription } from '../../src/store/port.js';
+
+export interface StoreUnderTest {
+  store: EventStore;
+  cleanup(): Promise<void>;
+}
+
+interface Context {
+  store: EventStore;
+  cleanup(): Promise<void>;
+}
+
+const uniqueStream = (category: string) => `${category}-${randomUUID()}`;
+const event = (type: string, data: unknown = {}) => ({ type, data });
+
+/** Awaits `predicate` (polled), failing with `message` after `timeoutMs`. */
+async function eventually(predicate: () => boolean, message: string, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) assert.unreachable(message);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise;
+  } catch (error) {
+    return error;
+  }
+  return assert.unreachable('expected the promise to reject');
+}
+
+/** Subscribes and keeps the events of the given streams, plus every position delivered at all. */
+function collect(store: EventStore, after: number, streams: string[]) {
+  const mine = new Set(streams);
+  const events: RecordedEvent[] = [];
+  const allPositions: number[] = [];
+  const errors: Error[] = [];
+  const subscription: Subscription = store.subscribeToAll({
+    after,
+    onEvent(e) {
+      allPositions.push(e.position);
+      if (mine.has(e.streamName)) events.push(e);
+    },
+    onError: (error) => errors.push(error),
+  });
+  return { events, allPositions, errors, subscription };
+}
+
+/** Reads $all after `after` and keeps the events of the given streams. */
+async function readMine(store: EventStore, after: number, streams: string[]): Promise<RecordedEvent[]> {
+  const mine = new Set(streams);
+  return (await store.readAll({ after, limit: 10_000 })).filter((e) => mine.has(e.streamName));
+}
+
+const ids = (events: RecordedEvent[]) => events.map((e) => `${e.streamName}@${e.revision}`);
+
+function assertStrictlyIncreasing(positions: number[], what: string) {
+  positions.forEach((p, i) => {
+    assert.ok(Number.isSafeInteger(p) && p > 0, `${what}: ${p} is not a positive integer`);
+    if (i > 0) assert.ok(p > positions[i - 1]!, `${what}: ${p} follows ${positions[i - 1]}`);
+  });
+}
+
+/** Appends one event to a stream of its own and returns its position: a point to read from. */
+async function mark(store: EventStore): Promise<number> {
+  return (await store.append(uniqueStream('marker'), [event('Marked')])).position;
+}
+
+const cases: Record<string, (ctx: Context) => Promise<void>> = {
+  'append then readStream returns the events in order with revisions 0..n': async ({ store }) => {
+    const stream = uniqueStream('order');
+    const first = await store.append(stream, [event('A', { n: 0 }), event('B', { n: 1 })]);
+    const second = await store.append(stream, [event('C', { n: 2 })]);
+    assert.is(first.nextExpectedRevision, 1);
+    assert.is(second.nextExpectedRevision, 2);
+
+    const events = await store.readStream(stream);
+    assert.equal(
+      events.map((e) => [e.streamName, e.revision, e.type, e.data]),
+      [
+        [stream, 0, 'A', { n: 0 }],
+        [stream, 1, 'B', { n: 1 }],
+        [stream, 2, 'C', { n: 2 }],
+      ],
+    );
+    assert.is(first.position, events[1]!.position, 'an append reports the position of its last event');
+    assert.is(second.position, events[2]!.position);
+    for (const e of events) assert.is(new Date(e.created).toISOString(), e.created, 'created is an ISO-8601 UTC string');
+  },
+
+  'positions are strictly increasing across streams': async ({ store }) => {
+    const streams = [uniqueStream('pos'), uniqueStream('pos'), uniqueStream('pos')];
+    const base = await mark(store);
+    const results: AppendResult[] = [];
+    for (let i = 0; i < 9; i++) results.push(await store.append(streams[i % 3]!, [event('Counted', { i })]));
+    assertStrictlyIncreasing(
+      results.map((r) => r.position),
+      'append results',
+    );
+    assert.ok(results[0]!.position > base);
+
+    const all = await readMine(store, base, streams);
+    assert.equal(
+      all.map((e) => (e.data as { i: number }).i),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8],
+      'readAll returns them in append order',
+    );
+    assertStrictlyIncreasing(
+      all.map((e) => e.position),
+      'readAll',
+    );
+    assert.equal(
+      all.map((e) => e.position),
+      results.map((r) => r.position),
+    );
+  },
+
+  "expectedRevision 'no_stream' on an existing stream is a ConcurrencyError": async ({ store }) => {
+    const stream = uniqueStream('nostream');
+    await store.append(stream, [event('Created')], { expectedRevision: 'no_stream' });
+    const error = await rejection(store.append(stream, [event('CreatedAgain')], { expectedRevision: 'no_stream' }));
+    assert.instance(error, ConcurrencyError);
+    assert.is((error as ConcurrencyError).streamName, stream);
+    assert.is((error as ConcurrencyError).actual, 0);
+    assert.equal(
+      (await store.readStream(stream)).map((e) => e.type),
+      ['Created'],
+    );
+  },
+
+  'a numeric expected revision: right appends, wrong is a ConcurrencyError and writes nothing': async ({ store }) => {
+    const stream = uniqueStream('numeric');
+    await store.append(stream, [event('A'), event('B')]);
+    const ok = await store.append(stream, [event('C')], { expectedRevision: 1 });
+    assert.is(ok.nextExpectedRevision, 2);
+
+    for (const wrong of [1, 3, 0]) {
+      const error = await rejection(store.append(stream, [event('X'), event('Y')], { expectedRevision: wrong }));
+      assert.instance(error, ConcurrencyError, `expected revision ${wrong}`);
+      assert.is((error as ConcurrencyError).actual, 2);
+    }
+    const error = await rejection(store.append(uniqueStream('numeric'), [event('X')], { expectedRevision: 0 }));
+    assert.instance(error, ConcurrencyError, 'a revision on a stream that does not exist');
+    assert.is((error as ConcurrencyError).actual, 'no_stream');
+
+    assert.equal(
+      (await store.readStream(stream)).map((e) => e.type),
+      ['A', 'B', 'C'],
+    );
+  },
+
+  "expectedRevision 'any' appends to new and existing streams (and is the default)": async ({ store }) => {
+    const stream = uniqueStream('any');
+    assert.is((await store.append(stream, [event('A')], { expectedRevision: 'any' })).nextExpectedRevision, 0);
+    assert.is((await store.append(stream, [event('B')], { expectedRevision: 'any' })).nextExpectedRevision, 1);
+    assert.is((await store.append(stream, [event('C')])).nextExpectedRevision, 2);
+    assert.equal(
+      (await store.readStream(stream)).map((e) => e.type),
+      ['A', 'B', 'C'],
+    );
+  },
+
+  'a multi-event append is atomic: contiguous in $all even with concurrent appends': async ({ store }) => {
+    const batch = uniqueStream('atomic');
+    const others = [uniqueStream('other'), uniqueStream('other'), uniqueStream('other'), uniqueStream('other')];
+    const base = await mark(store);
+    const appends = [
+      store.append(others[0]!, [event('Other')]),
+      store.append(others[1]!, [event('Other')]),
+      store.append(batch, [event('One'), event('Two'), event('Three'), event('Four')], { expectedRevision: 'no_stream' }),
+      store.append(others[2]!, [event('Other')]),
+      store.append(others[3]!, [event('Other')]),
+    ];
+    await Promise.all(appends);
+
+    const all = await readMine(store, base, [batch, ...others]);
+    assert.is(all.length, 8);
+    const at = all.findIndex((e) => e.streamName === batch);
+    assert.equal(
+      all.slice(at, at + 4).map((e) => [e.streamName, e.type]),
+      [
+        [batch, 'One'],
+        [batch, 'Two'],
+        [batch, 'Three'],
+        [batch, 'Four'],
+      ],
+    );
+  },
+
+  'readStream of an unknown stream is []': async ({ store }) => {
+    assert.equal(await store.readStream(uniqueStream('unknown')), []);
+  },
+
+  'readAll pages with after (exclusive) and limit': async ({ store }) => {
+    const streams = [uniqueStream('page'), uniqueStream('page')];
+    const base = await mark(store);
+    for (let i = 0; i < 7; i++) await store.append(streams[i % 2]!, [event('Paged', { i })]);
+
+    const pages: RecordedEvent[][] = [];
+    let after = base;
+    let collected: RecordedEvent[] = [];
+    while (collected.length < 7) {
+      const page = await store.readAll({ after, limit: 3 });
+      if (page.length === 0) break;
+      assert.ok(page.length <= 3, 'a page holds at most `limit` events');
+      assert.ok(page[0]!.position > after, 'a page starts after `after`');
+      pages.push(page);
+      collected = [...collected, ...page.filter((e) => streams.includes(e.streamName))];
+      after = page.at(-1)!.position;
+    }
+    pages.slice(0, -1).forEach((page) => assert.is(page.length, 3, 'only the last page is short'));
+    assert.equal(
+      collected.map((e) => (e.data as { i: number }).i),
+      [0, 1, 2, 3, 4, 5, 6],
+    );
+    assertStrictlyIncreasing(
+      pages.flat().map((e) => e.position),
+      'pages',
+    );
+
+    const fromThird = await readMine(store, collected[2]!.position, streams);
+    assert.equal(
+      fromThird.map((e) => (e.data as { i: number }).i),
+      [3, 4, 5, 6],
+      'after is exclusive',
+    );
+    assert.equal(await store.readAll({ after: collected[6]!.position, limit: 0 }), []);
+  },
+
+  'subscribeToAll from 0 catches up then goes live, in order, without gaps or duplicates': async ({ store }) => {
+    const streams = [uniqueStream('live'), uniqueStream('live')];
+    const base = await mark(store);
+    for (let i = 0; i < 5; i++) await store.append(streams[i % 2]!, [event('Early', { i })]);
+    const sub = collect(store, 0, streams);
+    try {
+      for (let i = 5; i < 8; i++) await store.append(streams[i % 2]!, [event('Late', { i })]);
+      await store.append(streams[0]!, [event('Late', { i: 8 }), event('Late', { i: 9 })]);
+      await Promise.all([10, 11, 12].map((i) => store.append(streams[1]!, [event('Late', { i })])));
+      await eventually(() => sub.events.length >= 13, `13 events expected, ${sub.events.length} delivered`);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // room for an unwanted duplicate to show
+
+      assert.equal(sub.errors, []);
+      assert.equal(ids(sub.events), ids(await readMine(store, base, streams)), 'the same events as $all, in its order');
+      assert.equal(
+        sub.events
+          .map((e) => (e.data as { i: number }).i)
+          .slice(0, 10),
+        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+      );
+      assertStrictlyIncreasing(sub.allPositions, 'delivered positions');
+    } finally {
+      await sub.subscription.unsubscribe();
+    }
+  },
+
+  'subscribeToAll from a middle position is exclusive of it': async ({ store }) => {
+    const stream = uniqueStream('middle');
+    const results: AppendResult[] = [];
+    for (let i = 0; i < 5; i++) results.push(await store.append(stream, [event('E', { i })]));
+    const sub = collect(store, results[2]!.position, [stream]);
+    try {
+      await store.append(stream, [event('E', { i: 5 })]);
+      await eventually(() => sub.events.length >= 3, `3 events expected, ${sub.events.length} delivered`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(
+        sub.events.map((e) => e.revision),
+        [3, 4, 5],
+      );
+      assert.ok(sub.allPositions.every((p) => p > results[2]!.position));
+    } finally {
+      await sub.subscription.unsubscribe();
+    }
+  },
+
+  'unsubscribe stops delivery': async ({ store }) => {
+    const stream = uniqueStream('unsub');
+    const sub = collect(store, await mark(store), [stream]);
+    await store.append(stream, [event('Before')]);
+    await eventually(() => sub.events.length === 1, 'the first event was not delivered');
+    await sub.subscription.unsubscribe();
+    await store.append(stream, [event('After')]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(
+      sub.events.map((e) => e.type),
+      ['Before'],
+    );
+  },
+
+  'concurrent appends with the same expected revision: exactly one wins': async ({ store }) => {
+    const stream = uniqueStream('race');
+    await store.append(stream, [event('Created')]);
+    const outcomes = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => store.append(stream, [event('Raced', { i })], { expectedRevision: 0 })));
+    const won = outcomes.filter((o) => o.status === 'fulfilled');
+    const lost = outcomes.flatMap((o) => (o.status === 'rejected' ? [o.reason] : []));
+    assert.is(won.length, 1);
+    assert.is(lost.length, 7);
+    for (const error of lost) assert.instance(error, ConcurrencyError);
+
+    const events = await store.readStream(stream);
+    assert.equal(
+      events.map((e) => e.revision),
+      [0, 1],
+    );
+    assert.equal(events[1]!.data, { i: outcomes.findIndex((o) => o.status === 'fulfilled') }, 'the winner is the one stored');
+  },
+
+  'metadata round-trips; absent metadata reads as undefined': async ({ store }) => {
+    const stream = uniqueStream('meta');
+    const metadata = { correlationId: randomUUID(), causationId: 'cmd-1', actor: { kind: 'apiKey', id: 'k1' }, tags: ['a', 'b'] };
+    const base = await mark(store);
+    await store.append(stream, [{ type: 'WithMeta', data: { x: 1 }, metadata }, event('WithoutMeta')]);
+
+    const [withMeta, withoutMeta] = await store.readStream(stream);
+    assert.equal(withMeta!.metadata, metadata);
+    assert.is(withoutMeta!.metadata, undefined);
+    const [fromAll] = await readMine(store, base, [stream]);
+    assert.equal(fromAll!.metadata, metadata);
+  },
+
+  'data comes back as parsed JSON (nested objects, arrays, unicode)': async ({ store }) => {
+    const stream = uniqueStream('json');
+    const data = {
+      name: '摸鱼派 — fishpi 🐟',
+      escapes: 'quote " backslash \\ newline \n tab \t',
+      nested: { deeper: { list: [1, 2.5, -3, { ok: true }], empty: {}, none: null } },
+      flags: [true, false],
+      big: Number.MAX_SAFE_INTEGER,
+    };
+    const base = await mark(store);
+    await store.append(stream, [event('Json', data)]);
+    assert.equal((await store.readStream(stream))[0]!.data, data);
+    assert.equal((await readMine(store, base, [stream]))[0]!.data, data);
+
+    const sub = collect(store, base, [stream]);
+    try {
+      await eventually(() => sub.events.length === 1, 'the event was not delivered');
+      assert.equal(sub.events[0]!.data, data);
+    } finally {
+      await sub.subscription.unsubscribe();
+    }
+  },
+};
+
+/** The conformance suite, one fresh store per test. */
+export function eventStoreContract(name: string, makeStore: () => Promise<StoreUnderTest>) {
+  const test = suite<Context>(name);
+  test.before.each(async (ctx) => {
+    const { store, cleanup } = await makeStore();
+    ctx.store = store;
+    ctx.cleanup = cleanup;
+  });
+  test.after.each(async (ctx) => {
+    await ctx.cleanup();
+  });
+  for (const [title, run] of Object.entries(cases)) test(title, run);
+  return test;
+}
+
+/** The same suite with every test registered as skipped, for an adapter that cannot run here. */
+export function skippedEventStoreContract(name: string) {
+  const test = suite(name);
+  for (const title of Object.keys(cases)) test.skip(title);
+  return test;
+}

@@ -1,0 +1,198 @@
+// The SQLite adapter on real files: the shared contract, then what only an embedded store has to
+// get right (reopening, another process writing, group commit).
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConcurrencyError } from '../../src/domain/errors.js';
+import type { AppendResult, RecordedEvent } from '../../src/store/port.js';
+import { SqliteEventStore } from '../../src/store/sqlite.js';
+import { eventStoreContract } from './contract.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const otherProcessScript = fileURLToPath(new URL('./fixtures/append-from-other-process.ts', import.meta.url));
+
+async function tempDatabase(): Promise<{ file: string; remove(): Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'community-bridge-store-'));
+  return { file: join(dir, 'events.db'), remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+async function waitFor(predicate: () => boolean, message: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) assert.unreachable(message);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+function appendFromOtherProcess(file: string, stream: string): Promise<AppendResult & { appendedAt: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', otherProcessScript, file, stream], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (code === 0) resolve(JSON.parse(out));
+      else reject(new Error(`the other process exited with ${code}: ${err}`));
+    });
+  });
+}
+
+eventStoreContract('SqliteEventStore contract', async () => {
+  const db = await tempDatabase();
+  const store = new SqliteEventStore({ file: db.file });
+  return {
+    store,
+    async cleanup() {
+      await store.close();
+      await db.remove();
+    },
+  };
+}).run();
+
+const sqlite = suite<{ file: string; remove(): Promise<void>; stores: SqliteEventStore[] }>('SqliteEventStore on a file');
+
+sqlite.before.each(async (ctx) => {
+  Object.assign(ctx, await tempDatabase());
+  ctx.stores = [];
+});
+
+sqlite.after.each(async (ctx) => {
+  for (const store of ctx.stores) await store.close();
+  await ctx.remove();
+});
+
+const open = (ctx: { file: string; stores: SqliteEventStore[] }) => {
+  const store = new SqliteEventStore({ file: ctx.file });
+  ctx.stores.push(store);
+  return store;
+};
+
+sqlite('data survives closing and reopening the file', async (ctx) => {
+  const first = open(ctx);
+  await first.append('user-1', [{ type: 'Registered', data: { name: 'ada' }, metadata: { by: 'test' } }]);
+  const last = await first.append('user-1', [{ type: 'Renamed', data: { name: 'ada l.' } }]);
+  await first.close();
+
+  const reopened = open(ctx);
+  const events = await reopened.readStream('user-1');
+  assert.equal(
+    events.map((e) => [e.revision, e.type, e.data, e.metadata]),
+    [
+      [0, 'Registered', { name: 'ada' }, { by: 'test' }],
+      [1, 'Renamed', { name: 'ada l.' }, undefined],
+    ],
+  );
+  const next = await reopened.append('user-1', [{ type: 'Renamed', data: { name: 'ada lovelace' } }], { expectedRevision: 1 });
+  assert.is(next.nextExpectedRevision, 2);
+  assert.ok(next.position > last.position, 'positions go on from where they were');
+});
+
+sqlite('an append by another process reaches a subscriber here within 1 s', async (ctx) => {
+  const store = open(ctx);
+  await store.append('warmup-1', [{ type: 'Warm', data: {} }]);
+  const stream = `cli-${randomUUID()}`;
+  let received: { event: RecordedEvent; at: number } | undefined;
+  const subscription = store.subscribeToAll({
+    after: 0,
+    onEvent: (event) => {
+      if (event.streamName === stream) received = { event, at: Date.now() };
+    },
+  });
+  try {
+    const appended = await appendFromOtherProcess(ctx.file, stream);
+    await waitFor(() => received !== undefined, 'the other process’s event never reached the subscriber', 1000);
+    const latency = received!.at - appended.appendedAt;
+    console.log(`\n  cross-process delivery: ${latency} ms after the other process's append was acknowledged`);
+    assert.ok(latency < 1000, `delivered ${latency} ms after the append`);
+    assert.is(received!.event.position, appended.position);
+    assert.is(received!.event.type, 'AppendedElsewhere');
+  } finally {
+    await subscription.unsubscribe();
+  }
+});
+
+sqlite("another connection's append is delivered even when an append here fails meanwhile", async (ctx) => {
+  // Regression: committing a batch used to re-read PRAGMA data_version, swallowing a change made
+  // by another connection just before; with nothing appended here to trigger a read, the other
+  // connection's event was then never delivered.
+  const here = open(ctx);
+  const elsewhere = open(ctx);
+  await here.append('existing-1', [{ type: 'Created', data: {} }]);
+  const delivered: string[] = [];
+  const subscription = here.subscribeToAll({ after: 0, onEvent: (e) => delivered.push(e.streamName) });
+  try {
+    await waitFor(() => delivered.length === 1, 'catch-up did not deliver the first event', 1000);
+    await elsewhere.append('elsewhere-1', [{ type: 'Created', data: {} }]);
+    const error = await here.append('existing-1', [{ type: 'Created', data: {} }], { expectedRevision: 'no_stream' }).catch((e: unknown) => e);
+    assert.instance(error, ConcurrencyError);
+    await waitFor(() => delivered.includes('elsewhere-1'), 'the other connection’s event was not delivered within 1 s', 1000);
+  } finally {
+    await subscription.unsubscribe();
+  }
+});
+
+sqlite('500 appends in one tick all succeed with distinct positions', async (ctx) => {
+  const store = open(ctx);
+  const streams = Array.from({ length: 500 }, (_, i) => `many-${i}`);
+  const results = await Promise.all(streams.map((s, i) => store.append(s, [{ type: 'Appended', data: { i } }], { expectedRevision: 'no_stream' })));
+  assert.ok(results.every((r) => r.nextExpectedRevision === 0));
+  assert.is(new Set(results.map((r) => r.position)).size, 500);
+  const all = await store.readAll({ after: 0, limit: 1000 });
+  assert.equal(
+    all.map((e) => e.streamName).sort(),
+    [...streams].sort(),
+  );
+  assert.equal(
+    all.map((e) => e.position),
+    results.map((r) => r.position).sort((a, b) => a - b),
+  );
+});
+
+sqlite('a conflicting append inside a batch fails alone', async (ctx) => {
+  const store = open(ctx);
+  await store.append('taken-1', [{ type: 'Created', data: {} }]);
+  const outcomes = await Promise.allSettled([
+    store.append('free-1', [{ type: 'Created', data: {} }], { expectedRevision: 'no_stream' }),
+    store.append('taken-1', [{ type: 'Changed', data: {} }], { expectedRevision: 5 }),
+    store.append('free-2', [{ type: 'Created', data: {} }], { expectedRevision: 'no_stream' }),
+    // Depends on the first append of this same batch.
+    store.append('free-1', [{ type: 'Changed', data: {} }], { expectedRevision: 0 }),
+  ]);
+  assert.equal(
+    outcomes.map((o) => o.status),
+    ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+  );
+  assert.instance((outcomes[1] as PromiseRejectedResult).reason, ConcurrencyError);
+  assert.equal(
+    (await store.readStream('taken-1')).map((e) => e.type),
+    ['Created'],
+  );
+  assert.equal(
+    (await store.readStream('free-1')).map((e) => e.type),
+    ['Created', 'Changed'],
+  );
+});
+
+sqlite('an append whose data cannot be stored fails alone inside a batch', async (ctx) => {
+  const store = open(ctx);
+  const outcomes = await Promise.allSettled([
+    store.append('fine-1', [{ type: 'Created', data: {} }]),
+    store.append('broken-1', [{ type: 'Created', data: {} }, { type: 'Broken', data: { n: 1n } }]),
+    store.append('fine-2', [{ type: 'Created', data: {} }]),
+  ]);
+  assert.equal(
+    outcomes.map((o) => o.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
+  assert.equal(await store.readStream('broken-1'), [], 'nothing of the failed append was written');
+  assert.is((await store.readAll({ after: 0, limit: 10 })).length, 2);
+});
+
+sqlite.run();

@@ -47,7 +47,7 @@ function runFile(file) {
       const total = Number(/Total:\s+(\d+)/.exec(text)?.[1] ?? 0);
       const passed = Number(/Passed:\s+(\d+)/.exec(text)?.[1] ?? 0);
       const skipped = Number(/Skipped:\s+(\d+)/.exec(text)?.[1] ?? 0);
-      let failed = total - passed - skipped;
+      let failed = total - passed; // uvu's Total leaves out skipped tests
       // A file that crashed, hung or exited non-zero without a failing test still fails the run.
       if (failed === 0 && code !== 0) failed = 1;
       resolve({ file, passed, failed, skipped, text, code });

@@ -51,7 +51,9 @@ export interface Config {
 export class ConfigError extends Error {}
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const result = v.safeParse(EnvSchema, env);
+  // An empty variable means "not set", as compose files and shells commonly pass them.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const result = v.safeParse(EnvSchema, present);
   if (!result.success) {
     const lines = result.issues.map((issue) => `${v.getDotPath(issue) ?? 'environment'}: ${issue.message}`);
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);

@@ -1,5 +1,6 @@
 // Composition root: the only module that knows every adapter. config → store → read models →
 // projections → platform → services → HTTP.
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -20,9 +21,10 @@ import { systemClock, type Clock } from './services/runtime.js';
 import { UserSync } from './services/userSync.js';
 import type { EventStore } from './store/port.js';
 import { SqliteEventStore } from './store/sqlite.js';
-import packageJson from '../package.json' with { type: 'json' };
 
-export const USER_AGENT = `community-bridge/${packageJson.version}`;
+// ../package.json from both src/ (tsx) and dist/ (the container image).
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+export const USER_AGENT = `community-bridge/${version}`;
 
 export async function openStore(config: Config): Promise<EventStore> {
   if (config.eventStoreConnectionString) {

@@ -1,0 +1,50 @@
+// `npm run dev`: the service plus the community simulator on loopback, already wired, so every
+// endpoint (and the sign-in flow) can be tried with no platform account. Not for production.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEMO_USERS } from './community/demoUsers.js';
+import { createSimulator, SIMULATOR_KEY } from './community/simulator.js';
+import { loadConfig } from './config.js';
+import { startService } from './main.js';
+import { ApiKeyService } from './services/apiKeys.js';
+
+const simulator = createSimulator({ users: DEMO_USERS });
+const platform = await simulator.listen(Number(process.env.SIM_PORT ?? 8091), '127.0.0.1');
+const config = loadConfig({
+  ...process.env,
+  DATA_DIR: process.env.DATA_DIR ?? './data/dev',
+  COMMUNITY_URL: platform.url,
+  COMMUNITY_KEY: SIMULATOR_KEY,
+  LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+});
+const service = await startService(config);
+
+// One all-permissions key for the dev store, kept next to it so restarts reuse it.
+const keyFile = join(config.dataDir, 'dev-api-key.txt');
+let apiKey: string;
+if (existsSync(keyFile)) {
+  apiKey = readFileSync(keyFile, 'utf8').trim();
+} else {
+  const { store, runner, readModels, clock } = service.deps;
+  ({ key: apiKey } = await new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock }).issue({ app: 'dev', permissions: ['*'], expires: null }));
+  writeFileSync(keyFile, `${apiKey}\n`, { mode: 0o600 });
+}
+
+const alice = DEMO_USERS[0]!;
+process.stdout.write(`
+community-bridge (dev) on ${service.url}, data in ${config.dataDir}
+community platform simulator on ${platform.url}, users: ${DEMO_USERS.map((u) => `${u.userName} (${u.oId})`).join(', ')}
+
+API key (all permissions): ${apiKey}
+
+Try:
+  curl -s -X POST ${service.url}/adm/points/edit -H 'apiKey: ${apiKey}' -H 'Content-Type: application/json' \\
+       -d '{"oId":"${alice.oId}","point":10,"memo":"welcome bonus"}'
+  curl -s ${service.url}/adm/vip/${alice.oId} -H 'apiKey: ${apiKey}'
+  curl -N ${service.url}/api/realtime        # then open ${service.url}/${config.community.name}/login?client_id=<client_id>
+
+`);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void Promise.all([service.close(), platform.close()]).then(() => process.exit(0)));
+}

@@ -1,0 +1,318 @@
+// The simulator's own platform rules, the ones the adapter suite does not reach: the User-Agent
+// gate, the points validations and source-field rules, medals, the OpenID provider's checks.
+import { get } from 'node:http';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createSimulator, SIMULATOR_KEY, type SimulatorOptions, type SimulatorState } from '../../src/community/simulator.js';
+
+const ALICE = '1630399136785';
+const BOB = '1630399136786';
+const NS = 'http://specs.openid.net/auth/2.0';
+const SELECT = 'http://specs.openid.net/auth/2.0/identifier_select';
+const FIVE_MINUTES = 5 * 60_000;
+
+interface World {
+  url: string;
+  state: SimulatorState;
+  post(path: string, body: unknown): Promise<Record<string, unknown>>;
+  /** Posts a points change for alice; `body` overrides the defaults. */
+  points(body: Record<string, unknown>): Promise<Record<string, unknown>>;
+}
+
+async function withSimulator(run: (world: World) => Promise<void>, options: SimulatorOptions = {}): Promise<void> {
+  const simulator = createSimulator({
+    users: [
+      { oId: ALICE, userName: 'alice', nickname: 'Alice', points: 10 },
+      { oId: BOB, userName: 'bob', nickname: 'Bob <script>' },
+    ],
+    ...options,
+  });
+  const running = await simulator.listen();
+  const post = async (path: string, body: unknown) => {
+    const response = await fetch(running.url + path, {
+      method: 'POST',
+      headers: { 'User-Agent': 'test', 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return (await response.json()) as Record<string, unknown>;
+  };
+  const points = (body: Record<string, unknown>) =>
+    post('/user/edit/points', { goldFingerKey: SIMULATOR_KEY, userName: 'alice', point: 1, memo: 'test', ...body });
+  try {
+    await run({ url: running.url, state: simulator.state, post, points });
+  } finally {
+    await running.close();
+  }
+}
+
+const source = (overrides: Record<string, unknown> = {}) => ({
+  sourceAppId: 'game-1',
+  sourceAppName: 'Game',
+  sourceScene: 'payment',
+  requestId: 'req-1',
+  ...overrides,
+});
+
+function loginUrl(url: string, overrides: Record<string, string | undefined> = {}): string {
+  const params = {
+    'openid.ns': NS,
+    'openid.mode': 'checkid_setup',
+    'openid.return_to': 'http://localhost:8090/fishpi/callback?state=s1',
+    'openid.realm': 'http://localhost:8090',
+    'openid.identity': SELECT,
+    'openid.claimed_id': SELECT,
+    ...overrides,
+  };
+  const defined = Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  return `${url}/openid/login?${new URLSearchParams(defined)}`;
+}
+
+const browse = (url: string, init: RequestInit = {}) =>
+  fetch(url, { redirect: 'manual', ...init, headers: { 'User-Agent': 'browser', ...init.headers } });
+
+/** The parameters of the redirect a login answers with. */
+async function redirectParams(response: Response): Promise<Record<string, string>> {
+  assert.is(response.status, 302);
+  return Object.fromEntries(new URL(response.headers.get('location')!).searchParams);
+}
+
+async function verify(url: string, params: Record<string, string>): Promise<string> {
+  const response = await fetch(`${url}/openid/verify`, {
+    method: 'POST',
+    headers: { 'User-Agent': 'test', 'Content-Type': 'application/json' },
+    body: JSON.stringify({ ...params, 'openid.mode': 'check_authentication' }),
+  });
+  assert.is(response.headers.get('content-type'), 'text/plain; charset=utf-8');
+  return response.text();
+}
+
+// ---- general ----
+
+test('a request without a User-Agent is refused with HTTP 418', () =>
+  withSimulator(async ({ url }) => {
+    const status = await new Promise<number | undefined>((resolve, reject) =>
+      get(`${url}/api/user/getInfoById?userId=${ALICE}`, (res) => resolve(res.resume().statusCode)).on('error', reject),
+    );
+    assert.is(status, 418);
+  }));
+
+test('a body that is not a JSON object reads as empty', () =>
+  withSimulator(async ({ post }) => {
+    assert.is((await post('/user/liveness', [{ goldFingerKey: SIMULATOR_KEY, userName: 'alice' }])).code, -1);
+  }));
+
+test('calls counts requests per path, failNext fails exactly n of them', () =>
+  withSimulator(async ({ url, state }) => {
+    state.failNext(1, 'http500');
+    const answer = () => fetch(`${url}/api/user/getInfoById?userId=${ALICE}`, { headers: { 'User-Agent': 'test' } });
+    assert.is((await answer()).status, 500);
+    assert.is((await answer()).status, 200);
+    assert.is(state.calls('/api/user/getInfoById'), 2);
+  }));
+
+// ---- users ----
+
+test('GET /user/:userName answers a flat profile, or code -1', () =>
+  withSimulator(async ({ url }) => {
+    const read = (name: string) =>
+      fetch(`${url}/user/${name}`, { headers: { 'User-Agent': 'test' } }).then((r) => r.json() as Promise<Record<string, unknown>>);
+    const alice = await read('alice');
+    assert.is(alice.oId, ALICE);
+    assert.is(alice.userPoint, 10);
+    assert.is(alice.code, undefined);
+    assert.equal(await read('nobody'), { code: -1 });
+  }));
+
+// ---- points ----
+
+test('points: the point must be a non-zero 32-bit integer', () =>
+  withSimulator(async ({ points, state }) => {
+    for (const point of [0, 1.5, 2 ** 31, -(2 ** 31) - 1, '5', null]) {
+      assert.is((await points({ point })).code, -1, String(point));
+    }
+    assert.is(state.user(ALICE)!.points, 10);
+  }));
+
+test('points: the memo must be 1 to 255 characters', () =>
+  withSimulator(async ({ points }) => {
+    assert.is((await points({ memo: '' })).code, -1);
+    assert.is((await points({ memo: 'x'.repeat(256) })).code, -1);
+    assert.is((await points({ memo: 'x'.repeat(255) })).code, 0);
+  }));
+
+test('points: a wrong key is refused naming the type', () =>
+  withSimulator(async ({ points }) => {
+    const answer = await points({ goldFingerKey: 'wrong' });
+    assert.is(answer.code, -1);
+    assert.match(String(answer.msg), 'point');
+  }));
+
+test('points: success answers the transaction oId, a new one each time', () =>
+  withSimulator(async ({ points }) => {
+    const ids = [await points({}), await points({})].map((a) => /交易oId为：(\d+)$/.exec(String(a.msg))?.[1]);
+    assert.ok(ids[0] && ids[1] && ids[0] !== ids[1]);
+  }));
+
+test('points: the source fields are all or none, each well formed', () =>
+  withSimulator(async ({ points, state }) => {
+    assert.is((await points({ requestId: 'only-this' })).code, -1, 'partial');
+    for (const bad of [{ sourceAppId: 'has space' }, { sourceAppName: 'n'.repeat(41) }, { sourceScene: 'gift' }, { requestId: 'r'.repeat(129) }]) {
+      assert.is((await points(source(bad))).code, -1, JSON.stringify(bad));
+    }
+    assert.is(state.user(ALICE)!.points, 10);
+    assert.is((await points(source())).code, 0);
+  }));
+
+test('points: with source fields, a deduction below zero and a reused requestId are refused', () =>
+  withSimulator(async ({ points, state }) => {
+    const short = await points({ point: -11, ...source({ requestId: 'r1' }) });
+    assert.is(short.code, -1);
+    assert.is(state.user(ALICE)!.points, 10);
+    assert.is((await points({ point: -10, ...source({ requestId: 'r1' }) })).code, 0, 'a refused request does not use up its requestId');
+    const again = await points({ point: 5, ...source({ requestId: 'r1' }) });
+    assert.equal(again, { code: -1, msg: '请求编号已使用' });
+    assert.is(state.user(ALICE)!.points, 0);
+  }));
+
+test('points: without source fields, a deduction may take the balance negative', () =>
+  withSimulator(async ({ points, state }) => {
+    assert.is((await points({ point: -25 })).code, 0);
+    assert.is(state.user(ALICE)!.points, -15);
+  }));
+
+test('points: an unknown user is refused', () =>
+  withSimulator(async ({ points }) => {
+    assert.is((await points({ userName: 'nobody' })).code, -1);
+  }));
+
+// ---- medals and items ----
+
+test('medals: removing an absent medal succeeds; an unknown user is an HTTP 500', () =>
+  withSimulator(async ({ url, post }) => {
+    assert.equal(await post('/user/edit/remove-metal', { goldFingerKey: SIMULATOR_KEY, userName: 'alice', name: 'never' }), {
+      code: 0,
+      msg: '勋章移除成功。',
+    });
+    const response = await fetch(`${url}/user/edit/give-metal`, {
+      method: 'POST',
+      headers: { 'User-Agent': 'test', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ goldFingerKey: SIMULATOR_KEY, userName: 'nobody', name: 'M', description: 'd', attr: '', data: '' }),
+    });
+    assert.is(response.status, 500);
+  }));
+
+test('medals: an expireDate must be yyyy-MM-dd', () =>
+  withSimulator(async ({ post, state }) => {
+    const medal = { goldFingerKey: SIMULATOR_KEY, userName: 'alice', name: 'M', description: 'd', attr: '', data: '' };
+    assert.is((await post('/user/edit/give-metal', { ...medal, expireDate: '2030/01/01' })).code, -1);
+    assert.is((await post('/user/edit/give-metal', { ...medal, expireDate: '2030-01-01' })).code, 0);
+    assert.is(state.user(ALICE)!.medals[0]!.expireDate, '2030-01-01');
+  }));
+
+test('items: the sum must be an integer', () =>
+  withSimulator(async ({ post }) => {
+    assert.is((await post('/user/edit/items', { goldFingerKey: SIMULATOR_KEY, userName: 'alice', item: 'nameCard', sum: 0.5 })).code, -1);
+  }));
+
+// ---- OpenID provider ----
+
+test('login: checkid_setup parameters and return_to are checked', () =>
+  withSimulator(async ({ url }) => {
+    const refused = [
+      { 'openid.mode': undefined },
+      { 'openid.ns': 'http://openid.net/signon/1.1' },
+      { 'openid.identity': 'https://someone.example' },
+      { 'openid.return_to': 'http://game.example/cb', 'openid.realm': 'http://game.example' },
+      { 'openid.return_to': 'https://evil.example/cb', 'openid.realm': 'https://game.example' },
+      { 'openid.return_to': 'not a url', 'openid.realm': 'not' },
+      { 'openid.realm': undefined },
+    ];
+    for (const overrides of refused) {
+      const response = await browse(loginUrl(url, overrides));
+      assert.is(response.status, 400, JSON.stringify(overrides));
+      assert.match(await response.text(), 'OpenID error');
+    }
+    const accepted = [
+      { 'openid.return_to': 'https://game.example/cb', 'openid.realm': 'https://game.example' },
+      { 'openid.return_to': 'http://127.0.0.1:8090/cb', 'openid.realm': 'http://127.0.0.1:8090' },
+    ];
+    for (const overrides of accepted) assert.is((await browse(loginUrl(url, overrides))).status, 200, JSON.stringify(overrides));
+  }));
+
+test('login: the consent page offers each user; confirming redirects with a signed assertion', () =>
+  withSimulator(async ({ url }) => {
+    const page = await (await browse(loginUrl(url))).text();
+    assert.match(page, `value="${ALICE}"`);
+    assert.match(page, 'Bob &lt;script&gt;');
+    assert.match(page, 'action="/openid/login/confirm"');
+
+    const confirmed = await browse(`${url}/openid/login/confirm`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ return_to: 'http://localhost:8090/fishpi/callback?state=s1', realm: 'http://localhost:8090', oId: BOB }),
+    });
+    const params = await redirectParams(confirmed);
+    assert.is(params.state, 's1');
+    assert.is(params['openid.mode'], 'id_res');
+    assert.is(params['openid.op_endpoint'], `${url}/openid`);
+    assert.is(params['openid.identity'], `${url}/openid/id/${BOB}`);
+    assert.is(params['openid.claimed_id'], params['openid.identity']);
+    assert.is(params['openid.return_to'], 'http://localhost:8090/fishpi/callback?state=s1');
+    assert.match(params['openid.response_nonce']!, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z[0-9a-f]+$/);
+    assert.match(await verify(url, params), /^ns:http:\/\/specs\.openid\.net\/auth\/2\.0\nis_valid:true\nscope:profile\.read\n$/);
+  }));
+
+test('login: cancelling redirects to return_to with error=cancelled', () =>
+  withSimulator(async ({ url }) => {
+    const cancelled = await browse(`${url}/openid/login/confirm`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ return_to: 'http://localhost:8090/cb?state=s1', realm: 'http://localhost:8090', cancel: '1' }),
+    });
+    assert.equal(await redirectParams(cancelled), { state: 's1', error: 'cancelled' });
+  }));
+
+test('verify: the mode must be check_authentication and every field must stay signed', () =>
+  withSimulator(async ({ url }) => {
+    const params = await redirectParams(await browse(loginUrl(url, { sim_user: ALICE })));
+    const asked = (changed: Record<string, string>) =>
+      fetch(`${url}/openid/verify`, {
+        method: 'POST',
+        headers: { 'User-Agent': 'test', 'Content-Type': 'application/json' },
+        body: JSON.stringify({ ...params, 'openid.mode': 'check_authentication', ...changed }),
+      }).then((r) => r.text());
+    assert.match(await asked({ 'openid.mode': 'id_res' }), 'is_valid:false');
+    assert.match(await asked({ 'openid.signed': 'op_endpoint,claimed_id,identity' }), 'is_valid:false');
+    assert.match(await asked({ 'openid.return_to': 'http://localhost:8090/elsewhere' }), 'is_valid:false');
+    assert.match(await verify(url, params), 'is_valid:true', 'the refused attempts did not use up the nonce');
+  }));
+
+test('verify: an assertion older than five minutes is invalid', async () => {
+  let clock = Date.now();
+  await withSimulator(
+    async ({ url }) => {
+      const params = await redirectParams(await browse(loginUrl(url, { sim_user: ALICE })));
+      clock += FIVE_MINUTES + 1000;
+      assert.match(await verify(url, params), 'is_valid:false');
+    },
+    { now: () => clock },
+  );
+});
+
+test('publicUrl names the provider endpoint and the identities', () =>
+  withSimulator(
+    async ({ url }) => {
+      const params = await redirectParams(await browse(loginUrl(url, { sim_user: ALICE })));
+      assert.is(params['openid.op_endpoint'], 'https://fishpi.example/openid');
+      assert.is(params['openid.identity'], `https://fishpi.example/openid/id/${ALICE}`);
+      assert.match(await verify(url, params), 'is_valid:true');
+    },
+    { publicUrl: 'https://fishpi.example/' },
+  ));
+
+test('sim_user naming nobody redirects with an error', () =>
+  withSimulator(async ({ url }) => {
+    assert.equal(await redirectParams(await browse(loginUrl(url, { sim_user: '42' }))), { state: 's1', error: 'unknown_user' });
+  }));
+
+test.run();

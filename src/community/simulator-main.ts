@@ -1,13 +1,7 @@
-// Runs the platform simulator on its own, seeded with a few demo users (used by `npm run dev`).
+// `npm run simulator`: the platform simulator on its own, seeded with the demo users.
 //   SIM_PORT (default 8091), SIM_HOST (default 127.0.0.1), SIM_PUBLIC_URL (default: where it listens)
-import { createSimulator, SIMULATOR_KEY, type SimulatorUserSeed } from './simulator.js';
-
-const DEMO_USERS: SimulatorUserSeed[] = [
-  { oId: '1630399136785', userName: 'alice', nickname: 'Alice', points: 1000, liveness: 80.2, items: { checkin1day: 1, patchCheckinCard: 2 } },
-  { oId: '1630399136786', userName: 'bob', nickname: 'Bob', points: 250, liveness: 12.5, items: { metalTicket: 1 } },
-  { oId: '1630399136787', userName: 'carol', nickname: 'Carol', points: 0, liveness: 0 },
-  { oId: '1630399136788', userName: 'dave', nickname: 'Dave', points: 42, liveness: 50, items: { nameCard: 3 } },
-];
+import { DEMO_USERS } from './demoUsers.js';
+import { createSimulator, SIMULATOR_KEY } from './simulator.js';
 
 const port = Number(process.env.SIM_PORT ?? 8091);
 const host = process.env.SIM_HOST ?? '127.0.0.1';

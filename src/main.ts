@@ -104,6 +104,7 @@ export async function startService(
       });
       await runner.stop();
       await store.close();
+      platform.close();
     },
   };
 }

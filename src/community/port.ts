@@ -55,4 +55,6 @@ export interface CommunityPlatform {
   readonly openIdEndpoint: string;
   /** Regex of a claimed identity whose first group is the oId. */
   readonly identityPattern: RegExp;
+  /** Releases pooled connections; called once at shutdown. */
+  close(): void;
 }

@@ -4,6 +4,7 @@ import { koaBody } from 'koa-body';
 import { ValidationError } from '../domain/errors.js';
 import type { Logger } from '../log.js';
 import type { HttpDeps } from './deps.js';
+import { requireValidKeyUnder } from './middleware/apiKey.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { messageRouter } from './routes/message.js';
 import { platformOperationsRouter } from './routes/platformOperations.js';
@@ -14,6 +15,8 @@ export const MAX_BODY = '1mb';
 export function createHttpApp(deps: HttpDeps, log: Logger): Koa {
   const app = new Koa();
   app.use(errorMiddleware((error, path) => log.error({ err: error, path }, 'unexpected error')));
+  // Authentication before the body is read: without a valid key, nothing about the body is judged.
+  app.use(requireValidKeyUnder('/adm/', deps.readModels.apiKeys, deps.clock));
   app.use(async (ctx, next) => {
     // Every body the API takes is JSON; anything else is refused rather than parsed as empty.
     if (ctx.method === 'POST' && ctx.request.length && !ctx.is('application/json')) {

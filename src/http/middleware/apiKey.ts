@@ -4,7 +4,7 @@ import type { Middleware } from 'koa';
 import { InvalidApiKeyError, PermissionDeniedError } from '../../domain/errors.js';
 import type { Actor } from '../../domain/events.js';
 import { allows, type Permission } from '../../domain/permissions.js';
-import type { ApiKeysReadModel } from '../../projections/apiKeys.js';
+import type { ApiKeyRecord, ApiKeysReadModel } from '../../projections/apiKeys.js';
 import { hashApiKey } from '../../services/apiKeys.js';
 import type { Clock } from '../../services/runtime.js';
 
@@ -12,11 +12,28 @@ export interface AuthState {
   actor: Actor & { app: string };
 }
 
+/** The key presented in the `apiKey` header, if it exists, is enabled and has not expired. */
+function authenticate(keys: ApiKeysReadModel, clock: Clock, presented: string): ApiKeyRecord {
+  const key = presented ? keys.byHash(hashApiKey(presented)) : undefined;
+  if (!key || key.status !== 'enabled' || (key.expires !== null && key.expires <= clock.now())) throw new InvalidApiKeyError();
+  return key;
+}
+
+/**
+ * App-wide, before the body is read: a request to an admin path without a valid key is a 401,
+ * whatever its body (malformed, not JSON, too large) or its route. The route's own
+ * requirePermission then checks the permission.
+ */
+export function requireValidKeyUnder(prefix: string, keys: ApiKeysReadModel, clock: Clock): Middleware {
+  return async (ctx, next) => {
+    if (ctx.path.startsWith(prefix)) authenticate(keys, clock, ctx.get('apikey'));
+    await next();
+  };
+}
+
 export function requirePermission(keys: ApiKeysReadModel, clock: Clock, permission: Permission): Middleware<AuthState> {
   return async (ctx, next) => {
-    const presented = ctx.get('apikey');
-    const key = presented ? keys.byHash(hashApiKey(presented)) : undefined;
-    if (!key || key.status !== 'enabled' || (key.expires !== null && key.expires <= clock.now())) throw new InvalidApiKeyError();
+    const key = authenticate(keys, clock, ctx.get('apikey'));
     if (!allows(key.permissions, permission)) throw new PermissionDeniedError();
     ctx.state.actor = { appId: key.appId, keyId: key.keyId, app: key.app };
     await next();

@@ -14,6 +14,8 @@
 // the domain log and are hidden, as `excludeSystemEvents()` does for subscriptions.
 import {
   ANY,
+  BACKWARDS,
+  END,
   EventStoreDBClient,
   NO_STREAM,
   START,
@@ -129,6 +131,15 @@ export class EventStoreDbEventStore implements EventStore {
       if (read < pageSize) break; // the end of $all
     }
     return events;
+  }
+
+  async headPosition(): Promise<number> {
+    // The newest domain event: read $all backwards past any system events written after it.
+    for await (const resolved of this.client.readAll({ direction: BACKWARDS, fromPosition: END })) {
+      const event = resolved.event;
+      if (event && !isSystemEvent(event)) return Number(event.position.commit);
+    }
+    return 0;
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {

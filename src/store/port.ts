@@ -53,5 +53,7 @@ export interface EventStore {
   /** Events after a global position, oldest first, at most `limit` of them. */
   readAll(options: { after: number; limit: number }): Promise<RecordedEvent[]>;
   subscribeToAll(options: SubscribeOptions): Subscription;
+  /** Global position of the newest event in the log; 0 when the log is empty. */
+  headPosition(): Promise<number>;
   close(): Promise<void>;
 }

@@ -73,6 +73,7 @@ export class SqliteEventStore implements EventStore {
     readStream: Database.Statement<[string], Row>;
     readAfter: Database.Statement<[number, number], Row>;
     dataVersion: Database.Statement<[], { data_version: number }>;
+    head: Database.Statement<[], { head: number }>;
   };
 
   constructor(options: SqliteEventStoreOptions) {
@@ -99,6 +100,7 @@ export class SqliteEventStore implements EventStore {
       readStream: this.db.prepare('SELECT * FROM events WHERE stream = ? ORDER BY revision'),
       readAfter: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       dataVersion: this.db.prepare('PRAGMA data_version'),
+      head: this.db.prepare('SELECT coalesce(max(position), 0) AS head FROM events'),
     };
     this.dataVersion = this.stmt.dataVersion.get()!.data_version;
     this.pollTimer = setInterval(() => this.pollForOtherWriters(), options.pollIntervalMs ?? 100);
@@ -123,6 +125,10 @@ export class SqliteEventStore implements EventStore {
 
   async readAll(options: { after: number; limit: number }): Promise<RecordedEvent[]> {
     return this.stmt.readAfter.all(options.after, options.limit).map(toRecorded);
+  }
+
+  async headPosition(): Promise<number> {
+    return this.stmt.head.get()!.head;
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {

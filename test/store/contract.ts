@@ -199,6 +199,14 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
     );
   },
 
+  'headPosition is the position of the newest event': async ({ store }) => {
+    const before = await store.headPosition();
+    const { position } = await store.append(uniqueStream('head'), [event('Head', {}), event('Head', {})]);
+    assert.ok(position > before, 'an append moves the head forward');
+    // Another writer may share the store: the head is at least our own last event.
+    assert.ok((await store.headPosition()) >= position);
+  },
+
   'readStream of an unknown stream is []': async ({ store }) => {
     assert.equal(await store.readStream(uniqueStream('unknown')), []);
   },

@@ -1,7 +1,6 @@
 // The koa application: error mapping first, then body parsing, then one router per area.
 import Koa from 'koa';
 import { koaBody } from 'koa-body';
-import { ValidationError } from '../domain/errors.js';
 import type { Logger } from '../log.js';
 import type { HttpDeps } from './deps.js';
 import { requireValidKeyUnder } from './middleware/apiKey.js';
@@ -9,6 +8,7 @@ import { errorMiddleware } from './middleware/errors.js';
 import { messageRouter } from './routes/message.js';
 import { platformOperationsRouter } from './routes/platformOperations.js';
 import { vipRouter } from './routes/vip.js';
+import { invalid } from './validation.js';
 
 export const MAX_BODY = '1mb';
 
@@ -20,7 +20,7 @@ export function createHttpApp(deps: HttpDeps, log: Logger): Koa {
   app.use(async (ctx, next) => {
     // Every body the API takes is JSON; anything else is refused rather than parsed as empty.
     if (ctx.method === 'POST' && ctx.request.length && !ctx.is('application/json')) {
-      throw new ValidationError('body: Content-Type must be application/json');
+      throw invalid('body', 'Content-Type must be application/json');
     }
     await next();
   });

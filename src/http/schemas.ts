@@ -2,8 +2,11 @@
 // work with are inferred from them.
 import * as v from 'valibot';
 import { parseSpecDateTime } from '../domain/time.js';
+import { DEFAULT_PAGE, MAX_PAGE } from '../services/audit.js';
 
-const body = <E extends v.ObjectEntries>(entries: E) => v.object(entries, 'must be a JSON object');
+// valibot's object() and record() take an array for an object: a JSON array is refused first.
+const jsonObject = v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), 'must be a JSON object');
+const body = <E extends v.ObjectEntries>(entries: E) => v.pipe(jsonObject, v.object(entries, 'must be a JSON object'));
 
 const text = (max: number) => v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.maxLength(max, `must be at most ${max} characters`));
 
@@ -47,8 +50,9 @@ export const SpecDateTime = v.pipe(
     return iso;
   }),
 );
-export const VipEntry = body({ quality: VipQuality, expired: SpecDateTime });
-export const VipSubmitBody = body({ oId: OId, ...VipEntry.entries });
+const vipEntry = { quality: VipQuality, expired: SpecDateTime };
+export const VipEntry = body(vipEntry);
+export const VipSubmitBody = body({ oId: OId, ...vipEntry });
 export const MAX_BATCH = 100;
 /** Entries are validated one by one by the handler, so one bad entry does not sink the batch. */
 export const VipBatchBody = body({
@@ -62,13 +66,27 @@ export const MessagePushBody = v.pipe(
     oIds: v.optional(idList, []),
     userIds: v.optional(idList, []),
     name: text(100),
-    data: v.pipe(
-      v.record(v.string(), v.unknown(), 'must be a JSON object'),
-      v.check((d) => !Array.isArray(d), 'must be a JSON object'),
-    ),
+    data: jsonObject,
   }),
   v.forward(
     v.check((b) => b.oIds.length + b.userIds.length > 0, 'at least one of oIds and userIds must be given'),
     ['oIds'],
   ),
 );
+
+/** Paging of the audit endpoints: `limit` entries after or before a cursor (a global log position). */
+const cursor = v.pipe(v.string('must be a string'), v.regex(/^\d{1,15}$/, 'must be a log position (a whole number)'), v.transform(Number));
+export const AuditQuery = v.object({
+  limit: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      v.regex(/^\d{1,6}$/, `must be a whole number from 1 to ${MAX_PAGE}`),
+      v.transform(Number),
+      v.minValue(1, 'must be at least 1'),
+      v.maxValue(MAX_PAGE, `must be at most ${MAX_PAGE}`),
+    ),
+    String(DEFAULT_PAGE),
+  ),
+  after: v.optional(cursor),
+  before: v.optional(cursor),
+});

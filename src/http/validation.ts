@@ -23,3 +23,8 @@ export function parse<S extends v.GenericSchema>(schema: S, input: unknown): v.I
   const issues = describeIssues(result.issues);
   throw new ValidationError(`${issues[0]!.field}: ${issues[0]!.message}`, { issues });
 }
+
+/** A ValidationError about one field, shaped like a schema failure (`data.issues` included). */
+export function invalid(field: string, problem: string): ValidationError {
+  return new ValidationError(`${field}: ${problem}`, { issues: [{ field, message: problem }] });
+}

@@ -15,6 +15,7 @@ import {
   PlatformUnavailableError,
   ValidationError,
 } from '../../domain/errors.js';
+import { invalid } from '../validation.js';
 
 const STATUS = new Map<Function, number>([
   [ValidationError, 400],
@@ -38,8 +39,8 @@ export function statusOf(error: AppError): number {
 function fromFramework(error: unknown): AppError | undefined {
   const e = error as { status?: number; type?: string; expose?: boolean; message?: string };
   if (e.status === 413 || e.type === 'entity.too.large') return new PayloadTooLargeError('body: larger than the 1 MiB the service accepts');
-  if (e.status === 400 && (e.type === 'entity.parse.failed' || e instanceof SyntaxError)) return new ValidationError('body: malformed JSON');
-  if (e.status === 415) return new ValidationError(e.message ?? 'body: unsupported content type');
+  if (e.status === 400 && (e.type === 'entity.parse.failed' || e instanceof SyntaxError)) return invalid('body', 'malformed JSON');
+  if (e.status === 415) return invalid('body', 'unsupported content type');
   return undefined;
 }
 
@@ -47,9 +48,18 @@ export function errorMiddleware(onUnexpected: (error: unknown, path: string) => 
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) {
-        ctx.status = 404;
-        ctx.body = { code: 404, message: `No route for ${ctx.method} ${ctx.path}`, data: {} };
+      // Answers nobody wrote a body for (no route, a method the route does not take) get the
+      // error form too, not koa's plain-text status line.
+      if (ctx.status >= 400 && ctx.body == null) {
+        const status = ctx.status;
+        const message =
+          status === 404
+            ? `No route for ${ctx.method} ${ctx.path}`
+            : status === 405
+              ? `Method ${ctx.method} is not allowed for ${ctx.path} (allowed: ${ctx.response.get('Allow')})`
+              : `Cannot ${ctx.method} ${ctx.path}`;
+        ctx.body = { code: status, message, data: {} };
+        ctx.status = status;
       }
     } catch (thrown) {
       const error = thrown instanceof AppError ? thrown : fromFramework(thrown);

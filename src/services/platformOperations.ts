@@ -13,6 +13,21 @@ type OutcomeData = { message: string; bag?: Record<string, number> };
 /** What the platform call reports: applied, or an answer that means it did nothing. */
 export type CallResult = { applied: true; result: OutcomeData } | { applied: false; conflict: string };
 
+/** Failures of calls made before the operation itself was sent (e.g. a read it depends on). */
+const failedBeforeSending = new WeakSet<object>();
+
+/**
+ * Wraps a platform call an operation makes before sending the operation itself: if it fails, the
+ * operation surely did not happen (OperationFailed), whatever the failure; the error, and so the
+ * HTTP answer, is unchanged.
+ */
+export function beforeSending<T>(call: Promise<T>): Promise<T> {
+  return call.catch((error: unknown) => {
+    if (typeof error === 'object' && error !== null) failedBeforeSending.add(error);
+    throw error;
+  });
+}
+
 export class PlatformOperations {
   constructor(private readonly deps: { store: EventStore; runner: ProjectionRunner; clock: Clock }) {}
 
@@ -64,7 +79,7 @@ function describeFailure(operationId: string, oId: string, error: Error, at: str
   if (error instanceof PlatformRejectedError) {
     return { type: 'OperationRejected', data: { operationId, oId, message: error.platformMessage, at } };
   }
-  if (error instanceof PlatformUnavailableError && !error.sent) {
+  if ((error instanceof PlatformUnavailableError && !error.sent) || failedBeforeSending.has(error)) {
     return { type: 'OperationFailed', data: { operationId, oId, reason: error.message, at } };
   }
   if (error instanceof ConflictError) {

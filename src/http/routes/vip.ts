@@ -60,13 +60,15 @@ export function vipRouter({ store, runner, readModels, clock, userSync }: HttpDe
       } else {
         const issue = describeIssues(result.issues)[0]!;
         const raw = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
-        failures.push({ index, quality: raw.quality ?? null, expired: raw.expired ?? null, message: `vips[${index}].${issue.field}: ${issue.message}` });
+        const field = issue.field === 'body' ? `vips[${index}]` : `vips[${index}].${issue.field}`;
+        failures.push({ index, quality: raw.quality ?? null, expired: raw.expired ?? null, message: `${field}: ${issue.message}` });
       }
     });
     if (commands.length > 0) await submit(user.id, commands);
     const records = readModels.vip.records(user.id);
-    // One entry per accepted submission, in request order (a quality given twice answers twice).
-    const success = commands.map((c) => briefRecord(records.find((r) => r.quality === c.quality)!));
+    // One entry per accepted submission, in request order, each with the expiry it set (a quality
+    // given twice answers twice: same record id, each entry's own expired).
+    const success = commands.map((c) => ({ ...briefRecord(records.find((r) => r.quality === c.quality)!), expired: toSpecTimestamp(c.expired) }));
     ctx.body = {
       code: 0,
       msg: failures.length === 0 ? 'success' : `${failures.length} of ${vips.length} entries failed`,

@@ -16,6 +16,7 @@ import { OperationsReadModel } from './projections/operations.js';
 import { ProjectionRunner } from './projections/runner.js';
 import { UsersReadModel } from './projections/users.js';
 import { VipReadModel } from './projections/vip.js';
+import { VipHistoryReadModel } from './projections/vipHistory.js';
 import { PlatformOperations } from './services/platformOperations.js';
 import { systemClock, type Clock } from './services/runtime.js';
 import { UserSync } from './services/userSync.js';
@@ -41,6 +42,7 @@ export function createReadModels(): ReadModels {
     apiKeys: new ApiKeysReadModel(),
     users: new UsersReadModel(),
     vip: new VipReadModel(),
+    vipHistory: new VipHistoryReadModel(),
     operations,
     items: new ItemsReadModel(operations),
     medals: new MedalsReadModel(operations),

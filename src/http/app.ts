@@ -5,6 +5,7 @@ import type { Logger } from '../log.js';
 import type { HttpDeps } from './deps.js';
 import { requireValidKeyUnder } from './middleware/apiKey.js';
 import { errorMiddleware } from './middleware/errors.js';
+import { auditRouter } from './routes/audit.js';
 import { messageRouter } from './routes/message.js';
 import { platformOperationsRouter } from './routes/platformOperations.js';
 import { vipRouter } from './routes/vip.js';
@@ -28,5 +29,6 @@ export function createHttpApp(deps: HttpDeps, log: Logger): Koa {
   for (const router of [platformOperationsRouter(deps), vipRouter(deps), messageRouter(deps)]) {
     app.use(router.routes()).use(router.allowedMethods());
   }
+  for (const router of [auditRouter(deps)]) app.use(router.routes()).use(router.allowedMethods());
   return app;
 }

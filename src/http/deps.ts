@@ -5,6 +5,7 @@ import type { OperationsReadModel } from '../projections/operations.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { UsersReadModel } from '../projections/users.js';
 import type { VipReadModel } from '../projections/vip.js';
+import type { VipHistoryReadModel } from '../projections/vipHistory.js';
 import type { PlatformOperations } from '../services/platformOperations.js';
 import type { Clock } from '../services/runtime.js';
 import type { UserSync } from '../services/userSync.js';
@@ -14,6 +15,7 @@ export interface ReadModels {
   apiKeys: ApiKeysReadModel;
   users: UsersReadModel;
   vip: VipReadModel;
+  vipHistory: VipHistoryReadModel;
   operations: OperationsReadModel;
   items: ItemsReadModel;
   medals: MedalsReadModel;

@@ -7,6 +7,8 @@ export type OperationKind = OperationRequested['type'];
 
 export interface OperationRecord extends Actor {
   operationId: string;
+  /** Global log position of the request event: the record's place in history (audit cursors). */
+  position: number;
   kind: OperationKind;
   oId: string;
   userId: string;
@@ -33,6 +35,7 @@ export class OperationsReadModel implements Projection {
       const { type, data } = recorded as unknown as OperationRequested;
       const record: OperationRecord = {
         operationId: data.operationId,
+        position: recorded.position,
         kind: type,
         oId: data.oId,
         userId: data.userId,

@@ -1,0 +1,146 @@
+// Audit (issue 4): the history of one user's points edits and VIP records, read from the local
+// read models, oldest first, in the spec's timestamp form. The HTTP endpoints and the CLI both
+// answer from here, so an auditor sees the same entries either way. No platform call: an oId the
+// service never acted on has an empty history.
+import type { PointsEditRequest, VipQuality } from '../domain/events.js';
+import { toSpecTimestamp } from '../domain/time.js';
+import type { OperationRecord, OperationsReadModel } from '../projections/operations.js';
+import type { UsersReadModel } from '../projections/users.js';
+import type { VipHistoryEntry, VipHistoryReadModel } from '../projections/vipHistory.js';
+
+export type OutcomeStatus = 'applied' | 'rejected' | 'failed' | 'unknown' | 'pending';
+
+export interface PointsAuditEntry {
+  /** Global log position of the request: the cursor for `after` / `before`. */
+  position: number;
+  /** When the request was recorded, `YYYY-MM-DD HH:MM:SS.mmmZ`. */
+  time: string;
+  appId: string;
+  keyId: string;
+  operationId: string;
+  request: PointsEditRequest;
+  /** `message` is the platform's (applied, rejected); `reason` is the service's (failed, unknown). */
+  outcome: { status: OutcomeStatus; message?: string; reason?: string; at?: string };
+}
+
+export interface VipAuditEntry {
+  position: number;
+  time: string;
+  appId: string;
+  keyId: string;
+  action: 'granted' | 'renewed';
+  recordId: string;
+  quality: VipQuality;
+  expired: string;
+  previousExpired?: string;
+}
+
+export const DEFAULT_PAGE = 50;
+export const MAX_PAGE = 500;
+
+export interface PageRequest {
+  limit: number;
+  /** Only entries with a position greater than this. */
+  after?: number;
+  /** Only entries with a position smaller than this; without `after`, the newest of those. */
+  before?: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Later entries exist: ask again with `after=next`. */
+  next?: number;
+  /** Earlier entries exist: ask again with `before=prev`. */
+  prev?: number;
+}
+
+/** Index of the first entry whose position is greater than `position` (entries are in log order). */
+function firstAfter(entries: readonly { position: number }[], position: number): number {
+  let [low, high] = [0, entries.length];
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (entries[mid]!.position <= position) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/**
+ * One page of a history in log order. `after` pages forward from a cursor, `before` backward
+ * (the `limit` entries just before it, still oldest first); both together bound a range.
+ */
+export function pageOf<T extends { position: number }>(entries: readonly T[], request: PageRequest): Page<T> {
+  const start = request.after === undefined ? 0 : firstAfter(entries, request.after);
+  const end = request.before === undefined ? entries.length : firstAfter(entries, request.before - 1);
+  const items =
+    request.before !== undefined && request.after === undefined
+      ? entries.slice(Math.max(start, end - request.limit), end)
+      : entries.slice(start, Math.min(end, start + request.limit));
+  const page: Page<T> = { items };
+  if (items.length === 0) return page;
+  const [first, last] = [items[0]!.position, items.at(-1)!.position];
+  if (entries.at(-1)!.position > last) page.next = last;
+  if (entries[0]!.position < first) page.prev = first;
+  return page;
+}
+
+function outcomeOf(record: OperationRecord): PointsAuditEntry['outcome'] {
+  const outcome = record.outcome;
+  if (!outcome) return { status: 'pending' };
+  const at = toSpecTimestamp(outcome.at);
+  switch (outcome.type) {
+    case 'OperationApplied':
+      return { status: 'applied', message: outcome.detail, at };
+    case 'OperationRejected':
+      return { status: 'rejected', message: outcome.detail, at };
+    case 'OperationFailed':
+      return { status: 'failed', reason: outcome.detail, at };
+    case 'OperationOutcomeUnknown':
+      return { status: 'unknown', reason: outcome.detail, at };
+  }
+}
+
+function pointsEntry(record: OperationRecord): PointsAuditEntry {
+  const { point, memo } = record.request as PointsEditRequest;
+  return {
+    position: record.position,
+    time: toSpecTimestamp(record.requestedAt),
+    appId: record.appId,
+    keyId: record.keyId,
+    operationId: record.operationId,
+    request: { point, memo },
+    outcome: outcomeOf(record),
+  };
+}
+
+function vipEntry(entry: VipHistoryEntry): VipAuditEntry {
+  return {
+    position: entry.position,
+    time: toSpecTimestamp(entry.at),
+    appId: entry.appId,
+    keyId: entry.keyId,
+    action: entry.action,
+    recordId: entry.recordId,
+    quality: entry.quality,
+    expired: toSpecTimestamp(entry.expired),
+    ...(entry.previousExpired !== undefined && { previousExpired: toSpecTimestamp(entry.previousExpired) }),
+  };
+}
+
+export class AuditQueries {
+  constructor(private readonly models: { operations: OperationsReadModel; users: UsersReadModel; vipHistory: VipHistoryReadModel }) {}
+
+  /** Every points edit for this oId, oldest first. */
+  points(oId: string): PointsAuditEntry[] {
+    return this.models.operations
+      .history(oId)
+      .filter((record) => record.kind === 'PointsEditRequested')
+      .map(pointsEntry);
+  }
+
+  /** Every VIP grant and renewal for this oId, oldest first. */
+  vip(oId: string): VipAuditEntry[] {
+    const user = this.models.users.byOid(oId);
+    return user ? this.models.vipHistory.history(user.id).map(vipEntry) : [];
+  }
+}

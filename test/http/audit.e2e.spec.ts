@@ -1,0 +1,252 @@
+// Issue 4, audit: GET /adm/audit/points/:oId and /adm/audit/vip/:oId answer a user's history,
+// oldest first, each entry with time, app, key, request and outcome, paged by log position
+// (docs/decisions.md "Operations").
+import { createServer } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import * as v from 'valibot';
+import { PointsAuditPage, VipAuditPage } from '../../src/http/responses.js';
+import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
+
+const SPEC_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const TIMEOUT_MS = 400;
+
+/**
+ * A platform in front of the simulator: forwards every call, except the points edits it is told
+ * to refuse (the platform's `code:-1` "积分不足") or to stall past the service's timeout (then
+ * forwarded all the same: the edit happens after the service gave up, the case `unknown` is for).
+ */
+async function platformFront() {
+  let target = '';
+  const plan: Array<'refuse' | 'stall'> = [];
+  const stalled: Promise<unknown>[] = [];
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const step = req.url?.startsWith('/user/edit/points') ? plan.shift() : undefined;
+    if (step === 'refuse') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ code: -1, msg: '积分不足' }));
+      return;
+    }
+    const forward = async () => {
+      const answer = await fetch(target + req.url, {
+        method: req.method,
+        headers: { 'user-agent': req.headers['user-agent'] ?? '', 'content-type': req.headers['content-type'] ?? 'application/json' },
+        body: req.method === 'GET' ? undefined : Buffer.concat(chunks),
+      });
+      const body = Buffer.from(await answer.arrayBuffer());
+      if (!res.destroyed) res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' }).end(body);
+    };
+    if (step === 'stall') stalled.push(sleep(TIMEOUT_MS + 300).then(forward));
+    else await forward();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    forwardTo(url: string) {
+      target = url;
+    },
+    refuseNextPoints: () => plan.push('refuse'),
+    stallNextPoints: () => plan.push('stall'),
+    /** Resolves once every stalled edit has reached the simulator. */
+    settled: () => Promise.all(stalled),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function withFront(run: (h: Harness, front: Awaited<ReturnType<typeof platformFront>>) => Promise<void>) {
+  const front = await platformFront();
+  const h = await startHarness({ env: { COMMUNITY_URL: front.url, COMMUNITY_TIMEOUT_MS: String(TIMEOUT_MS) } });
+  front.forwardTo(h.simUrl);
+  try {
+    await run(h, front);
+  } finally {
+    await front.settled();
+    await h.close();
+    await front.close();
+  }
+}
+
+async function withHarness(run: (h: Harness) => Promise<void>) {
+  const h = await startHarness();
+  try {
+    await run(h);
+  } finally {
+    await h.close();
+  }
+}
+
+const edit = (h: Harness, key: string, point: number, memo: string) => h.post('/adm/points/edit', { oId: ALICE.oId, point, memo }, key);
+
+test('points audit: every edit, oldest first, with app, key, request and outcome (applied, rejected, unknown)', () =>
+  withFront(async (h, front) => {
+    const one = await h.key(['points:edit', 'medal:give'], 'Game One');
+    const two = await h.key(['points:edit'], 'Game Two');
+    const auditor = await h.key(['audit:read'], 'Auditor');
+
+    assert.is((await edit(h, one.key, 10, 'daily reward')).status, 200);
+    front.refuseNextPoints();
+    const refused = await edit(h, two.key, -500, 'shop purchase');
+    assert.is(refused.status, 422, refused.text);
+    front.stallNextPoints();
+    const timedOut = await edit(h, one.key, 7, 'slow platform');
+    assert.is(timedOut.status, 504, timedOut.text);
+    // Not a points edit: absent from the points history.
+    const medal = { oId: ALICE.oId, name: 'Early', description: 'early bird', attr: 'url=https://example.test/m.png&backcolor=ffffff&fontcolor=000000' };
+    assert.is((await h.post('/adm/medal/give', medal, one.key)).status, 200);
+    assert.is((await edit(h, two.key, -3, 'penalty')).status, 200);
+
+    const res = await h.get(`/adm/audit/points/${ALICE.oId}`, auditor.key);
+    assert.is(res.status, 200, res.text);
+    assert.is(res.body.code, 0);
+    assert.is(res.body.msg, 'success');
+    v.parse(PointsAuditPage, res.body);
+    const items = res.body.data.items as any[];
+    assert.equal(
+      items.map((e) => [e.appId, e.keyId, e.request, e.outcome.status]),
+      [
+        ['game-one', one.id, { point: 10, memo: 'daily reward' }, 'applied'],
+        ['game-two', two.id, { point: -500, memo: 'shop purchase' }, 'rejected'],
+        ['game-one', one.id, { point: 7, memo: 'slow platform' }, 'unknown'],
+        ['game-two', two.id, { point: -3, memo: 'penalty' }, 'applied'],
+      ],
+    );
+    assert.is(res.body.data.next, undefined);
+    assert.is(res.body.data.prev, undefined);
+    const [applied, rejected, unknown] = items;
+    assert.match(applied.outcome.message, /交易oId为/);
+    assert.is(rejected.outcome.message, '积分不足');
+    assert.match(unknown.outcome.reason, new RegExp(`did not answer within ${TIMEOUT_MS} ms`));
+    for (const entry of items) {
+      assert.match(entry.time, SPEC_TIME);
+      assert.match(entry.outcome.at, SPEC_TIME);
+      assert.ok(entry.outcome.at >= entry.time);
+    }
+    assert.ok(items.every((e, i) => i === 0 || e.position > items[i - 1].position), 'oldest first, by log position');
+
+    // The stalled edit did reach the platform after the service gave up: that is what `unknown` means.
+    await front.settled();
+    assert.is(h.sim.user(ALICE.oId)!.points, 100 + 10 + 7 - 3);
+  }));
+
+test('points audit pages with limit, after and before (cursors are log positions)', () =>
+  withHarness(async (h) => {
+    const { key } = await h.key(['points:edit', 'audit:read']);
+    for (let i = 1; i <= 7; i++) assert.is((await edit(h, key, i, `edit ${i}`)).status, 200);
+    const page = async (query: string) => {
+      const res = await h.get(`/adm/audit/points/${ALICE.oId}${query}`, key);
+      assert.is(res.status, 200, res.text);
+      v.parse(PointsAuditPage, res.body);
+      return res.body.data as { items: Array<{ position: number; request: { point: number } }>; next?: number; prev?: number };
+    };
+    const points = (p: { items: Array<{ request: { point: number } }> }) => p.items.map((e) => e.request.point);
+
+    const all = await page('');
+    assert.equal(points(all), [1, 2, 3, 4, 5, 6, 7], 'default limit (50) holds them all');
+
+    const first = await page('?limit=3');
+    assert.equal(points(first), [1, 2, 3]);
+    assert.is(first.prev, undefined);
+    assert.is(first.next, first.items[2]!.position);
+    const second = await page(`?limit=3&after=${first.next}`);
+    assert.equal(points(second), [4, 5, 6]);
+    assert.is(second.prev, second.items[0]!.position);
+    const third = await page(`?limit=3&after=${second.next}`);
+    assert.equal(points(third), [7]);
+    assert.is(third.next, undefined);
+    assert.is(third.prev, third.items[0]!.position);
+
+    // Backwards: the entries just before the cursor, still oldest first.
+    const back = await page(`?limit=2&before=${third.prev}`);
+    assert.equal(points(back), [5, 6]);
+    assert.is(back.next, back.items[1]!.position);
+    assert.is(back.prev, back.items[0]!.position);
+    assert.equal(points(await page(`?limit=50&before=${back.prev}`)), [1, 2, 3, 4]);
+    // Both cursors: a range, from its start.
+    const range = await page(`?after=${all.items[1]!.position}&before=${all.items[5]!.position}`);
+    assert.equal(points(range), [3, 4, 5]);
+    assert.equal(points(await page(`?after=${all.items[6]!.position}`)), [], 'nothing after the newest');
+
+    for (const query of ['?limit=0', '?limit=501', '?limit=ten', '?after=-1', '?before=x', '?limit=1&limit=2']) {
+      const res = await h.get(`/adm/audit/points/${ALICE.oId}${query}`, key);
+      assert.is(res.status, 400, `${query}: ${res.text}`);
+      assert.is(res.body.code, 400);
+      assert.match(res.body.message, /^(limit|after|before): /);
+    }
+    assert.equal(points(await page('?limit=500')).length, 7);
+  }));
+
+test('audit needs audit:read: 403 with another permission, 401 without a valid key', () =>
+  withHarness(async (h) => {
+    const { key } = await h.key(['points:edit', 'vip:read', 'vip:write']);
+    for (const path of [`/adm/audit/points/${ALICE.oId}`, `/adm/audit/vip/${ALICE.oId}`]) {
+      const forbidden = await h.get(path, key);
+      assert.is(forbidden.status, 403, path);
+      assert.equal(forbidden.body, { code: 403, message: 'No permission to access this resource', data: {} });
+      assert.is((await h.get(path)).status, 401, path);
+      assert.is((await h.get(path, 'cbk_not-a-key')).status, 401, path);
+    }
+    const star = await h.key(['*']);
+    assert.is((await h.get(`/adm/audit/vip/${ALICE.oId}`, star.key)).status, 200);
+  }));
+
+test('VIP audit: grants and renewals with quality, expiry, previous expiry and record id', () =>
+  withHarness(async (h) => {
+    const writer = await h.key(['vip:write'], 'Game One');
+    const batcher = await h.key(['vip:write'], 'Game Two');
+    const { key: auditor } = await h.key(['audit:read']);
+    const submit = (expired: string, quality = 'vip') => h.post('/adm/vip/submit', { oId: ALICE.oId, quality, expired }, writer.key);
+    const granted = await submit('2027-01-01 00:00:00');
+    assert.is(granted.status, 200, granted.text);
+    assert.is((await submit('2027-06-01 12:30:00')).status, 200);
+    const batch = await h.post(
+      '/adm/vip/batch-submit',
+      { oId: ALICE.oId, vips: [{ quality: 'svip', expired: '2028-01-01 00:00:00' }, { quality: 'vip', expired: 'bad' }, { quality: 'vip', expired: '2029-01-01 00:00:00' }] },
+      batcher.key,
+    );
+    assert.is(batch.status, 200, batch.text);
+
+    const res = await h.get(`/adm/audit/vip/${ALICE.oId}`, auditor);
+    assert.is(res.status, 200, res.text);
+    v.parse(VipAuditPage, res.body);
+    const items = res.body.data.items as any[];
+    const vipId = granted.body.data.id;
+    const svipId = batch.body.data.success[0].id;
+    assert.equal(
+      items.map(({ appId, keyId, action, recordId, quality, expired, previousExpired }) => ({ appId, keyId, action, recordId, quality, expired, previousExpired })),
+      [
+        { appId: 'game-one', keyId: writer.id, action: 'granted', recordId: vipId, quality: 'vip', expired: '2027-01-01 00:00:00.000Z', previousExpired: undefined },
+        { appId: 'game-one', keyId: writer.id, action: 'renewed', recordId: vipId, quality: 'vip', expired: '2027-06-01 12:30:00.000Z', previousExpired: '2027-01-01 00:00:00.000Z' },
+        { appId: 'game-two', keyId: batcher.id, action: 'granted', recordId: svipId, quality: 'svip', expired: '2028-01-01 00:00:00.000Z', previousExpired: undefined },
+        { appId: 'game-two', keyId: batcher.id, action: 'renewed', recordId: vipId, quality: 'vip', expired: '2029-01-01 00:00:00.000Z', previousExpired: '2027-06-01 12:30:00.000Z' },
+      ],
+    );
+    assert.not.ok('previousExpired' in items[0], 'a grant has no previousExpired key');
+    for (const entry of items) assert.match(entry.time, SPEC_TIME);
+
+    const paged = await h.get(`/adm/audit/vip/${ALICE.oId}?limit=1&after=${items[1].position}`, auditor);
+    assert.equal(paged.body.data.items.map((e: any) => e.quality), ['svip']);
+    assert.is(paged.body.data.next, items[2].position);
+  }));
+
+test('an oId with no local history answers an empty list, without asking the platform', () =>
+  withHarness(async (h) => {
+    const { key } = await h.key(['audit:read']);
+    const lookups = h.sim.calls('/api/user/getInfoById');
+    for (const oId of [BOB.oId, 'no-such-user']) {
+      for (const kind of ['points', 'vip']) {
+        const res = await h.get(`/adm/audit/${kind}/${oId}`, key);
+        assert.is(res.status, 200, res.text);
+        assert.equal(res.body, { code: 0, msg: 'success', data: { items: [] } });
+      }
+    }
+    assert.is(h.sim.calls('/api/user/getInfoById'), lookups);
+  }));
+
+test.run();

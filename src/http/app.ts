@@ -7,6 +7,7 @@ import { requireValidKeyUnder } from './middleware/apiKey.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { auditRouter } from './routes/audit.js';
 import { messageRouter } from './routes/message.js';
+import { openApiRouter } from './routes/openapi.js';
 import { platformOperationsRouter } from './routes/platformOperations.js';
 import { vipRouter } from './routes/vip.js';
 import { invalid } from './validation.js';
@@ -29,6 +30,6 @@ export function createHttpApp(deps: HttpDeps, log: Logger): Koa {
   for (const router of [platformOperationsRouter(deps), vipRouter(deps), messageRouter(deps)]) {
     app.use(router.routes()).use(router.allowedMethods());
   }
-  for (const router of [auditRouter(deps)]) app.use(router.routes()).use(router.allowedMethods());
+  for (const router of [auditRouter(deps), openApiRouter(deps)]) app.use(router.routes()).use(router.allowedMethods());
   return app;
 }

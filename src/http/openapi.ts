@@ -1,0 +1,234 @@
+// The OpenAPI 3.1 description of the service (issue 4). Request schemas are the very valibot
+// schemas the handlers parse with (src/http/schemas.ts), response schemas those of
+// src/http/responses.ts; @valibot/to-json-schema turns both into JSON Schema 2020-12, the dialect
+// of OpenAPI 3.1. What JSON Schema cannot say (a trim, the date transform, a custom check) is
+// ignored by the converter and stated in a description instead.
+import { toJsonSchemaDefs, type JsonSchema, type OverrideActionContext, type OverrideSchemaContext } from '@valibot/to-json-schema';
+import { readFileSync } from 'node:fs';
+import type * as v from 'valibot';
+import type { Permission } from '../domain/permissions.js';
+import * as res from './responses.js';
+import * as req from './schemas.js';
+
+type Schema = v.GenericSchema;
+type Json = Record<string, unknown>;
+
+/** Every schema the document names, by component name (refs are `#/components/schemas/<name>`). */
+const COMPONENTS = {
+  OId: req.OId,
+  VipQuality: req.VipQuality,
+  SpecDateTime: req.SpecDateTime,
+  SpecTimestamp: res.SpecTimestamp,
+  PointsEditBody: req.PointsEditBody,
+  MedalGiveBody: req.MedalGiveBody,
+  MedalRemoveBody: req.MedalRemoveBody,
+  ItemsQueryBody: req.ItemsQueryBody,
+  ItemsEditBody: req.ItemsEditBody,
+  VipEntry: req.VipEntry,
+  VipSubmitBody: req.VipSubmitBody,
+  VipBatchBody: req.VipBatchBody,
+  MessagePushBody: req.MessagePushBody,
+  SuccessBody: res.SuccessBody,
+  ErrorBody: res.ErrorBody,
+  ItemsBody: res.ItemsBody,
+  LivenessBody: res.LivenessBody,
+  VipRecord: res.VipRecord,
+  VipListBody: res.VipListBody,
+  VipSubmitAnswer: res.VipSubmitAnswer,
+  VipBatchAnswer: res.VipBatchAnswer,
+  UserGetAnswer: res.UserGetAnswer,
+  PointsAuditEntry: res.PointsAuditEntry,
+  PointsAuditPage: res.PointsAuditPage,
+  VipAuditEntry: res.VipAuditEntry,
+  VipAuditPage: res.VipAuditPage,
+} satisfies Record<string, Schema>;
+type ComponentName = keyof typeof COMPONENTS;
+
+const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
+
+function appendDescription(schema: JsonSchema, text: string): JsonSchema {
+  return { ...schema, description: schema.description ? `${schema.description}; ${text}` : text };
+}
+
+const conversion = {
+  target: 'draft-2020-12' as const,
+  errorMode: 'ignore' as const,
+  overrideRef: ({ referenceId }: { referenceId: string }) => `#/components/schemas/${referenceId}`,
+  overrideSchema({ valibotSchema, jsonSchema }: OverrideSchemaContext): JsonSchema | undefined {
+    // The "is a JSON object, not an array" guard in front of every body.
+    if (valibotSchema.type === 'custom') return { ...jsonSchema, type: 'object' };
+    return undefined;
+  },
+  overrideAction({ valibotAction, jsonSchema }: OverrideActionContext): JsonSchema | undefined {
+    // SpecDateTime's transform to an ISO instant: the wire form is the text the spec shows.
+    if (valibotAction === req.SpecDateTime.pipe[1]) {
+      return { ...jsonSchema, pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$', description: 'UTC, `YYYY-MM-DD HH:MM:SS`; must name a real instant', examples: ['2027-01-01 00:00:00'] };
+    }
+    // A rule JSON Schema cannot express keeps its message, as a description.
+    const { message } = valibotAction as { message?: unknown };
+    if (valibotAction.type === 'check' && typeof message === 'string') return appendDescription(jsonSchema, message);
+    return undefined;
+  },
+};
+
+function componentSchemas(): Record<string, JsonSchema> {
+  const schemas = toJsonSchemaDefs(COMPONENTS, conversion) as Record<string, JsonSchema>;
+  // The handler validates batch entries one by one with VipEntry (one bad entry does not sink the batch).
+  const batch = schemas.VipBatchBody as { properties: { vips: JsonSchema } };
+  batch.properties.vips = { ...batch.properties.vips, items: ref('VipEntry') };
+  return schemas;
+}
+
+/** Object schema → OpenAPI parameters (`in` path or query). */
+function parameters(schema: Schema, where: 'path' | 'query', descriptions: Record<string, string> = {}): Json[] {
+  const json = toJsonSchemaDefs({ params: schema }, { ...conversion, overrideRef: undefined }).params as JsonSchema;
+  const required = new Set(json.required ?? []);
+  return Object.entries(json.properties ?? {}).map(([name, property]) => ({
+    name,
+    in: where,
+    required: where === 'path' || required.has(name),
+    ...(descriptions[name] && { description: descriptions[name] }),
+    schema: property,
+  }));
+}
+
+const ERRORS: Record<number, string> = {
+  400: 'Invalid input: `message` names the first field, `data.issues` lists every problem',
+  401: 'Invalid apiKey (missing, unknown, disabled, revoked or expired)',
+  403: 'The key lacks the permission',
+  404: 'Unknown user on the platform',
+  409: 'Conflicts with the current state (e.g. a deduction the user cannot afford)',
+  413: 'Body over 1 MiB',
+  422: "The platform refused (its message included)",
+  502: 'The platform failed',
+  504: 'The platform did not answer in time; the write may or may not have happened (recorded as outcome `unknown`)',
+};
+
+const json = (schema: Json, description: string, example?: unknown) => ({
+  description,
+  content: { 'application/json': { schema, ...(example !== undefined && { example }) } },
+});
+const errorResponse = (status: number) =>
+  json(ref('ErrorBody'), ERRORS[status]!, {
+    code: status,
+    message: status === 401 ? 'Invalid apiKey' : status === 403 ? 'No permission to access this resource' : status === 400 ? 'oId: is required' : '…',
+    data: status === 400 ? { issues: [{ field: 'oId', message: 'is required' }] } : {},
+  });
+
+interface Operation {
+  method: 'get' | 'post';
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  /** Admin endpoints: the apiKey header and this permission. */
+  permission?: Permission;
+  body?: ComponentName;
+  parameters?: Json[];
+  ok: Json;
+  errors?: number[];
+}
+
+/** The platform-forwarded writes can fail in every way the platform can. */
+const PLATFORM_ERRORS = [400, 404, 413, 422, 502, 504];
+const OID_PATH = () => parameters(req.OIdParam, 'path', { oId: 'the community user id' });
+
+function operations(communityName: string): Operation[] {
+  const paging = parameters(req.AuditQuery, 'query', {
+    limit: 'entries per page (default 50, at most 500)',
+    after: 'only entries after this cursor (a `position`, or the `next` of a page)',
+    before: 'only entries before this cursor (a `position`, or the `prev` of a page); without `after`, the newest of them',
+  });
+  return [
+    { method: 'post', path: '/adm/points/edit', tag: 'points', summary: 'Add or deduct points', permission: 'points:edit', body: 'PointsEditBody', ok: json(ref('SuccessBody'), "Applied; `msg` is the platform's message (it carries the transaction id)"), errors: PLATFORM_ERRORS },
+    { method: 'post', path: '/adm/medal/give', tag: 'medals', summary: 'Give a medal', permission: 'medal:give', body: 'MedalGiveBody', ok: json(ref('SuccessBody'), 'Applied'), errors: PLATFORM_ERRORS },
+    { method: 'post', path: '/adm/medal/remove', tag: 'medals', summary: 'Remove a medal', permission: 'medal:remove', body: 'MedalRemoveBody', ok: json(ref('SuccessBody'), 'Applied'), errors: PLATFORM_ERRORS },
+    { method: 'post', path: '/adm/items/query', tag: 'items', summary: "Read a user's item bag", permission: 'items:query', body: 'ItemsQueryBody', ok: json(ref('ItemsBody'), 'The bag'), errors: PLATFORM_ERRORS },
+    { method: 'post', path: '/adm/items/edit', tag: 'items', summary: 'Add or deduct items', permission: 'items:edit', body: 'ItemsEditBody', ok: json(ref('SuccessBody'), 'Applied'), errors: [...PLATFORM_ERRORS, 409] },
+    { method: 'get', path: '/adm/liveness/{oId}', tag: 'liveness', summary: "Read a user's liveness (activity score)", permission: 'liveness:read', parameters: OID_PATH(), ok: json(ref('LivenessBody'), 'The liveness'), errors: [400, 404, 502, 504] },
+    { method: 'get', path: '/adm/vip/{oId}', tag: 'vip', summary: "A user's VIP records", permission: 'vip:read', parameters: OID_PATH(), ok: json(ref('VipListBody'), 'The records, svip first'), errors: [400, 404, 502, 504] },
+    { method: 'post', path: '/adm/vip/submit', tag: 'vip', summary: 'Grant or renew one VIP quality', description: 'Resubmitting a quality the user has keeps the record and its id and replaces `expired`.', permission: 'vip:write', body: 'VipSubmitBody', ok: json(ref('VipSubmitAnswer'), 'The record'), errors: [400, 404, 413, 502, 504] },
+    { method: 'post', path: '/adm/vip/batch-submit', tag: 'vip', summary: 'Grant or renew several VIP qualities at once', description: 'Valid entries are applied in request order in one atomic append; `failures` lists the others.', permission: 'vip:write', body: 'VipBatchBody', ok: json(ref('VipBatchAnswer'), 'The applied entries and the failures'), errors: [400, 404, 413, 502, 504] },
+    { method: 'post', path: '/adm/message/push', tag: 'realtime', summary: 'Push a realtime message to online users', description: 'Recipients receive an SSE `message` event `{app_id, data}`.', permission: 'message:push', body: 'MessagePushBody', ok: json(ref('SuccessBody'), 'Accepted'), errors: [400, 413] },
+    {
+      method: 'get',
+      path: '/adm/user/get',
+      tag: 'realtime',
+      summary: 'The user behind a realtime client id',
+      description: 'An unknown or disconnected client answers HTTP 200 with `{data: {}, message: "Client not found or disconnected.", status: 404}`, as the spec shows.',
+      permission: 'user:get',
+      parameters: [{ name: 'client_id', in: 'query', required: true, description: 'from the `PB_CONNECT` event', schema: { type: 'string' } }],
+      ok: json(ref('UserGetAnswer'), 'Not found, not signed in, or signed in with the user'),
+      errors: [400],
+    },
+    { method: 'get', path: '/adm/audit/points/{oId}', tag: 'audit', summary: "A user's points edits with their outcomes", description: 'Oldest first, from the local history (no platform call): an oId the service never acted on has no entries.', permission: 'audit:read', parameters: [...OID_PATH(), ...paging], ok: json(ref('PointsAuditPage'), 'One page of history'), errors: [400] },
+    { method: 'get', path: '/adm/audit/vip/{oId}', tag: 'audit', summary: "A user's VIP grants and renewals", description: 'Oldest first, from the local history (no platform call).', permission: 'audit:read', parameters: [...OID_PATH(), ...paging], ok: json(ref('VipAuditPage'), 'One page of history'), errors: [400] },
+    {
+      method: 'get',
+      path: '/api/realtime',
+      tag: 'realtime',
+      summary: 'Open the realtime connection (server-sent events)',
+      description:
+        'No apiKey. Frames have `id`, `event` and `data` (JSON) lines. `PB_CONNECT` first: `{client_id, login_status}` (+ `user` when signed in); then `login` `{action: "login", user}` after sign-in, and `message` `{app_id, data}` after a push.',
+      ok: { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+    },
+    {
+      method: 'get',
+      path: `/${communityName}/login`,
+      tag: 'sign-in',
+      summary: 'The login page for a realtime client',
+      description: "Redirects to the community platform's OpenID sign-in; back here, a page says whether it succeeded, with a button that closes the window.",
+      parameters: [{ name: 'client_id', in: 'query', required: true, description: 'from the `PB_CONNECT` event', schema: { type: 'string' } }],
+      ok: { description: 'An HTML page (a redirect to the platform first)', content: { 'text/html': { schema: { type: 'string' } } } },
+    },
+    { method: 'get', path: '/openapi.json', tag: 'meta', summary: 'This document', ok: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } },
+    { method: 'get', path: '/docs', tag: 'meta', summary: 'This document as a readable page', ok: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } },
+  ];
+}
+
+function operationObject(op: Operation): Json {
+  const responses: Json = { 200: op.ok };
+  const errors = new Set(op.errors ?? []);
+  if (op.permission) [401, 403].forEach((s) => errors.add(s));
+  for (const status of [...errors].sort()) responses[status] = errorResponse(status);
+  return {
+    tags: [op.tag],
+    summary: op.summary,
+    ...(op.description && { description: op.description }),
+    operationId: `${op.method}${op.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
+    ...(op.permission && { security: [{ apiKey: [] }], 'x-permission': op.permission }),
+    ...(op.parameters && { parameters: op.parameters }),
+    ...(op.body && { requestBody: { required: true, content: { 'application/json': { schema: ref(op.body) } } } }),
+    responses,
+  };
+}
+
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+export interface OpenApiOptions {
+  /** The login page's path segment (COMMUNITY_NAME). */
+  communityName?: string;
+}
+
+/** The whole document; build it once and serve the same object. */
+export function buildOpenApiDocument(options: OpenApiOptions = {}): Json {
+  const paths: Record<string, Json> = {};
+  for (const op of operations(options.communityName ?? 'fishpi')) {
+    paths[op.path] = { ...paths[op.path], [op.method]: operationObject(op) };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'community-bridge',
+      version,
+      description:
+        'Lets application servers act on the users of a community platform through `/adm/` (every call needs the `apiKey` header and the permission named in `x-permission`), and lets those users sign in and receive realtime pushes. Success bodies carry `code: 0` and `msg`; errors `{code, message, data}`.',
+    },
+    tags: ['points', 'medals', 'items', 'liveness', 'vip', 'realtime', 'sign-in', 'audit', 'meta'].map((name) => ({ name })),
+    paths,
+    components: {
+      securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'apiKey', description: 'An API key issued with `keys create` (`cbk_…`)' } },
+      schemas: componentSchemas(),
+    },
+  };
+}

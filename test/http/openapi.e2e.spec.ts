@@ -1,0 +1,168 @@
+// Issue 4, API description: GET /openapi.json is an OpenAPI 3.1 document of every endpoint,
+// generated from the handlers' own valibot schemas; GET /docs renders it from local assets.
+import type Router from '@koa/router';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createHttpApp } from '../../src/http/app.js';
+import { createLogger } from '../../src/log.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+type Json = Record<string, any>;
+
+async function withHarness(run: (h: Harness, doc: Json) => Promise<void>) {
+  const h = await startHarness();
+  try {
+    const res = await h.get('/openapi.json');
+    assert.is(res.status, 200, res.text);
+    assert.match(res.headers.get('content-type') ?? '', /application\/json/);
+    await run(h, res.body);
+  } finally {
+    await h.close();
+  }
+}
+
+/** Every `METHOD /path` the app's routers serve, in OpenAPI path form (`:oId` → `{oId}`). */
+function servedRoutes(h: Harness): Set<string> {
+  const app = createHttpApp(h.service.deps, createLogger('silent'));
+  const routes = new Set<string>();
+  for (const middleware of app.middleware as Array<{ router?: Router }>) {
+    for (const layer of middleware.router?.stack ?? []) {
+      if (typeof layer.path !== 'string') continue;
+      const path = layer.path.replace(/:(\w+)/g, '{$1}');
+      for (const method of layer.methods) if (method !== 'HEAD') routes.add(`${method} ${path}`);
+    }
+  }
+  return routes;
+}
+
+function documentedRoutes(doc: Json): Set<string> {
+  const routes = new Set<string>();
+  for (const [path, item] of Object.entries(doc.paths as Json)) for (const method of Object.keys(item)) routes.add(`${method.toUpperCase()} ${path}`);
+  return routes;
+}
+
+const resolve = (doc: Json, schema: Json): Json => {
+  if (!schema.$ref) return schema;
+  const name = (schema.$ref as string).replace('#/components/schemas/', '');
+  assert.ok(doc.components.schemas[name], `${schema.$ref} resolves`);
+  return resolve(doc, doc.components.schemas[name]);
+};
+
+test('an OpenAPI 3.1 document with the apiKey header scheme on every admin operation', () =>
+  withHarness(async (_h, doc) => {
+    assert.is(doc.openapi, '3.1.0');
+    assert.is(doc.info.title, 'community-bridge');
+    assert.type(doc.info.version, 'string');
+    assert.equal(doc.components.securitySchemes.apiKey, { ...doc.components.securitySchemes.apiKey, type: 'apiKey', in: 'header', name: 'apiKey' });
+    const operationIds = new Set<string>();
+    for (const [path, item] of Object.entries(doc.paths as Json)) {
+      for (const [method, op] of Object.entries(item as Json)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        assert.ok(['get', 'post', 'put', 'patch', 'delete'].includes(method), where);
+        assert.type(op.summary, 'string', where);
+        assert.ok(op.responses?.['200'], `${where} documents its success`);
+        assert.not.ok(operationIds.has(op.operationId), `${where}: operationId ${op.operationId} is unique`);
+        operationIds.add(op.operationId);
+        // Every {param} of the path is declared as a required path parameter.
+        for (const [, name] of path.matchAll(/\{(\w+)\}/g)) {
+          assert.ok(op.parameters?.some((p: Json) => p.in === 'path' && p.name === name && p.required === true), `${where} declares {${name}}`);
+        }
+        if (path.startsWith('/adm/')) {
+          assert.equal(op.security, [{ apiKey: [] }], `${where} needs the apiKey header`);
+          for (const status of ['401', '403']) {
+            assert.equal(op.responses[status].content['application/json'].schema, { $ref: '#/components/schemas/ErrorBody' }, `${where} ${status}`);
+          }
+        }
+      }
+    }
+    // Every reference in the document resolves.
+    const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
+    assert.ok(refs.length > 10);
+    for (const ref of refs) resolve(doc, { $ref: JSON.parse(`{${ref}}`).$ref });
+    const error = doc.components.schemas.ErrorBody;
+    assert.equal(error.required, ['code', 'message', 'data']);
+  }));
+
+test('every route the app serves under /adm is documented, and every documented route is served', () =>
+  withHarness(async (h, doc) => {
+    const served = servedRoutes(h);
+    const documented = documentedRoutes(doc);
+    const admin = [...served].filter((route) => route.split(' ')[1]!.startsWith('/adm/'));
+    assert.ok(admin.length >= 12, `found the admin routes (${admin.length})`);
+    for (const route of admin) assert.ok(documented.has(route), `${route} is in the document`);
+    for (const route of ['GET /adm/audit/points/{oId}', 'GET /adm/audit/vip/{oId}', 'GET /openapi.json', 'GET /docs']) assert.ok(served.has(route) && documented.has(route), route);
+    for (const route of documented) {
+      // The realtime stream and the login page may be served by middleware rather than a router.
+      if (/^GET \/(api\/realtime|\w+\/login)$/.test(route)) continue;
+      assert.ok(served.has(route), `${route} is served`);
+    }
+  }));
+
+test("request schemas carry the spec's fields, required as the spec says", () =>
+  withHarness(async (_h, doc) => {
+    const body = (path: string) => resolve(doc, doc.paths[path].post.requestBody.content['application/json'].schema);
+    const expected: Record<string, { required: string[]; optional?: string[] }> = {
+      '/adm/points/edit': { required: ['oId', 'point', 'memo'] },
+      '/adm/medal/give': { required: ['oId', 'name', 'description', 'attr'], optional: ['data'] },
+      '/adm/medal/remove': { required: ['oId', 'name'] },
+      '/adm/items/query': { required: ['oId'] },
+      '/adm/items/edit': { required: ['oId', 'item', 'sum'] },
+      '/adm/vip/submit': { required: ['oId', 'quality', 'expired'] },
+      '/adm/vip/batch-submit': { required: ['oId', 'vips'] },
+      '/adm/message/push': { required: ['name', 'data'], optional: ['oIds', 'userIds'] },
+    };
+    for (const [path, fields] of Object.entries(expected)) {
+      const schema = body(path);
+      assert.is(schema.type, 'object', path);
+      assert.equal([...schema.required].sort(), [...fields.required].sort(), `${path} required`);
+      assert.equal(Object.keys(schema.properties).sort(), [...fields.required, ...(fields.optional ?? [])].sort(), `${path} properties`);
+    }
+    const points = body('/adm/points/edit').properties;
+    assert.is(points.point.type, 'integer');
+    assert.match(points.point.description, /must not be 0/);
+    assert.equal(resolve(doc, body('/adm/vip/submit').properties.quality).enum, ['vip', 'svip']);
+    // The transform to an ISO instant still converts, as the wire form the spec shows.
+    const expired = resolve(doc, body('/adm/vip/submit').properties.expired);
+    assert.is(expired.type, 'string');
+    assert.ok(new RegExp(expired.pattern).test('2027-01-01 00:00:00'));
+    assert.not.ok(new RegExp(expired.pattern).test('2027-01-01T00:00:00Z'));
+    const entry = resolve(doc, body('/adm/vip/batch-submit').properties.vips.items);
+    assert.equal(entry.required, ['quality', 'expired']);
+    assert.match(body('/adm/message/push').description, /at least one of oIds and userIds/);
+
+    const audit = doc.paths['/adm/audit/points/{oId}'].get;
+    assert.equal(audit.parameters.map((p: Json) => `${p.in} ${p.name}`), ['path oId', 'query limit', 'query after', 'query before']);
+    const page = resolve(doc, audit.responses['200'].content['application/json'].schema);
+    const item = resolve(doc, page.properties.data.properties.items.items);
+    assert.equal(item.required, ['position', 'time', 'appId', 'keyId', 'operationId', 'request', 'outcome']);
+    assert.equal(resolve(doc, item.properties.outcome).properties.status.enum, ['applied', 'rejected', 'failed', 'unknown', 'pending']);
+    const bad = doc.paths['/adm/points/edit'].post.responses['400'].content['application/json'];
+    assert.equal(bad.example.data.issues, [{ field: 'oId', message: 'is required' }]);
+  }));
+
+test('/docs is a readable page whose assets are all local and load', () =>
+  withHarness(async (h) => {
+    const page = await h.get('/docs');
+    assert.is(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+    assert.match(page.text, /<title>[^<]+<\/title>/);
+    const urls = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    assert.ok(urls.length >= 3, `asset URLs found: ${urls}`);
+    assert.not.match(page.text, /https?:\/\//, 'no absolute URL: nothing from a CDN');
+    for (const url of urls) {
+      assert.ok(url.startsWith('/') && !url.startsWith('//'), `${url} is local`);
+      const asset = await h.get(url);
+      assert.is(asset.status, 200, url);
+      if (url.endsWith('.js')) assert.match(asset.headers.get('content-type') ?? '', /javascript/, url);
+      if (url.endsWith('.css')) assert.match(asset.headers.get('content-type') ?? '', /text\/css/, url);
+    }
+    const init = await h.get('/docs/assets/init.js');
+    assert.match(init.text, /url: '\/openapi\.json'/);
+    assert.match(init.text, /validatorUrl: null/, 'no badge from an outside validator');
+    // Only the listed files are served: nothing else of the package, no path outside it.
+    for (const path of ['/docs/assets/index.html', '/docs/assets/package.json', '/docs/assets/..%2F..%2Fpackage.json']) {
+      assert.is((await h.get(path)).status, 404, path);
+    }
+  }));
+
+test.run();

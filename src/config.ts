@@ -6,6 +6,10 @@ const port = (fallback: string) =>
   v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.integer('must be a whole number'), v.minValue(0), v.maxValue(65535));
 const positiveInt = (fallback: string) =>
   v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'));
+const nonNegativeNumber = (fallback: string) =>
+  v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.number('must be a number'), v.minValue(0, 'must be 0 or more'));
+const flag = (fallback: 'true' | 'false') =>
+  v.pipe(v.optional(v.picklist(['true', 'false', '1', '0'], 'must be true or false'), fallback), v.transform((f) => f === 'true' || f === '1'));
 const optionalText = v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)));
 const url = v.pipe(v.string(), v.url('must be a URL'));
 
@@ -25,7 +29,16 @@ const EnvSchema = v.object({
   PUBLIC_URL: v.optional(url),
   SESSION_SECRET: v.optional(v.pipe(v.string(), v.minLength(32, 'must be at least 32 characters'))),
   CORS_ORIGINS: v.optional(v.string(), ''),
+  REALTIME_HEARTBEAT_MS: positiveInt('15000'),
+  REALTIME_REPLAY_MS: positiveInt('600000'),
+  SESSION_TTL_DAYS: positiveInt('30'),
+  LOGIN_STATE_TTL_MS: positiveInt('600000'),
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+  COMMUNITY_POINTS_SOURCE: flag('false'),
+  IDEMPOTENCY_TTL_HOURS: nonNegativeNumber('24'),
+  RATE_LIMIT_PER_SECOND: nonNegativeNumber('0'),
+  RATE_LIMIT_BURST: v.optional(v.pipe(v.string(), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
+  SHUTDOWN_TIMEOUT_MS: positiveInt('10000'),
 });
 
 type Env = v.InferOutput<typeof EnvSchema>;
@@ -40,11 +53,27 @@ export interface Config {
     name: string;
     timeoutMs: number;
     keys: { point?: string; metal?: string; item?: string; liveness?: string };
+    /** Send the platform's source fields with points edits (newer builds: end-to-end dedup). */
+    pointsSource: boolean;
   };
+  idempotencyTtlMs: number;
+  /** undefined: no rate limit. */
+  rateLimit: { perSecond: number; burst: number } | undefined;
+  shutdownTimeoutMs: number;
   /** Base URL browsers reach the service at; `undefined` means "http://HOST:PORT once listening". */
   publicUrl: string | undefined;
   sessionSecret: string | undefined;
   corsOrigins: string[];
+  realtime: {
+    /** Interval of the heartbeat comment frame on every stream. */
+    heartbeatMs: number;
+    /** How long a pushed message can be replayed to a reconnecting client (Last-Event-ID). */
+    replayMs: number;
+  };
+  /** Lifetime of a sign-in session (its cookie). */
+  sessionTtlDays: number;
+  /** How long a login page's single-use state stays valid. */
+  loginStateTtlMs: number;
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -75,10 +104,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         item: key(e.COMMUNITY_KEY_ITEM),
         liveness: key(e.COMMUNITY_KEY_LIVENESS),
       },
+      pointsSource: e.COMMUNITY_POINTS_SOURCE,
     },
+    idempotencyTtlMs: e.IDEMPOTENCY_TTL_HOURS * 3_600_000,
+    rateLimit: e.RATE_LIMIT_PER_SECOND > 0 ? { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST ?? Math.max(1, Math.ceil(e.RATE_LIMIT_PER_SECOND)) } : undefined,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
     sessionSecret: e.SESSION_SECRET,
     corsOrigins: e.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
+    realtime: { heartbeatMs: e.REALTIME_HEARTBEAT_MS, replayMs: e.REALTIME_REPLAY_MS },
+    sessionTtlDays: e.SESSION_TTL_DAYS,
+    loginStateTtlMs: e.LOGIN_STATE_TTL_MS,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -36,6 +36,16 @@ export class ConflictError extends AppError {}
 /** The same Idempotency-Key was sent again with a different request. */
 export class IdempotencyKeyReusedError extends AppError {}
 
+/** The key used more requests than its rate limit allows; retry after `retryAfterSeconds`. */
+export class RateLimitedError extends AppError {
+  constructor(
+    perSecond: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`Too many requests: this key is limited to ${perSecond} per second`);
+  }
+}
+
 /** The request body is larger than the service accepts. */
 export class PayloadTooLargeError extends AppError {}
 

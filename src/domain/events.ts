@@ -70,9 +70,53 @@ export type MessagePushed = {
   data: { messageId: string; name: string; data: Record<string, unknown>; oIds: string[]; userIds: string[]; at: string } & Actor;
 };
 
-export type ClientSignedIn = { type: 'ClientSignedIn'; data: { clientId: string; userId: string; oId: string; at: string } };
+/** A realtime connection opened; `session` when the request carried a live session cookie. */
+export type ClientConnected = {
+  type: 'ClientConnected';
+  data: { clientId: string; at: string; session?: { sessionId: string; userId: string; oId: string } };
+};
+/**
+ * The user behind a connection signed in through the login page. `sessionId`: the session that
+ * sign-in started (its logout closes the connection); optional only for events written before
+ * sessions were recorded.
+ */
+export type ClientSignedIn = { type: 'ClientSignedIn'; data: { clientId: string; userId: string; oId: string; sessionId?: string; at: string } };
+export type ClientDisconnected = { type: 'ClientDisconnected'; data: { clientId: string; reason: 'closed' | 'logout' | 'shutdown'; at: string } };
+export type ClientEvent = ClientConnected | ClientSignedIn | ClientDisconnected;
 
-export type DomainEvent = ApiKeyEvent | UserEvent | VipEvent | OperationEvent | MessagePushed | ClientSignedIn;
+/**
+ * One sign-in attempt through the platform's OpenID page. The state is a bearer secret, so the
+ * log holds only its SHA-256 (`stateHash`, also the stream id); `callbackUrl` + `?state=` is the
+ * return_to that was issued.
+ */
+export type LoginStarted = {
+  type: 'LoginStarted';
+  data: { stateHash: string; clientId: string; callbackUrl: string; expires: string; at: string };
+};
+export type LoginCompleted = {
+  type: 'LoginCompleted';
+  data: { stateHash: string; clientId: string; userId: string; oId: string; sessionId: string; at: string };
+};
+export type LoginFailureReason = 'cancelled' | 'expired' | 'invalid-assertion' | 'unknown-user';
+export type LoginFailed = { type: 'LoginFailed'; data: { stateHash: string; clientId: string; reason: LoginFailureReason; detail: string; at: string } };
+export type LoginEvent = LoginStarted | LoginCompleted | LoginFailed;
+
+/** A browser session (the signed cookie carries its id). */
+export type SessionStarted = { type: 'SessionStarted'; data: { sessionId: string; userId: string; oId: string; expires: string; at: string } };
+export type SessionEnded = { type: 'SessionEnded'; data: { sessionId: string; at: string } };
+export type SessionEvent = SessionStarted | SessionEnded;
+
+/** An admin POST sent with an Idempotency-Key: claimed, then its answer kept (or the claim released). */
+export type IdempotentRequestStarted = { type: 'IdempotentRequestStarted'; data: { appId: string; requestHash: string; at: string; expires: string } };
+export type IdempotentRequestCompleted = {
+  type: 'IdempotentRequestCompleted';
+  data: { appId: string; requestHash: string; status: number; body: unknown; at: string; expires: string };
+};
+/** The request surely changed nothing (e.g. the platform was unreachable): the key is free again. */
+export type IdempotentRequestReleased = { type: 'IdempotentRequestReleased'; data: { appId: string; at: string } };
+export type IdempotencyEvent = IdempotentRequestStarted | IdempotentRequestCompleted | IdempotentRequestReleased;
+
+export type DomainEvent = ApiKeyEvent | UserEvent | VipEvent | OperationEvent | MessagePushed | ClientEvent | LoginEvent | SessionEvent | IdempotencyEvent;
 export type DomainEventType = DomainEvent['type'];
 
 /** Stream names: `<category>-<id>` (design.md §3). */
@@ -83,4 +127,7 @@ export const streams = {
   operation: (operationId: string) => `operation-${operationId}`,
   message: (messageId: string) => `message-${messageId}`,
   client: (clientId: string) => `client-${clientId}`,
+  login: (stateHash: string) => `login-${stateHash}`,
+  session: (sessionId: string) => `session-${sessionId}`,
+  idempotency: (appId: string, keyHash: string) => `idempotency-${appId}-${keyHash}`,
 };

@@ -4,8 +4,16 @@ import type { ItemsReadModel, MedalsReadModel } from '../projections/itemsAndMed
 import type { OperationsReadModel } from '../projections/operations.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { UsersReadModel } from '../projections/users.js';
+import type { ClientsReadModel } from '../projections/clients.js';
+import type { RecentMessagesReadModel } from '../projections/recentMessages.js';
+import type { SessionsReadModel } from '../projections/sessions.js';
+import type { RealtimeDeps } from '../realtime/deps.js';
 import type { VipReadModel } from '../projections/vip.js';
 import type { VipHistoryReadModel } from '../projections/vipHistory.js';
+import type { IdempotencyReadModel } from '../projections/idempotency.js';
+import type { Metrics } from '../metrics.js';
+import type { IdempotencyService } from '../services/idempotency.js';
+import type { RateLimit } from './middleware/rateLimit.js';
 import type { PlatformOperations } from '../services/platformOperations.js';
 import type { Clock } from '../services/runtime.js';
 import type { UserSync } from '../services/userSync.js';
@@ -19,6 +27,10 @@ export interface ReadModels {
   operations: OperationsReadModel;
   items: ItemsReadModel;
   medals: MedalsReadModel;
+  clients: ClientsReadModel;
+  sessions: SessionsReadModel;
+  recentMessages: RecentMessagesReadModel;
+  idempotency: IdempotencyReadModel;
 }
 
 /** Everything the HTTP layer uses, built once by the composition root (src/main.ts). */
@@ -28,6 +40,14 @@ export interface HttpDeps {
   readModels: ReadModels;
   platform: CommunityPlatform;
   userSync: UserSync;
+  idempotency: IdempotencyService;
+  metrics: Metrics;
+  /** undefined: no rate limit. */
+  rateLimit: RateLimit | undefined;
+  /** Send the platform's source fields (sourceAppId, requestId, …) with points edits. */
+  pointsSource: boolean;
   operations: PlatformOperations;
   clock: Clock;
+  /** Realtime clients, sessions and sign-in (issue 3). */
+  realtime: RealtimeDeps;
 }

@@ -40,7 +40,7 @@ export class PlatformOperations {
     actor: Actor,
     target: SyncedUser,
     request: T['data']['request'],
-    call: () => Promise<CallResult>,
+    call: (operationId: string) => Promise<CallResult>,
   ): Promise<OutcomeData> {
     const { store, runner, clock } = this.deps;
     const operationId = newRecordId();
@@ -56,7 +56,7 @@ export class PlatformOperations {
     let failure: Error | undefined;
     let answer: OutcomeData | undefined;
     try {
-      const result = await call();
+      const result = await call(operationId);
       if (result.applied) {
         answer = result.result;
         outcome = { type: 'OperationApplied', data: { operationId, oId, ...result.result, at: clock.now() } };

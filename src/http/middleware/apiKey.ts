@@ -10,6 +10,8 @@ import type { Clock } from '../../services/runtime.js';
 
 export interface AuthState {
   actor: Actor & { app: string };
+  /** The authenticated key, once requireValidKeyUnder has checked it. */
+  apiKey?: ApiKeyRecord;
 }
 
 /** The key presented in the `apiKey` header, if it exists, is enabled and has not expired. */
@@ -24,16 +26,16 @@ function authenticate(keys: ApiKeysReadModel, clock: Clock, presented: string): 
  * whatever its body (malformed, not JSON, too large) or its route. The route's own
  * requirePermission then checks the permission.
  */
-export function requireValidKeyUnder(prefix: string, keys: ApiKeysReadModel, clock: Clock): Middleware {
+export function requireValidKeyUnder(prefix: string, keys: ApiKeysReadModel, clock: Clock): Middleware<Partial<AuthState>> {
   return async (ctx, next) => {
-    if (ctx.path.startsWith(prefix)) authenticate(keys, clock, ctx.get('apikey'));
+    if (ctx.path.startsWith(prefix)) ctx.state.apiKey = authenticate(keys, clock, ctx.get('apikey'));
     await next();
   };
 }
 
 export function requirePermission(keys: ApiKeysReadModel, clock: Clock, permission: Permission): Middleware<AuthState> {
   return async (ctx, next) => {
-    const key = authenticate(keys, clock, ctx.get('apikey'));
+    const key = ctx.state.apiKey ?? authenticate(keys, clock, ctx.get('apikey'));
     if (!allows(key.permissions, permission)) throw new PermissionDeniedError();
     ctx.state.actor = { appId: key.appId, keyId: key.keyId, app: key.app };
     await next();

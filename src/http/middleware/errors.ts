@@ -1,6 +1,6 @@
 // The one place where errors become HTTP answers. Bodies follow the spec's error form,
 // `{code, message, data}`; nothing internal (stack, SQL, platform keys) ever reaches a client.
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import {
   AppError,
   ConcurrencyError,
@@ -13,6 +13,7 @@ import {
   PlatformRejectedError,
   PlatformTimeoutError,
   PlatformUnavailableError,
+  RateLimitedError,
   ValidationError,
 } from '../../domain/errors.js';
 import { invalid } from '../validation.js';
@@ -26,6 +27,7 @@ const STATUS = new Map<Function, number>([
   [ConcurrencyError, 409],
   [PayloadTooLargeError, 413],
   [IdempotencyKeyReusedError, 422],
+  [RateLimitedError, 429],
   [PlatformRejectedError, 422],
   [PlatformUnavailableError, 502],
   [PlatformTimeoutError, 504],
@@ -62,16 +64,29 @@ export function errorMiddleware(onUnexpected: (error: unknown, path: string) => 
         ctx.status = status;
       }
     } catch (thrown) {
-      const error = thrown instanceof AppError ? thrown : fromFramework(thrown);
-      if (!error) {
-        onUnexpected(thrown, ctx.path);
-        ctx.status = 500;
-        ctx.body = { code: 500, message: 'Internal error: the service could not complete the request', data: {} };
-        return;
-      }
-      const status = statusOf(error);
-      ctx.status = status;
-      ctx.body = { code: status, message: error.message, data: error.details };
+      renderError(ctx, thrown, onUnexpected);
     }
   };
+}
+
+/** Errors raised before anything was executed: a retry (even with the same idempotency key) is safe. */
+const BEFORE_EXECUTION = [ValidationError, InvalidApiKeyError, PermissionDeniedError, NotFoundError, PayloadTooLargeError, RateLimitedError];
+
+/**
+ * Writes the answer for an error onto ctx. Returns whether the request surely changed nothing,
+ * so that a retry is safe (the idempotency layer does not keep such answers).
+ */
+export function renderError(ctx: Context, thrown: unknown, onUnexpected: (error: unknown, path: string) => void): { retryable: boolean } {
+  const error = thrown instanceof AppError ? thrown : fromFramework(thrown);
+  if (!error) {
+    onUnexpected(thrown, ctx.path);
+    ctx.status = 500;
+    ctx.body = { code: 500, message: 'Internal error: the service could not complete the request', data: {} };
+    return { retryable: true };
+  }
+  const status = statusOf(error);
+  if (error instanceof RateLimitedError) ctx.set('Retry-After', String(error.retryAfterSeconds));
+  ctx.status = status;
+  ctx.body = { code: status, message: error.message, data: error.details };
+  return { retryable: BEFORE_EXECUTION.some((type) => error instanceof type) || (error instanceof PlatformUnavailableError && !error.sent) };
 }

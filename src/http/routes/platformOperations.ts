@@ -1,5 +1,6 @@
 // Spec §4.1–4.4: points, medals, items and liveness are the platform's; the service forwards
 // them and records each write with its outcome.
+import { createHash } from 'node:crypto';
 import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { ConflictError } from '../../domain/errors.js';
@@ -7,22 +8,35 @@ import type { ItemsEditRequested, MedalGiveRequested, MedalRemoveRequested, Poin
 import { beforeSending, type CallResult } from '../../services/platformOperations.js';
 import type { HttpDeps } from '../deps.js';
 import { requirePermission, type AuthState } from '../middleware/apiKey.js';
+import type { IdempotencyState } from '../middleware/idempotency.js';
 import { ItemsEditBody, ItemsQueryBody, MedalGiveBody, MedalRemoveBody, OIdParam, PointsEditBody } from '../schemas.js';
 import { parse } from '../validation.js';
 
 const applied = (message: string): CallResult => ({ applied: true, result: { message } });
 export const actorOf = (ctx: ParameterizedContext<AuthState>) => ({ appId: ctx.state.actor.appId, keyId: ctx.state.actor.keyId });
 
-export function platformOperationsRouter({ readModels, clock, userSync, operations, platform }: HttpDeps): Router<AuthState> {
-  const router = new Router<AuthState>({ prefix: '/adm' });
+/**
+ * The platform's own end-to-end idempotency id for a points edit: derived from the client's
+ * Idempotency-Key when it sent one (so its retries carry the same id), else the operation's id.
+ */
+function pointsRequestId(appId: string, operationId: string, idempotencyKey: string | undefined): string {
+  return idempotencyKey ? `${appId}:${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 40)}` : operationId;
+}
+
+export function platformOperationsRouter({ readModels, clock, userSync, operations, platform, pointsSource }: HttpDeps): Router<AuthState & IdempotencyState> {
+  const router = new Router<AuthState & IdempotencyState>({ prefix: '/adm' });
   const allow = requirePermission.bind(null, readModels.apiKeys, clock);
 
   router.post('/points/edit', allow('points:edit'), async (ctx) => {
     const { oId, point, memo } = parse(PointsEditBody, ctx.request.body);
     const target = await userSync.sync(oId);
-    const { message } = await operations.run<PointsEditRequested>('PointsEditRequested', actorOf(ctx), target, { point, memo }, async () =>
-      applied(await platform.editPoints({ userName: target.userName, point, memo })),
-    );
+    const { appId, app } = ctx.state.actor;
+    const { message } = await operations.run<PointsEditRequested>('PointsEditRequested', actorOf(ctx), target, { point, memo }, async (operationId) => {
+      const source = pointsSource
+        ? { appId, appName: app.slice(0, 40), scene: point > 0 ? ('point_issue' as const) : ('payment' as const), requestId: pointsRequestId(appId, operationId, ctx.state.idempotencyKey) }
+        : undefined;
+      return applied(await platform.editPoints({ userName: target.userName, point, memo, ...(source && { source }) }));
+    });
     ctx.body = { code: 0, msg: message };
   });
 

@@ -1,0 +1,27 @@
+// Per-key token bucket (off unless RATE_LIMIT_PER_SECOND is set). Runs after the key check, keyed
+// by the key's id. Each node keeps its own buckets: the limit is per node.
+import type { Middleware } from 'koa';
+import { RateLimitedError } from '../../domain/errors.js';
+import type { AuthState } from './apiKey.js';
+
+export interface RateLimit {
+  perSecond: number;
+  burst: number;
+}
+
+export function rateLimitByKey(limit: RateLimit, now: () => number = () => performance.now()): Middleware<Partial<AuthState>> {
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  return async (ctx, next) => {
+    const key = ctx.state.apiKey;
+    if (key) {
+      const t = now();
+      const bucket = buckets.get(key.keyId) ?? { tokens: limit.burst, at: t };
+      bucket.tokens = Math.min(limit.burst, bucket.tokens + ((t - bucket.at) / 1000) * limit.perSecond);
+      bucket.at = t;
+      buckets.set(key.keyId, bucket);
+      if (bucket.tokens < 1) throw new RateLimitedError(limit.perSecond, Math.ceil((1 - bucket.tokens) / limit.perSecond));
+      bucket.tokens -= 1;
+    }
+    await next();
+  };
+}

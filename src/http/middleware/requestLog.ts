@@ -1,0 +1,31 @@
+// One JSON log line and one metrics sample per request: request id, app, route, status, duration.
+// Runs outermost so it sees the final status. Never logs headers or bodies (keys, cookies).
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+import type { Logger } from '../../log.js';
+import type { Metrics } from '../../metrics.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function requestLog(log: Logger, metrics: Pick<Metrics, 'httpRequests' | 'httpDuration'>): Middleware {
+  return async (ctx, next) => {
+    const started = performance.now();
+    const incoming = ctx.get('x-request-id');
+    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    try {
+      await next();
+    } finally {
+      const durationMs = performance.now() - started;
+      // The route pattern, not the path, keeps the label set small (/adm/vip/:oId, not every oId).
+      const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
+      const route = typeof matched === 'string' ? matched : 'unmatched';
+      const labels = { method: ctx.method, route, status: String(ctx.status) };
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, durationMs / 1000);
+      const appId = (ctx.state as { actor?: { appId: string } }).actor?.appId;
+      log.info({ requestId, appId, ...labels, durationMs: Math.round(durationMs * 10) / 10 }, 'request');
+    }
+  };
+}

@@ -1,0 +1,39 @@
+import { idempotencyDecider, type IdempotencyState } from '../domain/idempotency.js';
+import type { IdempotencyEvent } from '../domain/events.js';
+import type { RecordedEvent } from '../store/port.js';
+import type { Projection } from './runner.js';
+
+export interface IdempotencyRecord {
+  state: IdempotencyState;
+  revision: number;
+}
+
+const SWEEP_EVERY = 1000;
+
+/** Idempotency keys by stream, with the stream revision needed to claim one. */
+export class IdempotencyReadModel implements Projection {
+  readonly name = 'idempotency';
+  private readonly byStream = new Map<string, IdempotencyRecord>();
+  private applied = 0;
+
+  constructor(private readonly now: () => string) {}
+
+  apply(event: RecordedEvent): void {
+    if (!event.streamName.startsWith('idempotency-')) return;
+    const current = this.byStream.get(event.streamName)?.state ?? idempotencyDecider.initialState();
+    this.byStream.set(event.streamName, { state: idempotencyDecider.evolve(current, event as unknown as IdempotencyEvent), revision: event.revision });
+    if (++this.applied % SWEEP_EVERY === 0) this.sweep();
+  }
+
+  get(stream: string): IdempotencyRecord | undefined {
+    return this.byStream.get(stream);
+  }
+
+  /** Expired keys only cost memory: forget them (their stream revision is re-read on reuse). */
+  private sweep(): void {
+    const now = this.now();
+    for (const [stream, { state }] of this.byStream) {
+      if (state.kind === 'completed' && state.expires <= now) this.byStream.delete(stream);
+    }
+  }
+}

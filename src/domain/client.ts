@@ -1,0 +1,69 @@
+// Realtime client lifecycle (spec §2.4, §3.1): a connection opens, its user may sign in, it
+// closes. Recorded in `client-<clientId>` so that every node knows which clients exist and who
+// is behind them, whichever node holds the connection.
+import type { Decider } from './decider.js';
+import { ConflictError } from './errors.js';
+import type { ClientEvent } from './events.js';
+
+/** A live session and its user. */
+export interface SessionBinding {
+  sessionId: string;
+  userId: string;
+  oId: string;
+}
+
+/** Who is behind a client. */
+export interface ClientBinding {
+  /** The session that bound the user (absent only in events from before sessions were recorded). */
+  sessionId?: string;
+  userId: string;
+  oId: string;
+}
+
+export type ClientState =
+  | { status: 'unknown' }
+  | { status: 'connected'; clientId: string; user: ClientBinding | undefined }
+  | { status: 'disconnected'; clientId: string };
+
+export type ConnectClient = { type: 'ConnectClient'; clientId: string; session: SessionBinding | undefined; at: string };
+export type SignInClient = { type: 'SignInClient'; clientId: string; user: ClientBinding; at: string };
+export type DisconnectClient = { type: 'DisconnectClient'; clientId: string; reason: 'closed' | 'logout' | 'shutdown'; at: string };
+export type ClientCommand = ConnectClient | SignInClient | DisconnectClient;
+
+export const clientDecider: Decider<ClientState, ClientCommand, ClientEvent> = {
+  initialState: () => ({ status: 'unknown' }),
+
+  decide(command, state) {
+    switch (command.type) {
+      case 'ConnectClient': {
+        if (state.status !== 'unknown') throw new ConflictError(`Client ${command.clientId} already exists`);
+        const { clientId, session, at } = command;
+        return [{ type: 'ClientConnected', data: session ? { clientId, session, at } : { clientId, at } }];
+      }
+      case 'SignInClient': {
+        // A connection that closed in the meantime has nobody to tell: the session still counts.
+        if (state.status !== 'connected') return [];
+        const { clientId, user, at } = command;
+        return [{ type: 'ClientSignedIn', data: { clientId, ...user, at } }];
+      }
+      case 'DisconnectClient': {
+        if (state.status !== 'connected') return [];
+        return [{ type: 'ClientDisconnected', data: { clientId: command.clientId, reason: command.reason, at: command.at } }];
+      }
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'ClientConnected':
+        return { status: 'connected', clientId: event.data.clientId, user: event.data.session };
+      case 'ClientSignedIn': {
+        if (state.status !== 'connected') return state;
+        const { sessionId, userId, oId } = event.data;
+        return { ...state, user: { sessionId, userId, oId } };
+      }
+      case 'ClientDisconnected':
+        return { status: 'disconnected', clientId: event.data.clientId };
+    }
+  },
+};

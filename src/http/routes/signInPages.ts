@@ -1,0 +1,96 @@
+// The small HTML pages of the sign-in flow (spec §4.8): opened in a popup or a tab, they say in
+// Chinese and English what happened and what to do next. No stack, no internal detail.
+import type { Context } from 'koa';
+import type { SignInRefusal } from '../../domain/login.js';
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+
+const STYLE =
+  'body{font-family:system-ui,-apple-system,"PingFang SC","Microsoft YaHei",sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem;' +
+  'text-align:center;color:#222}h1{font-size:1.4rem}p{line-height:1.6}button{font-size:1rem;padding:.5rem 1.5rem;margin-top:1rem;cursor:pointer}';
+
+function page(title: string, paragraphs: string[], withClose: boolean): string {
+  const body = paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('');
+  const close = withClose ? '<button type="button" onclick="window.close()">关闭窗口 / Close this window</button>' : '';
+  return (
+    `<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+    `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><h1>${escapeHtml(title)}</h1>${body}${close}</body></html>`
+  );
+}
+
+/** Headers every sign-in page carries: never cached, never leaking its URL (state, assertion). */
+function send(ctx: Context, status: number, html: string): void {
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; form-action 'none'");
+  ctx.body = html;
+}
+
+const START_AGAIN = '请回到应用中重新点击登录。 / Go back to the application and start the sign-in again.';
+
+const REFUSALS: Record<SignInRefusal, { status: number; title: string; text: string[] }> = {
+  'missing-client-id': {
+    status: 400,
+    title: '缺少 client_id / Missing client_id',
+    text: ['登录链接缺少 client_id 参数。 / The sign-in link has no client_id parameter.', '请从应用中打开登录页面。 / Open the sign-in page from the application, which adds its client_id.'],
+  },
+  'unknown-client': {
+    status: 404,
+    title: '连接不存在 / Connection not found',
+    text: ['没有与此 client_id 对应的在线连接，它可能已经断开。 / No open connection has this client_id; it may have been closed.', '请刷新应用页面后重新登录。 / Reload the application page, then sign in again.'],
+  },
+  'unknown-state': {
+    status: 400,
+    title: '登录链接无效 / Invalid sign-in link',
+    text: ['这个登录链接无法识别。 / This sign-in link is not recognised.', START_AGAIN],
+  },
+  'used-state': {
+    status: 409,
+    title: '登录链接已使用 / Sign-in link already used',
+    text: ['每个登录链接只能使用一次。 / Each sign-in link works only once.', START_AGAIN],
+  },
+  expired: {
+    status: 410,
+    title: '登录链接已过期 / Sign-in link expired',
+    text: ['登录链接的有效期已过，登录需要在打开登录页面后尽快完成。 / The link is no longer valid: a sign-in must be completed soon after the sign-in page opens.', START_AGAIN],
+  },
+  cancelled: {
+    status: 400,
+    title: '登录已取消 / Sign-in cancelled',
+    text: ['你在社区的授权页面上取消了登录，没有任何账号登录。 / The sign-in was cancelled on the community’s consent page; nobody was signed in.', START_AGAIN],
+  },
+  'invalid-assertion': {
+    status: 403,
+    title: '登录验证失败 / Sign-in could not be verified',
+    text: ['社区返回的登录信息未通过验证，没有任何账号登录。 / The community’s sign-in answer did not pass verification; nobody was signed in.', START_AGAIN],
+  },
+  'unknown-user': {
+    status: 403,
+    title: '账号不存在 / Account not found',
+    text: ['社区平台找不到这个账号。 / The community platform does not know this account.', START_AGAIN],
+  },
+  'platform-unavailable': {
+    status: 502,
+    title: '社区暂时无法访问 / Community unavailable',
+    text: ['暂时无法连接社区平台完成登录。 / The community platform could not be reached to finish the sign-in.', '请稍后重试。 / Please try again in a moment.'],
+  },
+};
+
+export function refusalPage(ctx: Context, reason: SignInRefusal): void {
+  const { status, title, text } = REFUSALS[reason];
+  send(ctx, status, page(title, text, true));
+}
+
+export function successPage(ctx: Context, nickname: string, clientBound: boolean): void {
+  const text = [`欢迎，${nickname}！ / Welcome, ${nickname}!`];
+  text.push(
+    clientBound
+      ? '你现在可以关闭这个窗口，回到应用。 / You can close this window and go back to the application.'
+      : '应用的连接已断开；重新连接后将自动登录。 / The application’s connection had closed; it will be signed in when it reconnects.',
+  );
+  send(ctx, 200, page('登录成功 / Signed in', text, true));
+}

@@ -1,0 +1,45 @@
+import type { ClientBinding } from '../domain/client.js';
+import type { RecordedEvent } from '../store/port.js';
+import { asDomain } from './recorded.js';
+import type { Projection } from './runner.js';
+
+export interface ConnectedClient {
+  clientId: string;
+  /** The user bound by a session cookie at connect time or by a later sign-in. */
+  user: ClientBinding | undefined;
+}
+
+/**
+ * Realtime clients that are connected right now, on any node, and who is behind each
+ * (`/adm/user/get`, the login page). Disconnected clients are dropped: the spec answers the
+ * same for "unknown" and "disconnected".
+ */
+export class ClientsReadModel implements Projection {
+  readonly name = 'clients';
+  private readonly connected = new Map<string, ConnectedClient>();
+
+  apply(recorded: RecordedEvent): void {
+    const event = asDomain(recorded);
+    switch (event.type) {
+      case 'ClientConnected':
+        this.connected.set(event.data.clientId, { clientId: event.data.clientId, user: event.data.session });
+        break;
+      case 'ClientSignedIn': {
+        const client = this.connected.get(event.data.clientId);
+        if (client) client.user = { ...(event.data.sessionId !== undefined && { sessionId: event.data.sessionId }), userId: event.data.userId, oId: event.data.oId };
+        break;
+      }
+      case 'ClientDisconnected':
+        this.connected.delete(event.data.clientId);
+        break;
+    }
+  }
+
+  get(clientId: string): ConnectedClient | undefined {
+    return this.connected.get(clientId);
+  }
+
+  get size(): number {
+    return this.connected.size;
+  }
+}

@@ -1,0 +1,31 @@
+import type { RecordedEvent } from '../store/port.js';
+import { asDomain } from './recorded.js';
+import type { Projection } from './runner.js';
+
+export interface SessionRecord {
+  sessionId: string;
+  userId: string;
+  oId: string;
+  /** ISO instant after which the session no longer counts. */
+  expires: string;
+}
+
+/** Sessions that have not been ended (expiry is checked by the reader against its clock). */
+export class SessionsReadModel implements Projection {
+  readonly name = 'sessions';
+  private readonly active = new Map<string, SessionRecord>();
+
+  apply(recorded: RecordedEvent): void {
+    const event = asDomain(recorded);
+    if (event.type === 'SessionStarted') {
+      const { sessionId, userId, oId, expires } = event.data;
+      this.active.set(sessionId, { sessionId, userId, oId, expires });
+    } else if (event.type === 'SessionEnded') {
+      this.active.delete(event.data.sessionId);
+    }
+  }
+
+  get(sessionId: string): SessionRecord | undefined {
+    return this.active.get(sessionId);
+  }
+}

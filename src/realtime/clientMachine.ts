@@ -1,0 +1,109 @@
+// One realtime client (spec §3.1, design.md §4): `anonymous` —SIGNED_IN→ `signedIn` —CLOSE→
+// `closed`, or `anonymous` —CLOSE→ `closed`; a connection opened with a live session starts in
+// `signedIn`. Every frame the connection sends is emitted by a transition of this machine
+// (declared in `types.emitted`); the hub pipes the emitted frames into the connection's subject,
+// and nothing else writes to the socket.
+//
+// Frame ids are global log positions, so a browser's Last-Event-ID always names a position.
+// `lastId` is the highest id sent; a message at or below it was already sent (or replayed)
+// and is dropped, which is what keeps a reconnect free of duplicates.
+import { assign, emit, setup } from 'xstate';
+import type { SpecUser } from './specUser.js';
+
+export type Frame =
+  | { type: 'PB_CONNECT'; id: number; data: { client_id: string; login_status: boolean; user?: SpecUser } }
+  | { type: 'login'; id: number; data: { action: 'login'; user: SpecUser } }
+  | { type: 'message'; id: number; data: { app_id: string; name: string; data: Record<string, unknown> } }
+  | { type: 'heartbeat' };
+
+export type ClientMachineEvent =
+  | { type: 'SIGNED_IN'; user: SpecUser; sessionId: string | undefined; position: number }
+  | { type: 'MESSAGE'; position: number; appId: string; name: string; data: Record<string, unknown> }
+  | { type: 'HEARTBEAT' }
+  | { type: 'CLOSE' };
+
+export interface ClientMachineInput {
+  clientId: string;
+  /** Id of the PB_CONNECT frame. */
+  position: number;
+  /** Present when the request carried a live session: the client starts signed in. */
+  session?: { user: SpecUser; sessionId: string };
+}
+
+export interface ClientContext {
+  clientId: string;
+  user: SpecUser | undefined;
+  sessionId: string | undefined;
+  lastId: number;
+}
+
+export const clientMachine = setup({
+  types: {
+    context: {} as ClientContext,
+    input: {} as ClientMachineInput,
+    events: {} as ClientMachineEvent,
+    emitted: {} as Frame,
+  },
+  guards: {
+    startsSignedIn: ({ context }) => context.user !== undefined,
+    isUnseen: ({ context, event }) => event.type === 'MESSAGE' && event.position > context.lastId,
+  },
+  actions: {
+    emitConnect: emit(({ context }): Frame => ({
+      type: 'PB_CONNECT',
+      id: context.lastId,
+      data: context.user
+        ? { client_id: context.clientId, login_status: true, user: context.user }
+        : { client_id: context.clientId, login_status: false },
+    })),
+    bindUser: assign(({ context, event }) => {
+      if (event.type !== 'SIGNED_IN') return {};
+      // The login frame never moves the id backwards (a callback served by a node that is behind).
+      return { user: event.user, sessionId: event.sessionId, lastId: Math.max(context.lastId, event.position) };
+    }),
+    emitLogin: emit(({ context }): Frame => ({ type: 'login', id: context.lastId, data: { action: 'login', user: context.user! } })),
+    emitMessage: emit(({ event }): Frame => {
+      if (event.type !== 'MESSAGE') throw new Error(`emitMessage on ${event.type}`);
+      return { type: 'message', id: event.position, data: { app_id: event.appId, name: event.name, data: event.data } };
+    }),
+    recordMessage: assign(({ event }) => (event.type === 'MESSAGE' ? { lastId: event.position } : {})),
+    emitHeartbeat: emit({ type: 'heartbeat' } as Frame),
+  },
+}).createMachine({
+  id: 'realtimeClient',
+  context: ({ input }) => ({
+    clientId: input.clientId,
+    user: input.session?.user,
+    sessionId: input.session?.sessionId,
+    lastId: input.position,
+  }),
+  // Transient: picks the first real state from the input and sends PB_CONNECT on the way.
+  initial: 'connecting',
+  states: {
+    connecting: {
+      always: [
+        { guard: 'startsSignedIn', target: 'signedIn', actions: 'emitConnect' },
+        { target: 'anonymous', actions: 'emitConnect' },
+      ],
+    },
+    anonymous: {
+      on: {
+        SIGNED_IN: { target: 'signedIn', actions: ['bindUser', 'emitLogin'] },
+        HEARTBEAT: { actions: 'emitHeartbeat' },
+        CLOSE: 'closed',
+      },
+    },
+    signedIn: {
+      on: {
+        // Signing in again on the same connection (another account): the last sign-in wins.
+        SIGNED_IN: { actions: ['bindUser', 'emitLogin'] },
+        MESSAGE: { guard: 'isUnseen', actions: ['recordMessage', 'emitMessage'] },
+        HEARTBEAT: { actions: 'emitHeartbeat' },
+        CLOSE: 'closed',
+      },
+    },
+    closed: { type: 'final' },
+  },
+});
+
+export type ClientMachine = typeof clientMachine;

@@ -1,0 +1,17 @@
+import type { Clients } from './clients.js';
+import type { RealtimeHub } from './hub.js';
+import type { SessionCookies, Sessions } from './sessions.js';
+import type { SignIn } from './signIn.js';
+
+/** What the realtime and sign-in routes use, built by the composition root. */
+export interface RealtimeDeps {
+  hub: RealtimeHub;
+  clients: Clients;
+  sessions: Sessions;
+  cookies: SessionCookies;
+  signIn: SignIn;
+  /** Path segment of the login page: `/<communityName>/login`. */
+  communityName: string;
+  /** Origins allowed to open the stream and log out with credentials (CORS_ORIGINS). */
+  corsOrigins: readonly string[];
+}

@@ -1,0 +1,250 @@
+// The registry of this node's realtime clients (design.md §4). Each connection is one XState
+// actor; the hub feeds actors from the store's subscription (runner.applied$) — pushes,
+// sign-ins and logouts reach a connection whichever node accepted them — and from one shared
+// heartbeat tick. An actor's emitted frames go into the connection's RxJS subject, which the
+// HTTP response drains.
+import { randomBytes } from 'node:crypto';
+import { Subject, type Observer, type Subscription } from 'rxjs';
+import { createActor, type Actor } from 'xstate';
+import { clientDecider, type DisconnectClient, type SessionBinding } from '../domain/client.js';
+import { streams } from '../domain/events.js';
+import type { Logger } from '../log.js';
+import { asDomain } from '../projections/recorded.js';
+import { recipientsOf, type RecentMessagesReadModel } from '../projections/recentMessages.js';
+import type { ProjectionRunner } from '../projections/runner.js';
+import type { UserRecord, UsersReadModel } from '../projections/users.js';
+import type { Clock } from '../services/runtime.js';
+import type { EventStore, RecordedEvent } from '../store/port.js';
+import { clientMachine, type ClientMachine, type Frame } from './clientMachine.js';
+import { toSpecUser } from './specUser.js';
+
+/** 24 CSPRNG bytes in base64url: 32 url-safe characters. */
+export function newClientId(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+export interface OpenRequest {
+  /** The live session the request carried, and its user: the client starts signed in. */
+  session?: { binding: SessionBinding; user: UserRecord };
+  /** The browser's Last-Event-ID: with a session, the user's messages after it are replayed. */
+  lastEventId?: number;
+}
+
+export interface ClientHandle {
+  readonly clientId: string;
+  /**
+   * Subscribes the observer to the client's frames, then starts the actor (PB_CONNECT first,
+   * then any replayed messages). Call it in the same tick as open() resolved, so that no event
+   * applied in between is missed.
+   */
+  start(observer: Partial<Observer<Frame>>): void;
+  /** The request closed: the actor reaches `closed`, the client is gone. Idempotent. */
+  close(): void;
+}
+
+export class HubClosedError extends Error {
+  constructor() {
+    super('The realtime hub is shutting down');
+  }
+}
+
+interface Connection {
+  clientId: string;
+  actor: Actor<ClientMachine>;
+  frames: Subject<Frame>;
+  userId: string | undefined;
+  sessionId: string | undefined;
+  replayAfter: number | undefined;
+  started: boolean;
+  closed: boolean;
+}
+
+export interface RealtimeHubDeps {
+  store: EventStore;
+  runner: ProjectionRunner;
+  users: UsersReadModel;
+  recentMessages: RecentMessagesReadModel;
+  clock: Clock;
+  log: Logger;
+  heartbeatMs: number;
+}
+
+export class RealtimeHub {
+  private readonly connections = new Map<string, Connection>();
+  private readonly byUser = new Map<string, Set<Connection>>();
+  private readonly bySession = new Map<string, Set<Connection>>();
+  /** Appends in flight (connects and disconnects): stop() waits for them before the store closes. */
+  private readonly pending = new Set<Promise<unknown>>();
+  private subscription: Subscription | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private stopping = false;
+
+  constructor(private readonly deps: RealtimeHubDeps) {}
+
+  /** Number of open connections on this node. */
+  get size(): number {
+    return this.connections.size;
+  }
+
+  start(): void {
+    this.subscription = this.deps.runner.applied$.subscribe({
+      next: (event) => this.route(event),
+      error: (error: unknown) => this.deps.log.error({ err: error }, 'realtime hub lost the store subscription'),
+    });
+    // One timer for every connection: a heartbeat is an event each actor turns into a frame.
+    this.heartbeat = setInterval(() => {
+      for (const connection of this.connections.values()) connection.actor.send({ type: 'HEARTBEAT' });
+    }, this.deps.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  /** Records the new client in the store, then hands back the connection to start. */
+  async open(request: OpenRequest): Promise<ClientHandle> {
+    if (this.stopping) throw new HubClosedError();
+    const { store, runner, clock } = this.deps;
+    const clientId = newClientId();
+    const events = clientDecider.decide(
+      { type: 'ConnectClient', clientId, session: request.session?.binding, at: clock.now() },
+      clientDecider.initialState(),
+    );
+    // Durable before the browser learns its id: a login page served by any node finds it.
+    await this.track(store.append(streams.client(clientId), events, { expectedRevision: 'no_stream' }));
+
+    const { session, lastEventId } = request;
+    const replayAfter = session && lastEventId !== undefined ? lastEventId : undefined;
+    // Events up to runner.position reached the read models already; later ones come live.
+    const position = replayAfter ?? Math.max(runner.position, lastEventId ?? 0);
+    const actor = createActor(clientMachine, {
+      input: { clientId, position, ...(session && { session: { user: toSpecUser(session.user), sessionId: session.binding.sessionId } }) },
+    });
+    const connection: Connection = {
+      clientId,
+      actor,
+      frames: new Subject<Frame>(),
+      userId: session?.binding.userId,
+      sessionId: session?.binding.sessionId,
+      replayAfter,
+      started: false,
+      closed: false,
+    };
+    if (this.stopping) {
+      this.close(connection, 'shutdown');
+      throw new HubClosedError();
+    }
+    return {
+      clientId,
+      start: (observer) => this.startConnection(connection, observer),
+      close: () => this.close(connection, 'closed'),
+    };
+  }
+
+  /** Ends every stream cleanly and waits for the disconnects to be recorded. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.heartbeat);
+    this.subscription?.unsubscribe();
+    for (const connection of [...this.connections.values()]) this.close(connection, 'shutdown');
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  private startConnection(connection: Connection, observer: Partial<Observer<Frame>>): void {
+    if (connection.started || connection.closed) return;
+    connection.started = true;
+    connection.frames.subscribe(observer);
+    const { actor, frames } = connection;
+    actor.on('*', (frame) => frames.next(frame));
+    actor.subscribe({ complete: () => frames.complete(), error: (error) => frames.error(error) });
+    actor.start();
+    this.connections.set(connection.clientId, connection);
+    this.index(connection);
+    if (connection.replayAfter !== undefined && connection.userId !== undefined) {
+      for (const message of this.deps.recentMessages.forUserAfter(connection.userId, connection.replayAfter)) {
+        actor.send({ type: 'MESSAGE', position: message.position, appId: message.appId, name: message.name, data: message.data });
+      }
+    }
+  }
+
+  private close(connection: Connection, reason: DisconnectClient['reason']): void {
+    if (connection.closed) return;
+    connection.closed = true;
+    this.unindex(connection);
+    this.connections.delete(connection.clientId);
+    if (connection.started) connection.actor.send({ type: 'CLOSE' });
+    else connection.frames.complete();
+    const { clientId } = connection;
+    const events = clientDecider.decide({ type: 'DisconnectClient', clientId, reason, at: this.deps.clock.now() }, { status: 'connected', clientId, user: undefined });
+    this.track(this.deps.store.append(streams.client(clientId), events)).catch((error: unknown) =>
+      this.deps.log.error({ err: error, clientId }, 'could not record a client disconnect'),
+    );
+  }
+
+  private route(recorded: RecordedEvent): void {
+    const event = asDomain(recorded);
+    switch (event.type) {
+      case 'MessagePushed': {
+        const { appId, name, data } = event.data;
+        for (const userId of recipientsOf(event.data, this.deps.users)) {
+          const connections = this.byUser.get(userId);
+          if (!connections) continue;
+          for (const connection of connections) {
+            connection.actor.send({ type: 'MESSAGE', position: recorded.position, appId, name, data });
+          }
+        }
+        break;
+      }
+      case 'ClientSignedIn': {
+        const connection = this.connections.get(event.data.clientId);
+        if (!connection) return; // held by another node, or gone
+        const user = this.deps.users.byUserId(event.data.userId);
+        if (!user) {
+          this.deps.log.warn({ clientId: connection.clientId, userId: event.data.userId }, 'sign-in for a user the read model does not know');
+          return;
+        }
+        this.unindex(connection);
+        connection.userId = event.data.userId;
+        connection.sessionId = event.data.sessionId;
+        this.index(connection);
+        connection.actor.send({ type: 'SIGNED_IN', user: toSpecUser(user), sessionId: event.data.sessionId, position: recorded.position });
+        break;
+      }
+      case 'SessionEnded': {
+        // Logged out (on any node): its connections close; the browser reconnects signed out.
+        const connections = this.bySession.get(event.data.sessionId);
+        if (connections) for (const connection of [...connections]) this.close(connection, 'logout');
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  private index(connection: Connection): void {
+    if (connection.userId !== undefined) addTo(this.byUser, connection.userId, connection);
+    if (connection.sessionId !== undefined) addTo(this.bySession, connection.sessionId, connection);
+  }
+
+  private unindex(connection: Connection): void {
+    if (connection.userId !== undefined) removeFrom(this.byUser, connection.userId, connection);
+    if (connection.sessionId !== undefined) removeFrom(this.bySession, connection.sessionId, connection);
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.pending.add(promise);
+    const done = () => this.pending.delete(promise);
+    promise.then(done, done);
+    return promise;
+  }
+}
+
+function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  let set = map.get(key);
+  if (!set) map.set(key, (set = new Set()));
+  set.add(value);
+}
+
+function removeFrom<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
+  const set = map.get(key);
+  if (!set) return;
+  set.delete(value);
+  if (set.size === 0) map.delete(key);
+}

@@ -1,0 +1,44 @@
+// The user object of the connection and login events (spec §2.1). The platform gives no email
+// and no verification flag; docs/decisions.md records the values chosen for those fields.
+import { toSpecTimestamp } from '../domain/time.js';
+import type { UserRecord } from '../projections/users.js';
+
+export interface SpecUser {
+  id: string;
+  oId: string;
+  name: string;
+  nickname: string;
+  avatar: string;
+  email: string;
+  emailVisibility: boolean;
+  verified: boolean;
+  collectionId: string;
+  collectionName: string;
+  created: string;
+  updated: string;
+}
+
+/** PocketBase's id and name of its built-in users collection, which the replaced service used. */
+export const USERS_COLLECTION = { collectionId: '_pb_users_auth_', collectionName: 'users' } as const;
+
+export function toSpecUser(user: UserRecord): SpecUser {
+  return {
+    id: user.id,
+    oId: user.oId,
+    name: user.name,
+    nickname: user.nickname,
+    avatar: user.avatar,
+    email: '',
+    emailVisibility: false,
+    // The platform vouched for the account through OpenID: it is verified.
+    verified: true,
+    ...USERS_COLLECTION,
+    created: toSpecTimestamp(user.created),
+    updated: toSpecTimestamp(user.updated),
+  };
+}
+
+/** The `/adm/user/get` form: only these four fields (spec §4.9). */
+export function toLookupUser(user: UserRecord): { avatar: string; name: string; nickname: string; oId: string } {
+  return { avatar: user.avatar, name: user.name, nickname: user.nickname, oId: user.oId };
+}

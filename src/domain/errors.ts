@@ -86,3 +86,35 @@ export class ConcurrencyError extends AppError {
     super(`Stream ${streamName} was changed concurrently (expected revision ${expected}, found ${actual})`);
   }
 }
+
+const raisedBeforeAnyChange = new WeakSet<Error>();
+
+/**
+ * Marks a failure that happened before the request changed anything (e.g. a lookup that
+ * precedes a write), whatever its kind: a timeout there is a 504 all the same, but a retry is safe.
+ */
+export function beforeAnyChange<T>(call: Promise<T>): Promise<T> {
+  return call.catch((error: unknown) => {
+    if (error instanceof Error) raisedBeforeAnyChange.add(error);
+    throw error;
+  });
+}
+
+/**
+ * Whether a request that failed with this error surely changed nothing: rejected before it ran
+ * (bad input, bad key, unknown user, rate limit), refused before anything reached the platform,
+ * or failed in a step marked with beforeAnyChange.
+ */
+export function changedNothing(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  return (
+    raisedBeforeAnyChange.has(error) ||
+    error instanceof ValidationError ||
+    error instanceof InvalidApiKeyError ||
+    error instanceof PermissionDeniedError ||
+    error instanceof NotFoundError ||
+    error instanceof PayloadTooLargeError ||
+    error instanceof RateLimitedError ||
+    (error instanceof PlatformUnavailableError && !error.sent)
+  );
+}

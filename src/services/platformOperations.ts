@@ -1,7 +1,7 @@
 // Operations the platform owns (points, medals, items). Each attempt is recorded before the
 // platform is called (…Requested) and its outcome after (Applied / Rejected / Failed /
 // OutcomeUnknown), so an auditor sees every attempt, including the ones that went wrong.
-import { ConflictError, PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
+import { changedNothing, ConflictError, PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
 import { streams, type Actor, type OperationOutcome, type OperationRequested } from '../domain/events.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
@@ -12,21 +12,6 @@ type OutcomeData = { message: string; bag?: Record<string, number> };
 
 /** What the platform call reports: applied, or an answer that means it did nothing. */
 export type CallResult = { applied: true; result: OutcomeData } | { applied: false; conflict: string };
-
-/** Failures of calls made before the operation itself was sent (e.g. a read it depends on). */
-const failedBeforeSending = new WeakSet<object>();
-
-/**
- * Wraps a platform call an operation makes before sending the operation itself: if it fails, the
- * operation surely did not happen (OperationFailed), whatever the failure; the error, and so the
- * HTTP answer, is unchanged.
- */
-export function beforeSending<T>(call: Promise<T>): Promise<T> {
-  return call.catch((error: unknown) => {
-    if (typeof error === 'object' && error !== null) failedBeforeSending.add(error);
-    throw error;
-  });
-}
 
 export class PlatformOperations {
   constructor(private readonly deps: { store: EventStore; runner: ProjectionRunner; clock: Clock }) {}
@@ -79,10 +64,8 @@ function describeFailure(operationId: string, oId: string, error: Error, at: str
   if (error instanceof PlatformRejectedError) {
     return { type: 'OperationRejected', data: { operationId, oId, message: error.platformMessage, at } };
   }
-  if ((error instanceof PlatformUnavailableError && !error.sent) || failedBeforeSending.has(error)) {
-    return { type: 'OperationFailed', data: { operationId, oId, reason: error.message, at } };
-  }
-  if (error instanceof ConflictError) {
+  // Our own refusal (a deduction the user cannot afford) also happens before sending.
+  if (changedNothing(error) || error instanceof ConflictError) {
     return { type: 'OperationFailed', data: { operationId, oId, reason: error.message, at } };
   }
   // Sent and then a timeout, an HTTP error or an answer we could not read: it may have happened.

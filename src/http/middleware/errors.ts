@@ -3,6 +3,7 @@
 import type { Context, Middleware } from 'koa';
 import {
   AppError,
+  changedNothing,
   ConcurrencyError,
   ConflictError,
   IdempotencyKeyReusedError,
@@ -69,9 +70,6 @@ export function errorMiddleware(onUnexpected: (error: unknown, path: string) => 
   };
 }
 
-/** Errors raised before anything was executed: a retry (even with the same idempotency key) is safe. */
-const BEFORE_EXECUTION = [ValidationError, InvalidApiKeyError, PermissionDeniedError, NotFoundError, PayloadTooLargeError, RateLimitedError];
-
 /**
  * Writes the answer for an error onto ctx. Returns whether the request surely changed nothing,
  * so that a retry is safe (the idempotency layer does not keep such answers).
@@ -88,5 +86,5 @@ export function renderError(ctx: Context, thrown: unknown, onUnexpected: (error:
   if (error instanceof RateLimitedError) ctx.set('Retry-After', String(error.retryAfterSeconds));
   ctx.status = status;
   ctx.body = { code: status, message: error.message, data: error.details };
-  return { retryable: BEFORE_EXECUTION.some((type) => error instanceof type) || (error instanceof PlatformUnavailableError && !error.sent) };
+  return { retryable: changedNothing(error) };
 }

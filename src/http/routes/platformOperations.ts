@@ -3,9 +3,9 @@
 import { createHash } from 'node:crypto';
 import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
-import { ConflictError } from '../../domain/errors.js';
+import { beforeAnyChange, ConflictError } from '../../domain/errors.js';
 import type { ItemsEditRequested, MedalGiveRequested, MedalRemoveRequested, PointsEditRequested } from '../../domain/events.js';
-import { beforeSending, type CallResult } from '../../services/platformOperations.js';
+import type { CallResult } from '../../services/platformOperations.js';
 import type { HttpDeps } from '../deps.js';
 import { requirePermission, type AuthState } from '../middleware/apiKey.js';
 import type { IdempotencyState } from '../middleware/idempotency.js';
@@ -70,7 +70,7 @@ export function platformOperationsRouter({ readModels, clock, userSync, operatio
     const { message } = await operations.run<ItemsEditRequested>('ItemsEditRequested', actorOf(ctx), target, { item, sum }, async () => {
       // The platform ignores a deduction below zero and still reports success: look first,
       // and compare the bag it returns, so the caller never gets a false success.
-      const before = sum < 0 ? ((await beforeSending(platform.queryItems(target.userName)))[item] ?? 0) : undefined;
+      const before = sum < 0 ? ((await beforeAnyChange(platform.queryItems(target.userName)))[item] ?? 0) : undefined;
       if (before !== undefined && before + sum < 0) {
         throw new ConflictError(`sum: user ${oId} has ${before} of ${item}, cannot deduct ${-sum}`);
       }

@@ -1,0 +1,115 @@
+// Issue 4, "Running it": the service as an operator runs it — a child process started like
+// `npm start`, JSON logs on stdout, and SIGTERM.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createSimulator, SIMULATOR_KEY } from '../../src/community/simulator.js';
+import { ALICE, defaultUsers } from '../support/harness.js';
+
+interface Running {
+  child: ChildProcess;
+  url: string;
+  lines: () => Array<Record<string, unknown>>;
+  stdout: () => string;
+  exited: Promise<{ code: number | null; at: number }>;
+}
+
+async function startProcess(env: Record<string, string>): Promise<Running> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<{ code: number | null; at: number }>((resolve) => child.on('exit', (code) => resolve({ code, at: Date.now() })));
+  const lines = () =>
+    out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const deadline = Date.now() + 20_000;
+  while (!lines().some((l) => l.msg === 'listening')) {
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`service did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const url = lines().find((l) => l.msg === 'listening')!.url as string;
+  return { child, url, lines, stdout: () => out, exited };
+}
+
+function createKey(dataDir: string): string {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'keys', 'create', '--app', 'Game One', '--permissions', '*', '--json'], {
+    env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+    encoding: 'utf8',
+  });
+  assert.is(result.status, 0, result.stderr);
+  return JSON.parse(result.stdout).key;
+}
+
+async function withService(run: (ctx: { service: Running; key: string; sim: ReturnType<typeof createSimulator> }) => Promise<void>) {
+  const dataDir = await mkdtemp(join(tmpdir(), 'community-bridge-process-'));
+  const sim = createSimulator({ users: defaultUsers() });
+  const platform = await sim.listen();
+  const key = createKey(dataDir);
+  const service = await startProcess({ DATA_DIR: dataDir, COMMUNITY_URL: platform.url, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'info' });
+  try {
+    await run({ service, key, sim });
+  } finally {
+    service.child.kill('SIGKILL');
+    await platform.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+test('each request is one JSON log line with request id, app, route, status and duration, and no secret', () =>
+  withService(async ({ service, key }) => {
+    const res = await fetch(`${service.url}/adm/points/edit`, {
+      method: 'POST',
+      headers: { apiKey: key, 'content-type': 'application/json', 'x-request-id': 'trace-123', cookie: 'cb_session=not-a-real-session' },
+      body: JSON.stringify({ oId: ALICE.oId, point: 3, memo: 'logged' }),
+    });
+    assert.is(res.status, 200);
+    assert.is(res.headers.get('x-request-id'), 'trace-123');
+    const generated = await fetch(`${service.url}/healthz`);
+    assert.match(generated.headers.get('x-request-id')!, /^[0-9a-f-]{36}$/);
+    await new Promise((r) => setTimeout(r, 100));
+
+    const entry = service.lines().find((l) => l.msg === 'request' && l.requestId === 'trace-123');
+    assert.ok(entry, service.stdout());
+    assert.is(entry!.appId, 'game-one');
+    assert.is(entry!.method, 'POST');
+    assert.is(entry!.route, '/adm/points/edit');
+    assert.is(entry!.status, '200');
+    assert.type(entry!.durationMs, 'number');
+    const everything = service.stdout();
+    assert.not.ok(everything.includes(key), 'the API key never reaches a log');
+    assert.not.ok(everything.includes('not-a-real-session'), 'nor a session cookie');
+    assert.not.ok(everything.includes(SIMULATOR_KEY), 'nor the gold-finger key');
+  }));
+
+test('SIGTERM: in-flight requests finish, new connections are refused, the process exits 0 within 10 s', () =>
+  withService(async ({ service, key, sim }) => {
+    sim.state.setDelay(700);
+    const inFlight = fetch(`${service.url}/adm/points/edit`, {
+      method: 'POST',
+      headers: { apiKey: key, 'content-type': 'application/json' },
+      body: JSON.stringify({ oId: ALICE.oId, point: 1, memo: 'in flight at shutdown' }),
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    const signalled = Date.now();
+    service.child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 100));
+    const refused = await fetch(`${service.url}/healthz`).then(
+      () => false,
+      () => true,
+    );
+    assert.ok(refused, 'no new connections after SIGTERM');
+    const answer = await inFlight;
+    assert.is(answer.status, 200, 'the in-flight request completed');
+    const { code, at } = await service.exited;
+    assert.is(code, 0);
+    assert.ok(at - signalled < 10_000, `exited after ${at - signalled} ms`);
+    assert.is(sim.state.user(ALICE.oId)!.points, 101);
+  }));
+
+test.run();

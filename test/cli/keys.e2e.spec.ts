@@ -1,0 +1,206 @@
+// design.md §5 and issue 2 "API keys": the operator CLI, run as a child process exactly as an
+// operator would, on the store a service uses. `--json` prints exactly one JSON document; the
+// clear key is shown once and only its hash is stored; a key disabled by the CLI stops working
+// on a running service within a second or two.
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ALICE, startHarness, type Harness } from '../support/harness.js';
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+const root = new URL('../..', import.meta.url).pathname;
+
+function cli(dataDir: string, ...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', ...args],
+      { cwd: root, env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' }, timeout: 30_000 },
+      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+function json(run: Run): any {
+  assert.is(run.code, 0, `exit ${run.code}: ${run.stderr}`);
+  const lines = run.stdout.split('\n').filter((l) => l.trim());
+  assert.is(lines.length, 1, `exactly one JSON document on stdout:\n${run.stdout}`);
+  return JSON.parse(lines[0]!);
+}
+
+async function storeBytes(dataDir: string): Promise<Buffer> {
+  const files = await readdir(dataDir);
+  return Buffer.concat(await Promise.all(files.map((f) => readFile(join(dataDir, f)))));
+}
+
+// ---------------------------------------------------------------------------------------------
+const offline = suite<{ dir: string }>('keys CLI on a store no service runs on');
+
+offline.before(async (context) => {
+  context.dir = await mkdtemp(join(tmpdir(), 'community-bridge-cli-'));
+});
+offline.after(async ({ dir }) => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+offline('keys create --json prints exactly one document {id,key,appId,app,permissions,expires}; only the hash is stored', async ({ dir }) => {
+  const created = json(await cli(dir, 'keys', 'create', '--app', 'Game One', '--permissions', 'points:edit,vip:read', '--json'));
+  assert.equal(Object.keys(created), ['id', 'key', 'appId', 'app', 'permissions', 'expires']);
+  assert.match(created.id, /^[a-z0-9]{15}$/);
+  assert.match(created.key, /^cbk_[A-Za-z0-9_-]{27,}$/);
+  assert.is(created.appId, 'game-one');
+  assert.is(created.app, 'Game One');
+  assert.equal(created.permissions, ['points:edit', 'vip:read']);
+  assert.is(created.expires, null);
+
+  // The clear key is not in the store (database, WAL or shared memory file), only its SHA-256 hash.
+  const bytes = await storeBytes(dir);
+  assert.ok(bytes.length > 0);
+  assert.not.ok(bytes.includes(created.key), 'the clear key is stored');
+  assert.not.ok(bytes.includes(created.key.slice(4)), 'the key without its prefix is stored');
+  assert.ok(bytes.includes(createHash('sha256').update(created.key).digest('hex')), 'the hash is stored');
+});
+
+offline('--expires takes "YYYY-MM-DD HH:MM:SS" (UTC) and answers it in the spec timestamp form', async ({ dir }) => {
+  const created = json(await cli(dir, 'keys', 'create', '--app', 'Expiring', '--permissions', '*', '--expires', '2099-02-03 04:05:06', '--json'));
+  assert.is(created.expires, '2099-02-03 04:05:06.000Z');
+});
+
+offline('human output: create shows the key once with a warning; list is a table', async ({ dir }) => {
+  const created = await cli(dir, 'keys', 'create', '--app', 'Human', '--permissions', 'message:push');
+  assert.is(created.code, 0, created.stderr);
+  const key = /\b(cbk_\S+)/.exec(created.stdout)?.[1];
+  assert.ok(key, created.stdout);
+  assert.match(created.stdout, /only time the key is shown/);
+  assert.match(created.stdout, /app id human/);
+  const list = await cli(dir, 'keys', 'list');
+  assert.is(list.code, 0, list.stderr);
+  assert.match(list.stdout, /^ID\s+APP\s+APP ID\s+STATUS\s+EXPIRES\s+PERMISSIONS/);
+  assert.match(list.stdout, /Human\s+human\s+enabled\s+never\s+message:push/);
+  assert.not.match(list.stdout, /cbk_/);
+});
+
+offline('an unknown permission exits non-zero with a message naming it, and creates nothing', async ({ dir }) => {
+  const run = await cli(dir, 'keys', 'create', '--app', 'Bad', '--permissions', 'points:edit,points:steal', '--json');
+  assert.is.not(run.code, 0);
+  assert.match(run.stderr, /points:steal/);
+  assert.is(run.stdout, '');
+});
+
+offline('a bad --expires exits non-zero: impossible, wrong shape or in the past', async ({ dir }) => {
+  const expiries = ['2025-02-30 00:00:00', '2099-01-01', 'tomorrow', '2000-01-01 00:00:00'];
+  const runs = await Promise.all(expiries.map((expires) => cli(dir, 'keys', 'create', '--app', 'Bad', '--permissions', '*', '--expires', expires)));
+  for (const [i, run] of runs.entries()) {
+    const expires = expiries[i];
+    assert.is.not(run.code, 0, expires);
+    assert.match(run.stderr, /--expires/, expires);
+    assert.is(run.stdout, '', expires);
+  }
+});
+
+offline('missing --app or --permissions exits non-zero naming the option', async ({ dir }) => {
+  const [noApp, noPermissions] = await Promise.all([cli(dir, 'keys', 'create', '--permissions', '*'), cli(dir, 'keys', 'create', '--app', 'X')]);
+  assert.is.not(noApp.code, 0);
+  assert.match(noApp.stderr, /--app/);
+  assert.is.not(noPermissions.code, 0);
+  assert.match(noPermissions.stderr, /--permissions/);
+});
+
+offline('an unknown action or command exits non-zero with usage', async ({ dir }) => {
+  const [action, command] = await Promise.all([cli(dir, 'keys', 'rotate'), cli(dir, 'frobnicate')]);
+  assert.is.not(action.code, 0);
+  assert.match(action.stderr, /rotate/);
+  assert.is.not(command.code, 0);
+  assert.match(command.stderr, /Usage/);
+});
+
+offline('keys list --json lists every key created, none refused, without secrets', async ({ dir }) => {
+  const keys = json(await cli(dir, 'keys', 'list', '--json'));
+  assert.ok(Array.isArray(keys));
+  assert.equal(keys.map((k: any) => k.app), ['Game One', 'Expiring', 'Human']);
+  for (const k of keys) {
+    assert.equal(Object.keys(k).sort(), ['app', 'appId', 'created', 'expires', 'id', 'permissions', 'status']);
+    assert.is(k.status, 'enabled');
+    assert.match(k.created, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  }
+  assert.not.match(JSON.stringify(keys), /cbk_/);
+});
+
+offline.run();
+
+// ---------------------------------------------------------------------------------------------
+const live = suite<{ h: Harness }>('keys CLI on the store of a running service');
+
+live.before(async (context) => {
+  context.h = await startHarness();
+});
+live.after(async ({ h }) => {
+  await h?.close();
+});
+
+/** Calls an endpoint with the key until `done(status)` or the deadline; returns the ms it took. */
+async function pollUntil(h: Harness, key: string, done: (status: number) => boolean, deadlineMs: number): Promise<number> {
+  const started = Date.now();
+  for (;;) {
+    const res = await h.get(`/adm/vip/${ALICE.oId}`, key);
+    if (done(res.status)) return Date.now() - started;
+    if (Date.now() - started > deadlineMs) throw new Error(`still ${res.status} after ${deadlineMs} ms: ${res.text}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+live('a key created by the CLI works on the running service within a second or so', async ({ h }) => {
+  const created = json(await cli(h.dataDir, 'keys', 'create', '--app', 'Game One', '--permissions', 'points:edit,vip:read', '--json'));
+  const took = await pollUntil(h, created.key, (s) => s === 200, 3000);
+  assert.ok(took < 2000, `usable after ${took} ms`);
+});
+
+live('a key disabled by the CLI stops working on the running service within 2 seconds; enable brings it back, revoke ends it', async ({ h }) => {
+  const created = json(await cli(h.dataDir, 'keys', 'create', '--app', 'Live', '--permissions', 'vip:read', '--json'));
+  await pollUntil(h, created.key, (s) => s === 200, 3000);
+
+  assert.is(json(await cli(h.dataDir, 'keys', 'disable', created.id, '--json')).status, 'disabled');
+  const stopped = await pollUntil(h, created.key, (s) => s === 401, 5000);
+  assert.ok(stopped < 2000, `still accepted ${stopped} ms after the CLI disabled it`);
+  const again = await cli(h.dataDir, 'keys', 'disable', created.id);
+  assert.is(again.code, 0, 'disabling twice is not an error');
+  assert.match(again.stdout, new RegExp(`Key ${created.id} \\(Live\\) is disabled`));
+
+  assert.is(json(await cli(h.dataDir, 'keys', 'enable', created.id, '--json')).status, 'enabled');
+  const back = await pollUntil(h, created.key, (s) => s === 200, 5000);
+  assert.ok(back < 2000, `accepted again after ${back} ms`);
+
+  assert.is(json(await cli(h.dataDir, 'keys', 'revoke', created.id, '--json')).status, 'revoked');
+  const gone = await pollUntil(h, created.key, (s) => s === 401, 5000);
+  assert.ok(gone < 2000, `still accepted ${gone} ms after the CLI revoked it`);
+
+  const [enable, unknown] = await Promise.all([cli(h.dataDir, 'keys', 'enable', created.id), cli(h.dataDir, 'keys', 'disable', 'nosuchkey000000')]);
+  assert.is.not(enable.code, 0, 'a revoked key cannot be enabled');
+  assert.match(enable.stderr, /revoked/);
+  assert.is.not(unknown.code, 0);
+  assert.match(unknown.stderr, /nosuchkey000000/);
+  assert.is((await h.get(`/adm/vip/${ALICE.oId}`, created.key)).status, 401);
+
+  // Disabling twice recorded nothing the second time.
+  assert.equal(
+    (await h.events(`apikey-${created.id}`)).map((e) => e.type),
+    ['ApiKeyIssued', 'ApiKeyDisabled', 'ApiKeyEnabled', 'ApiKeyRevoked'],
+  );
+});
+
+live('keys the service issued are listed by the CLI', async ({ h }) => {
+  const issued = await h.key(['liveness:read'], 'From Service');
+  const listed = json(await cli(h.dataDir, 'keys', 'list', '--json'));
+  assert.ok(listed.some((k: any) => k.id === issued.id && k.appId === 'from-service'), JSON.stringify(listed));
+});
+
+live.run();

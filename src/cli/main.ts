@@ -3,15 +3,24 @@
 import { parseArgs } from 'node:util';
 import { AppError } from '../domain/errors.js';
 import { ConfigError, loadConfig } from '../config.js';
-import { openCore } from '../main.js';
+import { createReadModels, openCore, openStore } from '../main.js';
 import { ApiKeyService } from '../services/apiKeys.js';
+import { AuditQueries } from '../services/audit.js';
+import { auditCommand } from './audit.js';
+import { eventsCommand } from './events.js';
 import { keysCommand } from './keys.js';
+import { projectionsCommand, ReplayError } from './projections.js';
 
 const USAGE = `Usage: npm run --silent cli -- <command>
 
   keys create --app <name> --permissions <p1,p2|*> [--expires "YYYY-MM-DD HH:MM:SS"] [--json]
   keys list [--json]
   keys disable <id> | keys enable <id> | keys revoke <id>
+  audit points <oId> [--json]        every points edit with its outcome, oldest first
+  audit vip <oId> [--json]           every VIP grant and renewal, oldest first
+  events [--stream <name>] [--json]  the log, oldest first (NDJSON with --json); a name without
+                                     "-" (user, vip, operation, apikey, ...) is a whole category
+  projections rebuild [--json]       replay the whole log through every read model, report events/s
 
 The store is the one the service uses (DATA_DIR, or EVENTSTORE_CONNECTION_STRING).`;
 
@@ -25,6 +34,7 @@ async function run(argv: string[]): Promise<void> {
       app: { type: 'string' },
       permissions: { type: 'string' },
       expires: { type: 'string' },
+      stream: { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -34,23 +44,55 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (area !== 'keys') throw new UsageError(`Unknown command "${area}"`);
-  const core = await openCore(loadConfig());
+  if (!['keys', 'audit', 'events', 'projections'].includes(area)) throw new UsageError(`Unknown command "${area}"`);
+  const config = loadConfig();
+  const print = (text: string) => void process.stdout.write(text);
+  if (area === 'events' || area === 'projections') {
+    const store = await openStore(config);
+    try {
+      if (area === 'events') {
+        await eventsCommand(store, values, write);
+      } else {
+        const output = { out: print, err: (text: string) => void process.stderr.write(text), tty: process.stderr.isTTY === true };
+        await projectionsCommand(store, createReadModels, rest, values, output);
+      }
+    } finally {
+      await store.close();
+    }
+    return;
+  }
+  const core = await openCore(config);
   try {
-    const service = new ApiKeyService({ store: core.store, runner: core.runner, keys: core.readModels.apiKeys, clock: core.clock });
-    await keysCommand(service, rest, values, (text) => process.stdout.write(text));
+    if (area === 'audit') {
+      auditCommand(new AuditQueries(core.readModels), rest, values, print);
+    } else {
+      const service = new ApiKeyService({ store: core.store, runner: core.runner, keys: core.readModels.apiKeys, clock: core.clock });
+      await keysCommand(service, rest, values, print);
+    }
   } finally {
     await core.runner.stop();
     await core.store.close();
   }
 }
 
+/** stdout with backpressure; a reader that went away (`| head`) ends the command quietly. */
+function write(text: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (process.stdout.write(text)) resolve();
+    else process.stdout.once('drain', resolve);
+  });
+}
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
+
 run(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
     process.exit(64);
   }
-  if (error instanceof AppError || error instanceof ConfigError) {
+  if (error instanceof AppError || error instanceof ConfigError || error instanceof ReplayError) {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
   }

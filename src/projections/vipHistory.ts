@@ -19,7 +19,7 @@ export interface VipHistoryEntry extends Actor {
 
 /** Every VIP grant and renewal by internal user id, oldest first. */
 export class VipHistoryReadModel implements Projection {
-  readonly name = 'vipHistory';
+  readonly name = 'vip-history';
   private readonly byUser = new Map<string, VipHistoryEntry[]>();
 
   apply(recorded: RecordedEvent): void {

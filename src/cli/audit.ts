@@ -1,0 +1,33 @@
+// `audit points <oId>` and `audit vip <oId>`: the same entries the audit endpoints answer, the
+// whole history at once, oldest first. `--json` prints them as one JSON array.
+import { ValidationError } from '../domain/errors.js';
+import type { AuditQueries, PointsAuditEntry, VipAuditEntry } from '../services/audit.js';
+import { table } from './table.js';
+
+type Print = (text: string) => void;
+
+const signed = (n: number) => (n > 0 ? `+${n}` : String(n));
+
+function pointsTable(entries: PointsAuditEntry[]): string {
+  return table([
+    ['TIME', 'APP', 'KEY', 'POINT', 'MEMO', 'OUTCOME', 'DETAIL'],
+    ...entries.map((e) => [e.time, e.appId, e.keyId, signed(e.request.point), e.request.memo, e.outcome.status, e.outcome.message ?? e.outcome.reason ?? '']),
+  ]);
+}
+
+function vipTable(entries: VipAuditEntry[]): string {
+  return table([
+    ['TIME', 'APP', 'KEY', 'ACTION', 'QUALITY', 'EXPIRED', 'PREVIOUSLY', 'RECORD'],
+    ...entries.map((e) => [e.time, e.appId, e.keyId, e.action, e.quality, e.expired, e.previousExpired ?? '-', e.recordId]),
+  ]);
+}
+
+export function auditCommand(audit: AuditQueries, args: string[], options: { json?: boolean }, print: Print): void {
+  const [kind, oId] = args;
+  if (kind !== 'points' && kind !== 'vip') throw new ValidationError(`audit: unknown history "${kind ?? ''}" (points, vip)`);
+  if (!oId?.trim()) throw new ValidationError(`audit ${kind}: the oId is required`);
+  const entries = kind === 'points' ? audit.points(oId.trim()) : audit.vip(oId.trim());
+  if (options.json) return print(`${JSON.stringify(entries)}\n`);
+  if (entries.length === 0) return print(`No ${kind === 'points' ? 'points edits' : 'VIP grants or renewals'} recorded for oId ${oId}.\n`);
+  print(kind === 'points' ? pointsTable(entries as PointsAuditEntry[]) : vipTable(entries as VipAuditEntry[]));
+}

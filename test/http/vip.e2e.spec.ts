@@ -223,6 +223,21 @@ vip('vips empty, not an array, or over 100 entries is 400 naming vips', async (c
   assert.is(hundred.body.data.succeed, 100);
 });
 
+vip('concurrent submissions for one user and quality: all accepted, one record, each recorded', async (c) => {
+  const oId = '1630399136792';
+  const answers = await Promise.all(
+    Array.from({ length: 12 }, (_, i) => submit(c, oId, 'svip', `2035-01-${String(i + 1).padStart(2, '0')} 00:00:00`)),
+  );
+  for (const res of answers) assert.is(res.status, 200, res.text);
+  assert.is(new Set(answers.map((r) => r.body.data.id)).size, 1, 'one record id');
+  const userId = c.h.service.deps.readModels.users.byOid(oId)!.id;
+  const events = (await c.h.events(`vip-${userId}`)).filter((e) => (e.data as any).quality === 'svip');
+  assert.equal(events.map((e) => e.type), ['VipGranted', ...Array(11).fill('VipRenewed')]);
+  const listed = (await list(c, oId)).body.data;
+  assert.is(listed.length, 1);
+  assert.is(listed[0].expired, `${(events.at(-1)!.data as any).expired.slice(0, 19).replace('T', ' ')}.000Z`, 'the last write wins');
+});
+
 vip('records survive a restart: same ids, expiries and timestamps, and a resubmission still keeps the id', async (c) => {
   const before = (await list(c, ALICE.oId)).body.data;
   assert.is(before.length, 2);

@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import type { Grant } from '../../src/domain/permissions.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { ApiKeyService } from '../../src/services/apiKeys.js';
+import type { Clock } from '../../src/services/runtime.js';
 
 export const ALICE = { oId: '1630399136785', userName: 'alice', nickname: 'Alice', avatar: 'https://example.test/alice.png' };
 export const BOB = { oId: '1630399136786', userName: 'bob', nickname: 'Bob', avatar: 'https://example.test/bob.png' };
@@ -20,6 +21,8 @@ export const defaultUsers = (): SimulatorUserSeed[] => [
 export interface HarnessOptions {
   users?: SimulatorUserSeed[];
   env?: Record<string, string>;
+  /** The service's clock (default: the system clock). */
+  clock?: Clock;
 }
 
 export interface Answer<T = any> {
@@ -43,7 +46,7 @@ export async function startHarness(options: HarnessOptions = {}) {
       LOG_LEVEL: 'silent',
       ...options.env,
     });
-  let service: RunningService = await startService(config());
+  let service: RunningService = await startService(config(), { clock: options.clock });
 
   const keys = () =>
     new ApiKeyService({ store: service.deps.store, runner: service.deps.runner, keys: service.deps.readModels.apiKeys, clock: service.deps.clock });
@@ -89,7 +92,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     /** Stops the service and starts it again on the same data directory. */
     async restart() {
       await service.close();
-      service = await startService(config());
+      service = await startService(config(), { clock: options.clock });
     },
     async events(streamPrefix?: string) {
       const all = await service.deps.store.readAll({ after: 0, limit: 1_000_000 });

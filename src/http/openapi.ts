@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import type * as v from 'valibot';
 import type { Permission } from '../domain/permissions.js';
 import * as res from './responses.js';
+import { UserGetQuery } from './routes/userGet.js';
 import * as req from './schemas.js';
 
 type Schema = v.GenericSchema;
@@ -37,6 +38,10 @@ const COMPONENTS = {
   VipSubmitAnswer: res.VipSubmitAnswer,
   VipBatchAnswer: res.VipBatchAnswer,
   UserGetAnswer: res.UserGetAnswer,
+  ClientNotFoundBody: res.ClientNotFoundBody,
+  HealthBody: res.HealthBody,
+  ReadyBody: res.ReadyBody,
+  NotReadyBody: res.NotReadyBody,
   PointsAuditEntry: res.PointsAuditEntry,
   PointsAuditPage: res.PointsAuditPage,
   VipAuditEntry: res.VipAuditEntry,
@@ -97,9 +102,10 @@ const ERRORS: Record<number, string> = {
   401: 'Invalid apiKey (missing, unknown, disabled, revoked or expired)',
   403: 'The key lacks the permission',
   404: 'Unknown user on the platform',
-  409: 'Conflicts with the current state (e.g. a deduction the user cannot afford)',
+  409: 'Conflicts with the current state: a deduction the user cannot afford, or a request with the same Idempotency-Key still running',
   413: 'Body over 1 MiB',
-  422: "The platform refused (its message included)",
+  422: 'The platform refused (its message included), or the Idempotency-Key was used before with a different body',
+  429: 'Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds',
   502: 'The platform failed',
   504: 'The platform did not answer in time; the write may or may not have happened (recorded as outcome `unknown`)',
 };
@@ -108,12 +114,15 @@ const json = (schema: Json, description: string, example?: unknown) => ({
   description,
   content: { 'application/json': { schema, ...(example !== undefined && { example }) } },
 });
-const errorResponse = (status: number) =>
-  json(ref('ErrorBody'), ERRORS[status]!, {
+const errorResponse = (status: number) => ({
+  ...json(ref('ErrorBody'), ERRORS[status]!, {
     code: status,
     message: status === 401 ? 'Invalid apiKey' : status === 403 ? 'No permission to access this resource' : status === 400 ? 'oId: is required' : '…',
     data: status === 400 ? { issues: [{ field: 'oId', message: 'is required' }] } : {},
-  });
+  }),
+  ...(status === 429 && { headers: { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' } } } }),
+});
+const html = (description: string) => ({ description, content: { 'text/html': { schema: { type: 'string' } } } });
 
 interface Operation {
   method: 'get' | 'post';
@@ -127,6 +136,8 @@ interface Operation {
   parameters?: Json[];
   ok: Json;
   errors?: number[];
+  /** Other answers, by status. */
+  responses?: Record<string, Json>;
 }
 
 /** The platform-forwarded writes can fail in every way the platform can. */
@@ -155,10 +166,10 @@ function operations(communityName: string): Operation[] {
       path: '/adm/user/get',
       tag: 'realtime',
       summary: 'The user behind a realtime client id',
-      description: 'An unknown or disconnected client answers HTTP 200 with `{data: {}, message: "Client not found or disconnected.", status: 404}`, as the spec shows.',
       permission: 'user:get',
-      parameters: [{ name: 'client_id', in: 'query', required: true, description: 'from the `PB_CONNECT` event', schema: { type: 'string' } }],
-      ok: json(ref('UserGetAnswer'), 'Not found, not signed in, or signed in with the user'),
+      parameters: parameters(UserGetQuery, 'query', { client_id: 'from the `PB_CONNECT` event' }),
+      ok: json(ref('UserGetAnswer'), 'The client, signed in (with the user) or not'),
+      responses: { 404: json(ref('ClientNotFoundBody'), 'Unknown or disconnected client: the spec\'s own body') },
       errors: [400],
     },
     { method: 'get', path: '/adm/audit/points/{oId}', tag: 'audit', summary: "A user's points edits with their outcomes", description: 'Oldest first, from the local history (no platform call): an oId the service never acted on has no entries.', permission: 'audit:read', parameters: [...OID_PATH(), ...paging], ok: json(ref('PointsAuditPage'), 'One page of history'), errors: [400] },
@@ -169,35 +180,72 @@ function operations(communityName: string): Operation[] {
       tag: 'realtime',
       summary: 'Open the realtime connection (server-sent events)',
       description:
-        'No apiKey. Frames have `id`, `event` and `data` (JSON) lines. `PB_CONNECT` first: `{client_id, login_status}` (+ `user` when signed in); then `login` `{action: "login", user}` after sign-in, and `message` `{app_id, data}` after a push.',
+        'No apiKey; a session cookie starts the client signed in. Frames have `id`, `event` and `data` (JSON) lines. `PB_CONNECT` first: `{client_id, login_status}` (+ `user` when signed in); then `login` `{action: "login", user}` after sign-in, and `message` `{app_id, data}` after a push. Comment frames keep the connection alive.',
+      parameters: [{ name: 'Last-Event-ID', in: 'header', required: false, description: 'resume after this frame id', schema: { type: 'string' } }],
       ok: { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+      responses: { 503: json(ref('ErrorBody'), 'The service is shutting down; reconnect in a moment') },
+    },
+    {
+      method: 'post',
+      path: '/api/logout',
+      tag: 'sign-in',
+      summary: 'End the browser session',
+      description: 'No apiKey: the session cookie says whose session; the answer clears it.',
+      ok: json(ref('SuccessBody'), 'Signed out (also when there was no session)'),
     },
     {
       method: 'get',
       path: `/${communityName}/login`,
       tag: 'sign-in',
       summary: 'The login page for a realtime client',
-      description: "Redirects to the community platform's OpenID sign-in; back here, a page says whether it succeeded, with a button that closes the window.",
+      description: "Sends the browser to the community platform's OpenID sign-in, which returns to the callback.",
       parameters: [{ name: 'client_id', in: 'query', required: true, description: 'from the `PB_CONNECT` event', schema: { type: 'string' } }],
-      ok: { description: 'An HTML page (a redirect to the platform first)', content: { 'text/html': { schema: { type: 'string' } } } },
+      ok: html('Not used: a valid request is redirected'),
+      responses: { 302: { description: "To the platform's sign-in page" }, '4XX': html('A page that says what went wrong (unknown or closed client, …)') },
     },
+    {
+      method: 'get',
+      path: `/${communityName}/callback`,
+      tag: 'sign-in',
+      summary: "Where the platform's sign-in returns",
+      description: 'Verifies the assertion with the platform, signs the client in (its connection receives `login`) and sets the session cookie.',
+      ok: html('"Login succeeded", with a button that closes the window'),
+      responses: { '4XX': html('A page that says what went wrong (cancelled, expired, invalid assertion, …)') },
+    },
+    { method: 'get', path: '/healthz', tag: 'meta', summary: 'Liveness: the process runs', ok: json(ref('HealthBody'), 'Alive') },
+    {
+      method: 'get',
+      path: '/readyz',
+      tag: 'meta',
+      summary: 'Readiness: the store answers and the read models have caught up with it',
+      ok: json(ref('ReadyBody'), 'Ready'),
+      responses: { 503: json(ref('NotReadyBody'), 'Not ready (store unreachable or read models behind)') },
+    },
+    { method: 'get', path: '/metrics', tag: 'meta', summary: 'Prometheus metrics', ok: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
     { method: 'get', path: '/openapi.json', tag: 'meta', summary: 'This document', ok: { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } },
     { method: 'get', path: '/docs', tag: 'meta', summary: 'This document as a readable page', ok: { description: 'HTML', content: { 'text/html': { schema: { type: 'string' } } } } },
   ];
 }
 
 function operationObject(op: Operation): Json {
-  const responses: Json = { 200: op.ok };
+  const admin = op.permission !== undefined;
+  const adminWrite = admin && op.method === 'post';
+  const ok = adminWrite
+    ? { ...op.ok, headers: { 'Idempotent-Replayed': { description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string' } } } }
+    : op.ok;
+  const responses: Json = { 200: ok, ...op.responses };
   const errors = new Set(op.errors ?? []);
-  if (op.permission) [401, 403].forEach((s) => errors.add(s));
+  if (admin) [401, 403, 429].forEach((s) => errors.add(s));
+  if (adminWrite) [409, 422].forEach((s) => errors.add(s));
   for (const status of [...errors].sort()) responses[status] = errorResponse(status);
+  const parameters = [...(op.parameters ?? []), ...(adminWrite ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : [])];
   return {
     tags: [op.tag],
     summary: op.summary,
     ...(op.description && { description: op.description }),
     operationId: `${op.method}${op.path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
-    ...(op.permission && { security: [{ apiKey: [] }], 'x-permission': op.permission }),
-    ...(op.parameters && { parameters: op.parameters }),
+    ...(admin && { security: [{ apiKey: [] }], 'x-permission': op.permission }),
+    ...(parameters.length > 0 && { parameters }),
     ...(op.body && { requestBody: { required: true, content: { 'application/json': { schema: ref(op.body) } } } }),
     responses,
   };
@@ -228,6 +276,16 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): Json {
     paths,
     components: {
       securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'apiKey', description: 'An API key issued with `keys create` (`cbk_…`)' } },
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description:
+            'Retry safely: the same key from the same app with the same body answers the first answer again without calling the platform (kept 24 h, across restarts); with another body, 422.',
+          schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
+        },
+      },
       schemas: componentSchemas(),
     },
   };

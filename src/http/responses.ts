@@ -37,8 +37,8 @@ export const VipBatchAnswer = success({
   }),
 });
 
+/** `/adm/user/get`, a known client: signed in (with the user) or not. */
 export const UserGetAnswer = v.union([
-  v.object({ data: v.object({}), message: v.literal('Client not found or disconnected.'), status: v.literal(404) }),
   success({ data: v.object({ authenticated: v.literal(false), clientId: v.string() }) }),
   success({
     data: v.object({
@@ -48,6 +48,12 @@ export const UserGetAnswer = v.union([
     }),
   }),
 ]);
+/** `/adm/user/get`, an unknown or disconnected client: the spec's own body. */
+export const ClientNotFoundBody = v.object({ data: v.object({}), message: v.literal('Client not found or disconnected.'), status: v.literal(404) });
+
+export const HealthBody = v.object({ status: v.literal('ok') });
+export const ReadyBody = v.object({ status: v.literal('ready'), position: v.pipe(int, v.description('the log position the read models have applied')) });
+export const NotReadyBody = v.object({ status: v.literal('not ready'), reason: v.string(), position: int });
 
 const actor = {
   position: v.pipe(int, v.description('global log position: the cursor for `after` / `before`')),

@@ -3,19 +3,21 @@
 import type Router from '@koa/router';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import * as v from 'valibot';
 import { createHttpApp } from '../../src/http/app.js';
+import * as res from '../../src/http/responses.js';
 import { createLogger } from '../../src/log.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { ALICE, startHarness, type Answer, type Harness } from '../support/harness.js';
 
 type Json = Record<string, any>;
 
 async function withHarness(run: (h: Harness, doc: Json) => Promise<void>) {
   const h = await startHarness();
   try {
-    const res = await h.get('/openapi.json');
-    assert.is(res.status, 200, res.text);
-    assert.match(res.headers.get('content-type') ?? '', /application\/json/);
-    await run(h, res.body);
+    const answer = await h.get('/openapi.json');
+    assert.is(answer.status, 200, answer.text);
+    assert.match(answer.headers.get('content-type') ?? '', /application\/json/);
+    await run(h, answer.body);
   } finally {
     await h.close();
   }
@@ -41,11 +43,17 @@ function documentedRoutes(doc: Json): Set<string> {
   return routes;
 }
 
+/** Follows a local `$ref` (`#/components/…`) to what it names. */
 const resolve = (doc: Json, schema: Json): Json => {
   if (!schema.$ref) return schema;
-  const name = (schema.$ref as string).replace('#/components/schemas/', '');
-  assert.ok(doc.components.schemas[name], `${schema.$ref} resolves`);
-  return resolve(doc, doc.components.schemas[name]);
+  const ref = schema.$ref as string;
+  assert.ok(ref.startsWith('#/'), `${ref} is local`);
+  const target = ref
+    .slice(2)
+    .split('/')
+    .reduce<Json | undefined>((node, part) => node?.[part], doc);
+  assert.ok(target, `${ref} resolves`);
+  return resolve(doc, target!);
 };
 
 test('an OpenAPI 3.1 document with the apiKey header scheme on every admin operation', () =>
@@ -69,9 +77,13 @@ test('an OpenAPI 3.1 document with the apiKey header scheme on every admin opera
         }
         if (path.startsWith('/adm/')) {
           assert.equal(op.security, [{ apiKey: [] }], `${where} needs the apiKey header`);
-          for (const status of ['401', '403']) {
+          for (const status of ['401', '403', '429']) {
             assert.equal(op.responses[status].content['application/json'].schema, { $ref: '#/components/schemas/ErrorBody' }, `${where} ${status}`);
           }
+          const idempotencyKey = (op.parameters ?? []).some((p: Json) => resolve(doc, p).name === 'Idempotency-Key');
+          assert.is(idempotencyKey, method === 'post', `${where}: Idempotency-Key on admin POSTs`);
+        } else {
+          assert.is(op.security, undefined, `${where} needs no key`);
         }
       }
     }
@@ -91,11 +103,9 @@ test('every route the app serves under /adm is documented, and every documented 
     assert.ok(admin.length >= 12, `found the admin routes (${admin.length})`);
     for (const route of admin) assert.ok(documented.has(route), `${route} is in the document`);
     for (const route of ['GET /adm/audit/points/{oId}', 'GET /adm/audit/vip/{oId}', 'GET /openapi.json', 'GET /docs']) assert.ok(served.has(route) && documented.has(route), route);
-    for (const route of documented) {
-      // The realtime stream and the login page may be served by middleware rather than a router.
-      if (/^GET \/(api\/realtime|\w+\/login)$/.test(route)) continue;
-      assert.ok(served.has(route), `${route} is served`);
-    }
+    for (const route of documented) assert.ok(served.has(route), `${route} is served`);
+    // The login path is the configured COMMUNITY_NAME's.
+    assert.ok(documented.has('GET /fishpi/login') && documented.has('GET /fishpi/callback'));
   }));
 
 test("request schemas carry the spec's fields, required as the spec says", () =>
@@ -138,6 +148,30 @@ test("request schemas carry the spec's fields, required as the spec says", () =>
     assert.equal(resolve(doc, item.properties.outcome).properties.status.enum, ['applied', 'rejected', 'failed', 'unknown', 'pending']);
     const bad = doc.paths['/adm/points/edit'].post.responses['400'].content['application/json'];
     assert.equal(bad.example.data.issues, [{ field: 'oId', message: 'is required' }]);
+  }));
+
+test('real answers have the documented shapes', () =>
+  withHarness(async (h) => {
+    const { key } = await h.key(['*']);
+    const check = async (schema: v.GenericSchema, pending: Promise<Answer>, status = 200) => {
+      const answer = await pending;
+      assert.is(answer.status, status, answer.text);
+      const parsed = v.safeParse(schema, answer.body);
+      assert.ok(parsed.success, `${answer.text}: ${JSON.stringify(parsed.issues)}`);
+    };
+    await check(res.SuccessBody, h.post('/adm/points/edit', { oId: ALICE.oId, point: 1, memo: 'shape' }, key));
+    await check(res.ItemsBody, h.post('/adm/items/query', { oId: ALICE.oId }, key));
+    await check(res.LivenessBody, h.get(`/adm/liveness/${ALICE.oId}`, key));
+    await check(res.VipSubmitAnswer, h.post('/adm/vip/submit', { oId: ALICE.oId, quality: 'vip', expired: '2027-01-01 00:00:00' }, key));
+    await check(res.VipListBody, h.get(`/adm/vip/${ALICE.oId}`, key));
+    await check(res.VipBatchAnswer, h.post('/adm/vip/batch-submit', { oId: ALICE.oId, vips: [{ quality: 'svip', expired: '2027-01-01 00:00:00' }, { quality: 'x', expired: '' }] }, key));
+    await check(res.PointsAuditPage, h.get(`/adm/audit/points/${ALICE.oId}`, key));
+    await check(res.VipAuditPage, h.get(`/adm/audit/vip/${ALICE.oId}?limit=1`, key));
+    await check(res.ClientNotFoundBody, h.get('/adm/user/get?client_id=nobody', key), 404);
+    await check(res.ErrorBody, h.post('/adm/points/edit', {}, key), 400);
+    await check(res.ErrorBody, h.get(`/adm/vip/${ALICE.oId}`), 401);
+    await check(res.HealthBody, h.get('/healthz'));
+    await check(res.ReadyBody, h.get('/readyz'));
   }));
 
 test('/docs is a readable page whose assets are all local and load', () =>

@@ -51,9 +51,9 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-export function openApiRouter(_deps: HttpDeps, options: OpenApiOptions = {}): Router {
+export function openApiRouter(deps: HttpDeps, options: OpenApiOptions = {}): Router {
   const router = new Router();
-  const document = buildOpenApiDocument(options);
+  const document = buildOpenApiDocument({ communityName: deps.realtime.communityName, ...options });
   const cache = new Map<string, Buffer>();
 
   router.get('/openapi.json', (ctx) => {

@@ -7,7 +7,7 @@ import type { HttpDeps } from '../deps.js';
 import { requirePermission, type AuthState } from '../middleware/apiKey.js';
 import { parse } from '../validation.js';
 
-const UserGetQuery = v.object(
+export const UserGetQuery = v.object(
   { client_id: v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.maxLength(128, 'must be at most 128 characters')) },
   'must be an object',
 );

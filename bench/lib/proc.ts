@@ -1,0 +1,192 @@
+// Child processes for the bench: every server and every load generator runs in its own process,
+// started with `node --import tsx <file>` so that the pid we sample is the Node process itself.
+//
+// A child announces itself with one stdout line `READY <json>` (servers) and ends a job with one
+// line `RESULT <json>` (load generators); everything else it prints goes to our stderr.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+export const BENCH_DIR = fileURLToPath(new URL('..', import.meta.url));
+export const ROOT_DIR = fileURLToPath(new URL('../..', import.meta.url));
+
+export const log = (...parts: unknown[]) => process.stderr.write(`[bench] ${parts.join(' ')}\n`);
+
+export interface Child {
+  name: string;
+  process: ChildProcess;
+  pid: number;
+  /** The `READY` payload. */
+  ready: Promise<any>;
+  /** Resolves with the next `RESULT` payload. */
+  nextResult(): Promise<any>;
+  /** Sends an IPC message (children started with `ipc: true`). */
+  send(message: unknown): void;
+  /** Resolves with the next IPC message matching `type`. */
+  message(type: string): Promise<any>;
+  /** SIGTERM, then SIGKILL after a grace period; resolves once it exited. */
+  stop(graceMs?: number): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+export interface StartOptions {
+  env?: Record<string, string | undefined>;
+  args?: string[];
+  ipc?: boolean;
+  /** Extra node flags (e.g. --cpu-prof). */
+  nodeFlags?: string[];
+  /** Ms to wait for READY before failing. */
+  readyTimeoutMs?: number;
+  /** Whether the child announces READY at all (load generators do not). */
+  expectReady?: boolean;
+}
+
+export function startChild(name: string, script: string, options: StartOptions = {}): Child {
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', script, ...(options.args ?? [])], {
+    cwd: ROOT_DIR,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe', ...(options.ipc ? (['ipc'] as const) : [])],
+  });
+  const results: any[] = [];
+  const resultWaiters: Array<(value: any) => void> = [];
+  const messages: any[] = [];
+  const messageWaiters: Array<{ type: string; resolve(value: any): void; reject(error: Error): void }> = [];
+  let readyResolve!: (value: any) => void;
+  let readyReject!: (error: Error) => void;
+  const ready = new Promise<any>((resolve, reject) => {
+    readyResolve = resolve;
+    readyReject = reject;
+  });
+  ready.catch(() => undefined);
+  let exitCode: number | null | undefined;
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exitCode = code ?? (signal ? -1 : null);
+      const error = new Error(`${name} exited (${code ?? signal}) before it was done`);
+      readyReject(error);
+      for (const waiter of messageWaiters.splice(0)) waiter.reject(error);
+      resolve(code);
+    });
+  });
+  const readyTimer = setTimeout(() => readyReject(new Error(`${name} did not become ready in time`)), options.readyTimeoutMs ?? 60_000);
+  readyTimer.unref();
+  if (options.expectReady === false) clearTimeout(readyTimer);
+
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    if (line.startsWith('READY ')) {
+      clearTimeout(readyTimer);
+      readyResolve(JSON.parse(line.slice(6)));
+    } else if (line.startsWith('RESULT ')) {
+      const value = JSON.parse(line.slice(7));
+      const waiter = resultWaiters.shift();
+      if (waiter) waiter(value);
+      else results.push(value);
+    } else if (line.trim()) {
+      process.stderr.write(`  [${name}] ${line}\n`);
+    }
+  });
+  createInterface({ input: child.stderr! }).on('line', (line) => process.stderr.write(`  [${name}!] ${line}\n`));
+  child.on('message', (message: any) => {
+    const index = messageWaiters.findIndex((w) => w.type === message?.type);
+    if (index >= 0) messageWaiters.splice(index, 1)[0]!.resolve(message);
+    else messages.push(message);
+  });
+
+  return {
+    name,
+    process: child,
+    pid: child.pid!,
+    ready,
+    exited,
+    nextResult() {
+      if (results.length > 0) return Promise.resolve(results.shift());
+      if (exitCode !== undefined) return Promise.reject(new Error(`${name} exited before its result`));
+      return new Promise((resolve, reject) => {
+        resultWaiters.push(resolve);
+        void exited.then(() => reject(new Error(`${name} exited before its result`)));
+      });
+    },
+    send(message) {
+      child.send!(message as any);
+    },
+    message(type) {
+      const index = messages.findIndex((m) => m?.type === type);
+      if (index >= 0) return Promise.resolve(messages.splice(index, 1)[0]);
+      if (exitCode !== undefined) return Promise.reject(new Error(`${name} exited before "${type}"`));
+      return new Promise((resolve, reject) => messageWaiters.push({ type, resolve, reject }));
+    },
+    async stop(graceMs = 5000) {
+      if (exitCode !== undefined) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Runs a child to completion and returns its single RESULT. */
+export async function runToResult(name: string, script: string, options: StartOptions = {}): Promise<any> {
+  const child = startChild(name, script, { ...options, expectReady: false });
+  try {
+    const result = await child.nextResult();
+    await child.exited;
+    return result;
+  } finally {
+    await child.stop();
+  }
+}
+
+/** VmRSS and VmHWM of a process in KiB, from /proc/<pid>/status. */
+export function memoryOf(pid: number): { rssKb: number; hwmKb: number } {
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN);
+  return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') };
+}
+
+/**
+ * Samples a process's RSS every `everyMs`. `rest` is taken when asked (the process idle, before
+ * the load); `peak` is the largest of the samples and the kernel's own high-water mark.
+ */
+export class MemorySampler {
+  private timer: NodeJS.Timeout | undefined;
+  private peakKb = 0;
+  restKb = NaN;
+
+  constructor(private readonly pid: number, private readonly everyMs = 100) {}
+
+  markRest(): number {
+    this.restKb = this.sample();
+    return this.restKb;
+  }
+
+  start(): this {
+    this.timer = setInterval(() => this.sample(), this.everyMs);
+    this.timer.unref();
+    return this;
+  }
+
+  sample(): number {
+    try {
+      const { rssKb, hwmKb } = memoryOf(this.pid);
+      if (Number.isFinite(rssKb)) this.peakKb = Math.max(this.peakKb, rssKb, Number.isFinite(hwmKb) ? hwmKb : 0);
+      return rssKb;
+    } catch {
+      return NaN; // the process is gone
+    }
+  }
+
+  stop(): { restMb: number; peakMb: number } {
+    this.sample();
+    clearInterval(this.timer);
+    return { restMb: round(this.restKb / 1024, 1), peakMb: round(this.peakKb / 1024, 1) };
+  }
+}
+
+export const round = (value: number, digits = 0) => {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+};
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

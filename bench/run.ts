@@ -1,0 +1,78 @@
+// `npm run bench [-- --quick] [--json] [--only <name>[,<name>…]] [--profile]`
+//
+// Runs every scenario of issue 5, each with its servers and its load generators in separate
+// processes, each figure beside a baseline measured in the same run. Progress goes to stderr;
+// stdout gets the table, or with --json one JSON document {machine, scenarios: [rows]}.
+// --quick shrinks every scenario (the whole run in under a minute); --profile starts the
+// service with --cpu-prof (profiles in bench/profiles/, summarise with bench/profile-summary.ts).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { log, round } from './lib/proc.js';
+import { machine, table, type ScenarioReport } from './lib/report.js';
+import { adminRead, adminWrite, forwardOverhead } from './scenarios/admin.js';
+import type { BenchContext } from './scenarios/common.js';
+import { replay } from './scenarios/replay.js';
+
+const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioReport>> = {
+  'admin-write': adminWrite,
+  'admin-read': adminRead,
+  'forward-overhead': forwardOverhead,
+  replay,
+};
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    json: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    profile: { type: 'boolean', default: false },
+  },
+});
+
+const selected = values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(SCENARIOS);
+for (const name of selected) {
+  if (!SCENARIOS[name]) {
+    process.stderr.write(`Unknown scenario "${name}"; scenarios: ${Object.keys(SCENARIOS).join(', ')}\n`);
+    process.exit(64);
+  }
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'community-bridge-bench-'));
+const ctx: BenchContext = { quick: values.quick, tmp, profile: values.profile };
+const started = performance.now();
+const host = machine();
+const reports: ScenarioReport[] = [];
+let failed = false;
+try {
+  for (const name of selected) {
+    log(`— ${name}${ctx.quick ? ' (quick)' : ''}`);
+    const t0 = performance.now();
+    try {
+      reports.push(await SCENARIOS[name]!(ctx));
+    } catch (error) {
+      failed = true;
+      log(`${name} failed: ${(error as Error).stack ?? error}`);
+      reports.push({ name, rows: [{ name, metric: 'failed', value: NaN, baseline: null, ratio: null, goal: '', met: false, error: String((error as Error).message) }] });
+    }
+    log(`  ${name} took ${round((performance.now() - t0) / 1000, 1)} s`);
+  }
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
+log(`done in ${round((performance.now() - started) / 1000, 1)} s`);
+
+if (values.json) {
+  const scenarios = reports.flatMap((r) =>
+    r.rows.map((row) => ({
+      ...row,
+      ...(r.memory && { rssRestMb: r.memory.restMb, rssPeakMb: r.memory.peakMb }),
+      ...(r.notes?.length && { notes: r.notes }),
+    })),
+  );
+  process.stdout.write(`${JSON.stringify({ machine: host, quick: ctx.quick, durationS: round((performance.now() - started) / 1000, 1), scenarios }, null, 2)}\n`);
+} else {
+  process.stdout.write(`\n${table(reports)}\n`);
+}
+process.exitCode = failed ? 1 : 0;

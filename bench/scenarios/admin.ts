@@ -1,0 +1,164 @@
+// admin-write, admin-read and forward-overhead: the admin API under autocannon (or the bench's
+// own latency client), the simulator as the platform in its own process, each figure beside a
+// bare node:http baseline measured in the same run.
+import { join } from 'node:path';
+import { log, round, runToResult } from '../lib/proc.js';
+import type { ScenarioReport } from '../lib/report.js';
+import type { WorkloadName } from '../lib/workloads.js';
+import { loadProblems, row, startBaseline, startBenchService, startSimulator, type BenchContext, type LoadResult } from './common.js';
+
+const USERS = 1000;
+
+async function autocannon(args: { url: string; workload: WorkloadName; apiKey?: string; connections: number; durationS?: number; amount?: number; start?: number }): Promise<LoadResult> {
+  return runToResult('autocannon', 'bench/load.ts', { args: [JSON.stringify({ users: USERS, ...args })] });
+}
+
+async function latency(args: { url: string; workload: WorkloadName; apiKey?: string; connections: number; durationS: number; rate: number; warmupS?: number }): Promise<LoadResult> {
+  return runToResult('latency', 'bench/latency.ts', { args: [JSON.stringify({ users: USERS, ...args })] });
+}
+
+const describe = (r: LoadResult) => `${round(r.rps)} req/s, p50 ${round(r.p50, 2)} ms, p99 ${round(r.p99, 2)} ms`;
+
+export async function adminWrite(ctx: BenchContext): Promise<ScenarioReport> {
+  const durationS = ctx.quick ? 3 : 15;
+  const connections = 64;
+  const notes: string[] = [];
+
+  const sim = await startSimulator(USERS);
+  const service = await startBenchService(ctx, 'admin-write', sim.url);
+  // Warm-up: every user once per quality (registers them all, so the measured run is the steady
+  // state of known users: a platform lookup, a VIP renewal, a reply), and JIT.
+  const warm = await autocannon({ url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections, amount: 2 * USERS });
+  notes.push(...loadProblems('warm-up', warm));
+  const measured = await autocannon({ url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections, durationS, start: warm.next! });
+  log('admin-write service:', describe(measured));
+  notes.push(...loadProblems('service', measured));
+  const memory = service.memory.stop();
+  await service.child.stop();
+  await sim.child.stop();
+
+  const baselines: Record<'FULL' | 'NORMAL', LoadResult> = {} as never;
+  for (const sync of ['FULL', 'NORMAL'] as const) {
+    const server = await startBaseline('write-baseline', 'bench/baselines/write-server.ts', { DB_FILE: join(service.dataDir, `baseline-${sync}.sqlite`), SYNC: sync });
+    const w = await autocannon({ url: server.url, workload: 'vip-submit', connections, amount: 2 * USERS });
+    baselines[sync] = await autocannon({ url: server.url, workload: 'vip-submit', connections, durationS, start: w.next! });
+    log(`admin-write baseline (synchronous=${sync}):`, describe(baselines[sync]));
+    notes.push(...loadProblems(`baseline ${sync}`, baselines[sync]));
+    await server.child.stop();
+  }
+  const base = baselines.FULL;
+  notes.push(
+    `baseline: bare node:http + one better-sqlite3 INSERT per request in WAL mode with synchronous=FULL (each answer waits for its own fsync, the service's durability promise); ` +
+      `the same server with synchronous=NORMAL (no fsync per commit) made ${round(baselines.NORMAL.rps)} req/s: ratio ${round(measured.rps / baselines.NORMAL.rps, 2)}`,
+  );
+  return {
+    name: 'admin-write',
+    memory,
+    notes,
+    rows: [
+      row({
+        name: 'admin-write',
+        metric: 'req/s (64 conns)',
+        value: measured.rps,
+        baseline: base.rps,
+        goal: '≥ 4,000, ratio ≥ 0.3',
+        met: measured.rps >= 4000 && measured.rps / base.rps >= 0.3,
+        baselineNoFsync: baselines.NORMAL.rps,
+        errors: (measured.non2xx ?? 0) + measured.errors,
+      }),
+      row({ name: 'admin-write', metric: 'p99 latency ms', value: measured.p99, baseline: base.p99, goal: '≤ 30', met: measured.p99 <= 30, p50: measured.p50 }),
+    ],
+  };
+}
+
+export async function adminRead(ctx: BenchContext): Promise<ScenarioReport> {
+  const durationS = ctx.quick ? 3 : 15;
+  const connections = 64;
+  const notes: string[] = [];
+
+  const sim = await startSimulator(USERS);
+  const service = await startBenchService(ctx, 'admin-read', sim.url);
+  // Every user gets both VIP records, so each read answers a two-record list.
+  notes.push(...loadProblems('seed', await autocannon({ url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections, amount: 2 * USERS })));
+  notes.push(...loadProblems('warm-up', await autocannon({ url: service.url, workload: 'vip-read', apiKey: service.apiKey, connections, amount: 2 * USERS })));
+  service.memory.markRest();
+  const measured = await autocannon({ url: service.url, workload: 'vip-read', apiKey: service.apiKey, connections, durationS });
+  log('admin-read service:', describe(measured));
+  notes.push(...loadProblems('service', measured));
+  const memory = service.memory.stop();
+  await service.child.stop();
+  await sim.child.stop();
+
+  const server = await startBaseline('read-baseline', 'bench/baselines/read-server.ts', { BENCH_USERS: String(USERS) });
+  await autocannon({ url: server.url, workload: 'vip-read', connections, amount: 2 * USERS });
+  const base = await autocannon({ url: server.url, workload: 'vip-read', connections, durationS });
+  log('admin-read baseline:', describe(base));
+  notes.push(...loadProblems('baseline', base));
+  await server.child.stop();
+  return {
+    name: 'admin-read',
+    memory,
+    notes,
+    rows: [
+      row({ name: 'admin-read', metric: 'req/s (64 conns)', value: measured.rps, baseline: base.rps, goal: '≥ 6,000, ratio ≥ 0.3', met: measured.rps >= 6000 && measured.rps / base.rps >= 0.3, p50: measured.p50, p99: measured.p99 }),
+    ],
+  };
+}
+
+export async function forwardOverhead(ctx: BenchContext): Promise<ScenarioReport> {
+  const durationS = ctx.quick ? 3 : 10;
+  const connections = 16;
+  const rate = 500;
+  const notes: string[] = [];
+
+  const sim = await startSimulator(USERS);
+  const service = await startBenchService(ctx, 'forward-overhead', sim.url);
+  const viaService = { url: service.url, workload: 'points-edit' as const, apiKey: service.apiKey, connections };
+  const direct = { url: sim.url, workload: 'points-direct' as const, connections };
+  // Warm-up: registers every user and warms both paths.
+  notes.push(...loadProblems('warm-up', await autocannon({ ...viaService, amount: 2 * USERS })));
+  await autocannon({ ...direct, amount: 2 * USERS });
+  service.memory.markRest();
+
+  // Paced: the same moderate rate both ways, so the difference is what the service adds to one
+  // call, not queueing. Closed loop: each connection sends again at once (saturation).
+  const paced = { service: await latency({ ...viaService, durationS, rate }), direct: await latency({ ...direct, durationS, rate }) };
+  const closed = { service: await latency({ ...viaService, durationS, rate: 0 }), direct: await latency({ ...direct, durationS, rate: 0 }) };
+  for (const [label, pair] of Object.entries({ [`paced ${rate} req/s`]: paced, 'closed loop': closed })) {
+    log(`forward-overhead ${label}: service ${describe(pair.service)} | direct ${describe(pair.direct)}`);
+    notes.push(...loadProblems(`${label} service`, pair.service), ...loadProblems(`${label} direct`, pair.direct));
+  }
+  const memory = service.memory.stop();
+  await service.child.stop();
+  await sim.child.stop();
+
+  const added = (pair: typeof paced, p: 'p50' | 'p99') => pair.service[p] - pair.direct[p];
+  const figure = (pair: typeof paced, p: 'p50' | 'p99', label: string, limit: number) =>
+    row({
+      name: 'forward-overhead',
+      metric: `added ${p} ms, ${label}`,
+      value: added(pair, p),
+      baseline: pair.direct[p],
+      ratio: pair.service[p] / pair.direct[p],
+      goal: `≤ ${limit}`,
+      met: added(pair, p) <= limit,
+      service: pair.service[p],
+      serviceRps: pair.service.rps,
+      directRps: pair.direct.rps,
+    });
+  notes.push(
+    `baseline column: the same call straight to the simulator; ratio = service / direct. Paced runs send ${rate} req/s over ${connections} connections both ways; ` +
+      `closed-loop runs saturate (service ${round(closed.service.rps)} req/s, direct ${round(closed.direct.rps)} req/s), so their added latency is mostly queueing`,
+  );
+  return {
+    name: 'forward-overhead',
+    memory,
+    notes,
+    rows: [
+      figure(paced, 'p50', `paced ${rate}/s`, 1),
+      figure(paced, 'p99', `paced ${rate}/s`, 5),
+      figure(closed, 'p50', 'closed loop', 1),
+      figure(closed, 'p99', 'closed loop', 5),
+    ],
+  };
+}

@@ -1,0 +1,92 @@
+// What the scenarios share: starting the simulator, the service and baselines as child
+// processes, and running the load generators.
+import { mkdtempSync } from 'node:fs';
+import { join } from 'node:path';
+import { SIMULATOR_KEY } from '../../src/community/simulator.js';
+import { MemorySampler, sleep, startChild, type Child } from '../lib/proc.js';
+import type { Row } from '../lib/report.js';
+
+export interface BenchContext {
+  quick: boolean;
+  /** Base temp directory of this run; each service gets a fresh data dir under it. */
+  tmp: string;
+  /** Start the service with --cpu-prof (profiles go to bench/profiles/<scenario>/). */
+  profile: boolean;
+}
+
+export interface Running {
+  child: Child;
+  url: string;
+}
+
+export async function startSimulator(users: number): Promise<Running> {
+  const child = startChild('simulator', 'bench/sim.ts', { env: { BENCH_USERS: String(users) } });
+  const { url } = await child.ready;
+  return { child, url };
+}
+
+export interface RunningService extends Running {
+  apiKey: string;
+  memory: MemorySampler;
+  dataDir: string;
+}
+
+export async function startBenchService(ctx: BenchContext, scenario: string, simUrl: string, env: Record<string, string> = {}): Promise<RunningService> {
+  const dataDir = mkdtempSync(join(ctx.tmp, `${scenario}-`));
+  const child = startChild('service', 'bench/serve.ts', {
+    env: {
+      DATA_DIR: dataDir,
+      COMMUNITY_URL: simUrl,
+      COMMUNITY_KEY: SIMULATOR_KEY,
+      LOG_LEVEL: 'warn',
+      SESSION_SECRET: 'bench-session-secret-0123456789abcdef',
+      ...env,
+    },
+    nodeFlags: ctx.profile ? ['--cpu-prof', '--cpu-prof-dir', `bench/profiles/${scenario}`] : [],
+  });
+  const { url, apiKey } = await child.ready;
+  const memory = new MemorySampler(child.pid);
+  await sleep(300);
+  memory.markRest();
+  memory.start();
+  return { child, url, apiKey, memory, dataDir };
+}
+
+export async function startBaseline(name: string, script: string, env: Record<string, string> = {}): Promise<Running & { memory: MemorySampler }> {
+  const child = startChild(name, script, { env });
+  const { url } = await child.ready;
+  const memory = new MemorySampler(child.pid);
+  await sleep(200);
+  memory.markRest();
+  memory.start();
+  return { child, url, memory };
+}
+
+export interface LoadResult {
+  ok: number;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  mean: number;
+  non2xx?: number;
+  errors: number;
+  timeouts?: number;
+  next?: number;
+}
+
+/** Same-run ratio; null when there is no baseline. */
+export const ratio = (value: number, baseline: number | null) => (baseline ? value / baseline : null);
+
+export type RowFields = Pick<Row, 'name' | 'metric' | 'value' | 'baseline' | 'goal' | 'met'> & { ratio?: number | null; [extra: string]: unknown };
+
+export function row(fields: RowFields): Row {
+  return { ...fields, ratio: fields.ratio === undefined ? ratio(fields.value, fields.baseline) : fields.ratio };
+}
+
+/** Warns in the notes when a load run saw errors or non-2xx answers. */
+export function loadProblems(label: string, result: LoadResult): string[] {
+  const bad = (result.non2xx ?? 0) + result.errors + (result.timeouts ?? 0);
+  return bad > 0 ? [`${label}: ${result.non2xx ?? 0} non-2xx, ${result.errors} errors, ${result.timeouts ?? 0} timeouts out of ${result.ok + bad}`] : [];
+}

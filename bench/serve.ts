@@ -1,0 +1,15 @@
+// The service as the bench runs it: `startService` with the environment it is given (PORT=0,
+// DATA_DIR, COMMUNITY_URL, …), plus one all-permissions API key issued through the service's
+// own key service, as `npm run dev` does. Prints `READY {"url","apiKey"}`.
+import { loadConfig } from '../src/config.js';
+import { startService } from '../src/main.js';
+import { ApiKeyService } from '../src/services/apiKeys.js';
+
+const config = loadConfig({ PORT: '0', LOG_LEVEL: 'warn', ...process.env });
+const service = await startService(config);
+const { store, runner, readModels, clock } = service.deps;
+const { key } = await new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock }).issue({ app: 'bench', permissions: ['*'], expires: null });
+process.stdout.write(`READY ${JSON.stringify({ url: service.url, apiKey: key, pid: process.pid })}\n`);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => void service.close().then(() => process.exit(0)));
+}

@@ -7,7 +7,7 @@ const SPEC_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const int = v.pipe(v.number(), v.integer());
 const text = (description: string) => v.pipe(v.string(), v.description(description));
 
-export const SpecTimestamp = v.pipe(v.string(), v.regex(SPEC_TIMESTAMP), v.description('UTC, `YYYY-MM-DD HH:MM:SS.mmmZ`'));
+export const SpecTimestamp = v.pipe(v.string(), v.regex(SPEC_TIMESTAMP), v.description('UTC, `YYYY-MM-DD HH:MM:SS.mmmZ`'), v.examples(['2027-01-01 00:00:00.000Z']));
 
 /** `{code: 0, msg}`: every success; `msg` is the platform's message for forwarded writes. */
 export const SuccessBody = v.object({ code: v.literal(0), msg: v.string() });

@@ -14,11 +14,14 @@ import { machine, table, type ScenarioReport } from './lib/report.js';
 import { adminRead, adminWrite, forwardOverhead } from './scenarios/admin.js';
 import type { BenchContext } from './scenarios/common.js';
 import { replay } from './scenarios/replay.js';
+import { fanout, sseCapacity } from './scenarios/sse.js';
 
 const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioReport>> = {
   'admin-write': adminWrite,
   'admin-read': adminRead,
   'forward-overhead': forwardOverhead,
+  'sse-capacity': sseCapacity,
+  fanout,
   replay,
 };
 
@@ -73,6 +76,9 @@ if (values.json) {
   );
   process.stdout.write(`${JSON.stringify({ machine: host, quick: ctx.quick, durationS: round((performance.now() - started) / 1000, 1), scenarios }, null, 2)}\n`);
 } else {
-  process.stdout.write(`\n${table(reports)}\n`);
+  const header =
+    `Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC${ctx.quick ? ' (--quick)' : ''}, ${round((performance.now() - started) / 1000)} s: ` +
+    `${host.cores} cores (${host.cpuModel}), ${host.memoryGb} GB, Node ${host.node}, load average at start ${host.loadAverageAtStart.join(' / ')}`;
+  process.stdout.write(`\n${header}\n\n${table(reports)}\n`);
 }
 process.exitCode = failed ? 1 : 0;

@@ -1,6 +1,6 @@
 // Baseline for fanout and sse-capacity: a bare node:http SSE broadcaster. GET /api/realtime?oId=
 // holds a connection and writes a PB_CONNECT frame; POST /adm/message/push {oIds, name, data}
-// writes the frame the service writes (`id`, `event: message`, `data: {"app_id","data"}`) to
+// writes the frame the service writes (`id`, `event: message`, `data: {"app_id","name","data"}`) to
 // every connection of every named oId. No auth, no log, no store. Prints `READY {"url"}`.
 import { randomBytes } from 'node:crypto';
 import { createServer, type ServerResponse } from 'node:http';
@@ -27,8 +27,8 @@ const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { oIds: string[]; data: unknown };
-      const frame = `id: ${++lastId}\nevent: message\ndata: ${JSON.stringify({ app_id: 'bench', data: body.data })}\n\n`;
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { oIds: string[]; name: string; data: unknown };
+      const frame = `id: ${++lastId}\nevent: message\ndata: ${JSON.stringify({ app_id: 'bench', name: body.name, data: body.data })}\n\n`;
       for (const oId of body.oIds) for (const target of byOid.get(oId) ?? []) target.write(frame);
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"code":0,"msg":"success"}');
     });

@@ -4,7 +4,7 @@
 import { SIMULATOR_KEY } from '../../src/community/simulator.js';
 import { benchOid } from './users.js';
 
-export type WorkloadName = 'vip-submit' | 'vip-read' | 'points-edit' | 'points-direct';
+export type WorkloadName = 'vip-submit' | 'vip-read' | 'points-edit' | 'points-direct' | 'push-one';
 
 export interface WorkloadOptions {
   users: number;
@@ -48,6 +48,16 @@ export function workload(name: WorkloadName, { users, apiKey = '' }: WorkloadOpt
         request: (i) => ({
           path: '/user/edit/points',
           body: JSON.stringify({ userName: `bench${i % users}`, point: 1, memo: 'bench', goldFingerKey: SIMULATOR_KEY }),
+        }),
+      };
+    case 'push-one':
+      // A 1:1 push; `t` (when it was built, just before it is sent) lets clients time delivery.
+      return {
+        method: 'POST',
+        headers: { ...json, apikey: apiKey },
+        request: (i) => ({
+          path: '/adm/message/push',
+          body: JSON.stringify({ oIds: [oId(i)], name: 'bench', data: { kind: 'one', seq: i, t: performance.timeOrigin + performance.now() } }),
         }),
       };
   }

@@ -1,0 +1,296 @@
+// sse-capacity and fanout: thousands of raw SSE connections held by client worker processes
+// (bench/sse-clients.ts), each bound to its own loopback source address, against the service and
+// against a bare node:http SSE broadcaster (bench/baselines/sse-server.ts) in the same run.
+import { request } from 'node:http';
+import { log, MemorySampler, round, runToResult, sleep, startChild, type Child } from '../lib/proc.js';
+import type { ScenarioReport } from '../lib/report.js';
+import { benchOid } from '../lib/users.js';
+import { loadProblems, row, startBaseline, startBenchService, startSimulator, type BenchContext, type LoadResult } from './common.js';
+
+const now = () => performance.timeOrigin + performance.now();
+
+interface Workers {
+  list: Child[];
+  /** Sends one command to every worker (with per-worker fields) and collects the answers. */
+  all<T = any>(type: string, perWorker?: (index: number) => object): Promise<T[]>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Client processes. 15,000 connections to one server address fit in the ~28,000 ephemeral ports
+ * of one (source, destination) pair, so the workers do not bind source addresses unless
+ * BENCH_SOURCE_ADDRESSES=1 (127.0.0.2, 127.0.0.3, …; binding slows every connect down).
+ */
+async function startWorkers(count: number, url: string): Promise<Workers> {
+  const list = Array.from({ length: count }, (_, k) =>
+    startChild(`sse-clients-${k}`, 'bench/sse-clients.ts', {
+      ipc: true,
+      args: [JSON.stringify({ url, localAddress: process.env.BENCH_SOURCE_ADDRESSES === '1' ? `127.0.0.${2 + k}` : '', communityName: 'fishpi' })],
+    }),
+  );
+  await Promise.all(list.map((w) => w.ready));
+  return {
+    list,
+    async all(type, perWorker) {
+      const answers = await Promise.all(
+        list.map((w, k) => {
+          const answer = w.message(`${type}:done`);
+          w.send({ type, ...perWorker?.(k) });
+          return answer;
+        }),
+      );
+      const failed = answers.find((a) => a.error);
+      if (failed) throw new Error(`sse worker: ${failed.error}`);
+      return answers;
+    },
+    async stop() {
+      await Promise.all(list.map((w) => w.stop()));
+    },
+  };
+}
+
+/** Points the workers at another server: they are cheap to restart. */
+async function restartWorkers(workers: Workers, url: string): Promise<Workers> {
+  await workers.stop();
+  return startWorkers(workers.list.length, url);
+}
+
+function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  const u = new URL(url);
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** Waits until the workers together counted `expected` messages, or nothing new came for `quietMs`. */
+async function waitForMessages(workers: Workers, expected: number, quietMs: number, keepLatencies = false) {
+  let last = -1;
+  let lastChange = performance.now();
+  for (;;) {
+    const stats = await workers.all('stats');
+    const total = stats.reduce((a, s) => a + s.messages, 0);
+    if (total >= expected || performance.now() - lastChange > quietMs) {
+      const final = keepLatencies ? await workers.all('stats', () => ({ keepLatencies: true })) : stats;
+      return {
+        messages: final.reduce((a, s) => a + s.messages, 0),
+        lastMessageAt: Math.max(...final.map((s) => s.lastMessageAt)),
+        latencies: keepLatencies ? final.flatMap((s) => s.latencies as number[]) : [],
+        open: final.reduce((a, s) => a + s.open, 0),
+        unexpectedCloses: final.reduce((a, s) => a + s.unexpectedCloses, 0),
+      };
+    }
+    if (total !== last) {
+      last = total;
+      lastChange = performance.now();
+    }
+    await sleep(50);
+  }
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? NaN;
+};
+
+const split = <T>(items: T[], parts: number) => Array.from({ length: parts }, (_, k) => items.filter((_, i) => i % parts === k));
+
+// ---------------------------------------------------------------------------------------------
+
+export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
+  const total = ctx.quick ? 3000 : 15_000;
+  const workerCount = ctx.quick ? 2 : 4;
+  const concurrency = 64; // connection attempts in flight per worker
+  const notes: string[] = [];
+
+  async function measure(url: string, memory: MemorySampler, label: string) {
+    let workers = await startWorkers(workerCount, url);
+    // Warm-up: a few hundred connections opened and closed (JIT, pools), then the idle figure.
+    await workers.all('open', () => ({ count: 100, concurrency: 16 }));
+    await workers.all('close');
+    workers = await restartWorkers(workers, url);
+    await sleep(1500);
+    const idleKb = memory.sample();
+    const started = performance.now();
+    const opened = await workers.all('open', () => ({ count: total / workerCount, concurrency }));
+    const elapsedS = (performance.now() - started) / 1000;
+    const ok = opened.reduce((a, o) => a + o.opened, 0);
+    const failed = opened.reduce((a, o) => a + o.failed, 0);
+    if (failed > 0) notes.push(`${label}: ${failed} connections failed (${opened.flatMap((o) => o.failures).slice(0, 3).join('; ')})`);
+    await sleep(2000); // let the allocation settle before reading RSS
+    const openKb = memory.sample();
+    const connectMs = opened.map((o) => o.connectMs);
+    log(`sse-capacity ${label}: ${ok} open in ${round(elapsedS, 2)} s (${round(ok / elapsedS)} connects/s), RSS ${round(idleKb / 1024)} → ${round(openKb / 1024)} MB`);
+    await workers.all('close');
+    await workers.stop();
+    return {
+      ok,
+      connectsPerS: ok / elapsedS,
+      idleMb: idleKb / 1024,
+      openMb: openKb / 1024,
+      kbPerConnection: (openKb - idleKb) / Math.max(1, ok),
+      connectP99: Math.max(...connectMs.map((c) => c.p99)),
+    };
+  }
+
+  const sim = await startSimulator(10);
+  const service = await startBenchService(ctx, 'sse-capacity', sim.url, { REALTIME_HEARTBEAT_MS: '15000' });
+  const svc = await measure(service.url, service.memory, 'service');
+  const memory = service.memory.stop();
+  await service.child.stop();
+  await sim.child.stop();
+
+  const bare = await startBaseline('sse-baseline', 'bench/baselines/sse-server.ts');
+  const base = await measure(bare.url, bare.memory, 'bare broadcaster');
+  bare.memory.stop();
+  await bare.child.stop();
+
+  notes.push(
+    `${total.toLocaleString('en-US')} anonymous connections from ${workerCount} client processes (${concurrency} attempts in flight each); a connect counts when its PB_CONNECT frame arrived. ` +
+      `RSS per connection = (RSS with all open, 2 s after the last connect − idle RSS) / connections. Bare broadcaster: ${round(base.connectsPerS)} connects/s, ${round(base.kbPerConnection, 1)} KB/connection`,
+  );
+  return {
+    name: 'sse-capacity',
+    memory: { ...memory, restMb: round(svc.idleMb, 1) },
+    notes,
+    rows: [
+      row({ name: 'sse-capacity', metric: `connects/s (${total.toLocaleString('en-US')})`, value: svc.connectsPerS, baseline: base.connectsPerS, goal: '≥ 2,000', met: svc.connectsPerS >= 2000 && svc.ok === total, opened: svc.ok, connectP99Ms: svc.connectP99 }),
+      row({ name: 'sse-capacity', metric: 'RSS MB all open (baseline: idle)', value: svc.openMb, baseline: svc.idleMb, goal: '—', met: null }),
+      row({ name: 'sse-capacity', metric: 'RSS KB per connection', value: svc.kbPerConnection, baseline: base.kbPerConnection, goal: '≤ 15', met: svc.kbPerConnection <= 15, idleMb: svc.idleMb, openMb: svc.openMb }),
+    ],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
+  const users = ctx.quick ? 200 : 1000;
+  const perUser = 10;
+  const total = users * perUser;
+  const workerCount = ctx.quick ? 2 : 4;
+  const oneToOneS = ctx.quick ? 3 : 10;
+  const broadcasts = 3;
+  const notes: string[] = [];
+  const oIds = Array.from({ length: users }, (_, i) => benchOid(i));
+
+  /** One push to every user, `broadcasts` times after one warm-up: latencies of every delivery. */
+  async function broadcast(workers: Workers, pushUrl: string, headers: Record<string, string>) {
+    const latencies: number[] = [];
+    let delivered = 0;
+    for (let i = 0; i <= broadcasts; i++) {
+      await workers.all('reset');
+      const answer = await post(pushUrl, { oIds, name: 'bench', data: { kind: 'broadcast', seq: i, t: now() } }, headers);
+      if (answer.status !== 200) throw new Error(`push answered ${answer.status}: ${answer.text}`);
+      const result = await waitForMessages(workers, total, 5000, true);
+      if (i > 0) {
+        latencies.push(...result.latencies);
+        delivered += result.messages;
+      }
+      await sleep(500);
+    }
+    return { p99: percentile(latencies, 0.99), p50: percentile(latencies, 0.5), max: percentile(latencies, 1), delivered, expected: total * broadcasts };
+  }
+
+  /** 1:1 pushes from autocannon at full rate: deliveries per second until the last one arrived. */
+  async function oneToOne(workers: Workers, url: string, apiKey: string | undefined) {
+    await workers.all('reset');
+    const started = now();
+    const load: LoadResult = await runToResult('autocannon', 'bench/load.ts', {
+      args: [JSON.stringify({ url, workload: 'push-one', users, apiKey, connections: 32, durationS: oneToOneS })],
+    });
+    const result = await waitForMessages(workers, load.ok * perUser, 3000, true);
+    const seconds = (result.lastMessageAt - started) / 1000;
+    return { load, delivered: result.messages, expected: load.ok * perUser, perS: result.messages / seconds, seconds, p99: percentile(result.latencies, 0.99), p50: percentile(result.latencies, 0.5), open: result.open, unexpectedCloses: result.unexpectedCloses };
+  }
+
+  // The service: every user signs in through the real OpenID flow, then holds 10 connections.
+  const sim = await startSimulator(users);
+  const service = await startBenchService(ctx, 'fanout', sim.url);
+  let workers = await startWorkers(workerCount, service.url);
+  const byWorker = split(oIds, workerCount);
+  const t0 = performance.now();
+  const signed = await workers.all('signin', (k) => ({ oIds: byWorker[k], perUser, concurrency: 8 }));
+  const signInS = (performance.now() - t0) / 1000;
+  const opened = signed.reduce((a, s) => a + s.opened, 0);
+  const signedUsers = signed.reduce((a, s) => a + s.users, 0);
+  const anonymous = signed.reduce((a, s) => a + s.anonymousAfterCookie, 0);
+  log(`fanout: ${signedUsers} users signed in, ${opened} connections in ${round(signInS, 1)} s`);
+  if (signedUsers !== users || opened !== total || anonymous > 0) {
+    notes.push(`sign-in: ${signedUsers}/${users} users, ${opened}/${total} connections, ${anonymous} not signed in by their cookie: ${signed.flatMap((s) => s.failures).slice(0, 3).join('; ')}`);
+  }
+  const pushHeaders = { apikey: service.apiKey };
+  const svcBroadcast = await broadcast(workers, `${service.url}/adm/message/push`, pushHeaders);
+  log(`fanout service broadcast: ${svcBroadcast.delivered}/${svcBroadcast.expected} delivered, p50 ${round(svcBroadcast.p50, 1)} ms, p99 ${round(svcBroadcast.p99, 1)} ms`);
+  const svcOne = await oneToOne(workers, service.url, service.apiKey);
+  log(`fanout service 1:1: ${round(svcOne.load.rps)} pushes/s, ${svcOne.delivered}/${svcOne.expected} delivered, ${round(svcOne.perS)} msgs/s, delivery p99 ${round(svcOne.p99, 1)} ms`);
+  notes.push(...loadProblems('service pushes', svcOne.load));
+  const memory = service.memory.stop();
+  await workers.all('close');
+  await service.child.stop();
+  await sim.child.stop();
+
+  // The bare broadcaster, the same connections and the same pushes.
+  const bare = await startBaseline('sse-baseline', 'bench/baselines/sse-server.ts');
+  workers = await restartWorkers(workers, bare.url);
+  const bareOpened = await workers.all('baseline', (k) => ({ oIds: byWorker[k], perUser, concurrency: 64 }));
+  if (bareOpened.reduce((a, o) => a + o.opened, 0) !== total) notes.push('baseline: not every connection opened');
+  const bareBroadcast = await broadcast(workers, `${bare.url}/adm/message/push`, {});
+  log(`fanout bare broadcast: ${bareBroadcast.delivered}/${bareBroadcast.expected} delivered, p50 ${round(bareBroadcast.p50, 1)} ms, p99 ${round(bareBroadcast.p99, 1)} ms`);
+  const bareOne = await oneToOne(workers, bare.url, undefined);
+  log(`fanout bare 1:1: ${round(bareOne.load.rps)} pushes/s, ${bareOne.delivered}/${bareOne.expected} delivered, ${round(bareOne.perS)} msgs/s`);
+  bare.memory.stop();
+  await workers.all('close');
+  await workers.stop();
+  await bare.child.stop();
+
+  notes.push(
+    `${users} users × ${perUser} connections, signed in through the login page → simulator OpenID (sim_user) → callback in ${round(signInS, 1)} s; ` +
+      `broadcast = one push naming all ${users} oIds, ${broadcasts} times (after one warm-up), latency from just before the POST to each frame parsed by a client; ` +
+      `1:1 = autocannon, 32 connections, ${oneToOneS} s, one oId per push (${round(svcOne.load.rps)} pushes/s accepted by the service, ${round(bareOne.load.rps)} by the bare broadcaster); ` +
+      `msgs/s = frames received ÷ time from the first push to the last frame`,
+  );
+  if (svcBroadcast.delivered !== svcBroadcast.expected) notes.push(`service broadcast delivered ${svcBroadcast.delivered} of ${svcBroadcast.expected}`);
+  if (svcOne.delivered < svcOne.expected) notes.push(`service 1:1 delivered ${svcOne.delivered} of ${svcOne.expected} frames (${svcOne.unexpectedCloses} connections closed by the server)`);
+  return {
+    name: 'fanout',
+    memory,
+    notes,
+    rows: [
+      row({
+        name: 'fanout',
+        metric: `broadcast p99 ms (${total.toLocaleString('en-US')} deliveries)`,
+        value: svcBroadcast.p99,
+        baseline: bareBroadcast.p99,
+        goal: '≤ 250, all delivered',
+        met: svcBroadcast.p99 <= 250 && svcBroadcast.delivered === svcBroadcast.expected,
+        p50: svcBroadcast.p50,
+        max: svcBroadcast.max,
+        delivered: svcBroadcast.delivered,
+        expected: svcBroadcast.expected,
+      }),
+      row({
+        name: 'fanout',
+        metric: 'delivered msgs/s (1:1 pushes)',
+        value: svcOne.perS,
+        baseline: bareOne.perS,
+        goal: '≥ 10,000, ratio ≥ 0.5',
+        met: svcOne.perS >= 10_000 && svcOne.perS / bareOne.perS >= 0.5,
+        pushesPerS: svcOne.load.rps,
+        deliveryP99Ms: svcOne.p99,
+        delivered: svcOne.delivered,
+        expected: svcOne.expected,
+        signInS,
+      }),
+    ],
+  };
+}

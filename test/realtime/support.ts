@@ -1,6 +1,8 @@
 // Helpers for the realtime suites: a real EventSource (the `eventsource` package) that collects
 // frames and lets a test await the next one, and the OpenID dance against the simulator.
 import { EventSource } from 'eventsource';
+import { request as httpRequest } from 'node:http';
+import { Readable } from 'node:stream';
 import * as assert from 'uvu/assert';
 import { filter, firstValueFrom, timeout } from 'rxjs';
 import type { Clock } from '../../src/services/runtime.js';
@@ -51,7 +53,7 @@ export function openStream(url: string, options: StreamOptions = {}): Stream {
       const headers: Record<string, string> = { ...init.headers, ...options.headers };
       if (options.cookie) headers.Cookie = options.cookie;
       if (first && options.lastEventId !== undefined) headers['Last-Event-ID'] = options.lastEventId;
-      const res = await fetch(input, { ...init, headers });
+      const res = await streamFetch(input, { signal: init.signal, headers });
       if (first) responseResolve({ status: res.status, headers: res.headers });
       first = false;
       return res;
@@ -93,6 +95,24 @@ export function openStream(url: string, options: StreamOptions = {}): Stream {
     },
   };
 }
+
+/**
+ * A fetch for streams on a connection of its own (node:http, no pool). Node's fetch pool leaves a
+ * spare socket open after an aborted stream, and the service's graceful close then waits for the
+ * client to drop it; a browser would not keep it either.
+ */
+const streamFetch = (url: string | URL, init: { signal?: AbortSignal; headers: Record<string, string> }) =>
+  new Promise<Response>((resolve, reject) => {
+    const req = httpRequest(url, { headers: init.headers, agent: false, signal: init.signal }, (res) => {
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(res.headers)) {
+        for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, v);
+      }
+      resolve(new Response(Readable.toWeb(res) as ReadableStream, { status: res.statusCode, headers }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 
 /** Opens a stream and waits for its PB_CONNECT. */
 export async function connect(h: Harness | { url: string }, options: StreamOptions & { query?: string } = {}) {

@@ -18,6 +18,9 @@ import type { EventStore, RecordedEvent } from '../store/port.js';
 import { clientMachine, type ClientMachine, type Frame } from './clientMachine.js';
 import { toSpecUser } from './specUser.js';
 
+/** How long a connection waits for this node to reach a Last-Event-ID it has not applied yet. */
+const LAST_EVENT_ID_WAIT_MS = 1000;
+
 /** 24 CSPRNG bytes in base64url: 32 url-safe characters. */
 export function newClientId(): string {
   return randomBytes(24).toString('base64url');
@@ -102,6 +105,17 @@ export class RealtimeHub {
   async open(request: OpenRequest): Promise<ClientHandle> {
     if (this.stopping) throw new HubClosedError();
     const { store, runner, clock } = this.deps;
+    const { session } = request;
+    let { lastEventId } = request;
+    if (lastEventId !== undefined && lastEventId > runner.position) {
+      // Ahead of this node: another node served it and this one lags a moment behind — or the
+      // id is not a position of this log at all (forged, or from a store since replaced).
+      try {
+        await runner.waitFor(lastEventId, LAST_EVENT_ID_WAIT_MS);
+      } catch {
+        lastEventId = undefined;
+      }
+    }
     const clientId = newClientId();
     const events = clientDecider.decide(
       { type: 'ConnectClient', clientId, session: request.session?.binding, at: clock.now() },
@@ -110,10 +124,10 @@ export class RealtimeHub {
     // Durable before the browser learns its id: a login page served by any node finds it.
     await this.track(store.append(streams.client(clientId), events, { expectedRevision: 'no_stream' }));
 
-    const { session, lastEventId } = request;
     const replayAfter = session && lastEventId !== undefined ? lastEventId : undefined;
-    // Events up to runner.position reached the read models already; later ones come live.
-    const position = replayAfter ?? Math.max(runner.position, lastEventId ?? 0);
+    // Events up to runner.position reached the read models (and the replay window) already;
+    // later ones come live. A replaying client's PB_CONNECT repeats its own Last-Event-ID.
+    const position = replayAfter ?? runner.position;
     const actor = createActor(clientMachine, {
       input: { clientId, position, ...(session && { session: { user: toSpecUser(session.user), sessionId: session.binding.sessionId } }) },
     });

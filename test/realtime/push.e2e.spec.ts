@@ -172,4 +172,20 @@ test('replay stops at the retention window (REALTIME_REPLAY_MS); without a sessi
   }
 });
 
+test('a Last-Event-ID beyond the log is not trusted: the connection starts at the current position and gets live messages', async () => {
+  const h = await startHarness();
+  try {
+    const push = await pusher(h);
+    const { popup, cookie } = await aliceOnline(h);
+    popup.stream.close();
+    const back = await connect(h, { cookie, lastEventId: '999999999' });
+    assert.is(back.hello.id, String(h.service.deps.runner.position));
+    const live = await push({ oIds: [ALICE.oId], name: 'live', data: {} });
+    assert.is((await back.stream.next('message')).id, live);
+    back.stream.close();
+  } finally {
+    await h.close();
+  }
+});
+
 test.run();

@@ -115,6 +115,7 @@ export class RealtimeHub {
       } catch {
         lastEventId = undefined;
       }
+      if (this.stopping) throw new HubClosedError();
     }
     const clientId = newClientId();
     const events = clientDecider.decide(

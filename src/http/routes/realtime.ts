@@ -71,12 +71,16 @@ export function realtimeRouter({ realtime }: HttpDeps): Router {
     req.socket.setKeepAlive(true);
     res.writeHead(200, SSE_HEADERS);
     res.on('close', () => client.close());
+    const open = () => !res.destroyed && !res.writableEnded;
     client.start({
       next: (frame) => {
+        if (!open()) return;
         res.write(formatFrame(frame));
         if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
       },
-      complete: () => res.end(),
+      complete: () => {
+        if (open()) res.end();
+      },
       error: () => res.destroy(),
     });
   });

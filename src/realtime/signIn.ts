@@ -93,17 +93,16 @@ export class SignIn {
       throw new SignInError('cancelled', 'Sign-in was cancelled on the community platform.');
     }
 
-    const params = openIdParams(query);
-    const problem = params ? this.assertionProblem(params, returnTo(login.callbackUrl, state)) : 'an openid parameter is repeated';
-    if (problem) {
-      await this.fail(stateHash, 'invalid-assertion', problem, now);
+    const assertion = this.readAssertion(query, returnTo(login.callbackUrl, state));
+    if (typeof assertion === 'string') {
+      await this.fail(stateHash, 'invalid-assertion', assertion, now);
       throw new SignInError('invalid-assertion', 'The community platform’s answer could not be verified.');
     }
-    const oId = platform.identityPattern.exec(params!['openid.identity']!)![1]!;
+    const { params, oId } = assertion;
 
     let genuine: boolean;
     try {
-      genuine = await platform.verifyAssertion(params!);
+      genuine = await platform.verifyAssertion(params);
     } catch (error) {
       // The attempt stays open: the platform never answered, the user may simply retry.
       log.warn({ err: error }, 'OpenID verification failed to reach the platform');
@@ -142,15 +141,19 @@ export class SignIn {
     return { user, sessionId, clientBound: client.events.length > 0 };
   }
 
-  private assertionProblem(params: Record<string, string>, issuedReturnTo: string): string | undefined {
+  /** The `openid.*` parameters and the oId they claim, or what is wrong with them (our own checks). */
+  private readAssertion(query: Query, issuedReturnTo: string): { params: Record<string, string>; oId: string } | string {
     const { platform } = this.options;
+    const params = openIdParams(query);
+    if (!params) return 'an openid parameter is repeated';
     const identity = params['openid.identity'];
     if (params['openid.mode'] !== 'id_res') return `openid.mode is ${params['openid.mode'] ?? 'missing'}, not id_res`;
     if (params['openid.op_endpoint'] !== platform.openIdEndpoint) return 'openid.op_endpoint is not the platform';
     if (!identity || identity !== params['openid.claimed_id']) return 'openid.identity and openid.claimed_id differ';
-    if (!platform.identityPattern.test(identity)) return 'openid.identity is not an identity of the platform';
+    const oId = platform.identityPattern.exec(identity)?.[1];
+    if (!oId) return 'openid.identity is not an identity of the platform';
     if (params['openid.return_to'] !== issuedReturnTo) return 'openid.return_to is not the one issued';
-    return undefined;
+    return { params, oId };
   }
 
   /** Closes the attempt as failed; a concurrent callback that closed it first wins, silently. */

@@ -289,6 +289,26 @@ test('a sign-in cancelled on the platform (error=) answers a cancelled page and 
   }
 });
 
+test('a platform that cannot verify answers a 502 page and leaves the state open: the same callback works once it is back', async () => {
+  const h = await startHarness();
+  try {
+    const { stream, clientId } = await connect(h);
+    const url = await platformAssertion(await startLogin(h, clientId), ALICE.oId);
+    h.sim.failNext(1, 'http500');
+    const down = await callback(url);
+    assert.is(down.status, 502);
+    assert.match(down.text, /could not be reached/);
+    assert.is(down.cookie, undefined);
+    assert.equal((await loginEvents(h)).map((e) => e.type), ['LoginStarted']);
+    const again = await callback(url);
+    assert.is(again.status, 200, again.text);
+    await stream.next('login');
+    stream.close();
+  } finally {
+    await h.close();
+  }
+});
+
 test('an unknown or malformed state answers a 400 page', async () => {
   const h = await startHarness();
   try {

@@ -3,8 +3,10 @@
 import { parseArgs } from 'node:util';
 import { AppError } from '../domain/errors.js';
 import { ConfigError, loadConfig } from '../config.js';
-import { createReadModels, openCore, openStore } from '../main.js';
+import { openCore, openStore } from '../core.js';
+import { createReadModels } from '../projections/readModels.js';
 import { ApiKeyService } from '../services/apiKeys.js';
+import { systemClock } from '../services/runtime.js';
 import { AuditQueries } from '../services/audit.js';
 import { auditCommand } from './audit.js';
 import { eventsCommand } from './events.js';
@@ -54,7 +56,7 @@ async function run(argv: string[]): Promise<void> {
         await eventsCommand(store, values, write);
       } else {
         const output = { out: print, err: (text: string) => void process.stderr.write(text), tty: process.stderr.isTTY === true };
-        await projectionsCommand(store, createReadModels, rest, values, output);
+        await projectionsCommand(store, () => createReadModels(systemClock, config.realtime.replayMs), rest, values, output);
       }
     } finally {
       await store.close();

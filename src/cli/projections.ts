@@ -5,7 +5,7 @@
 // how long a start's catch-up takes.
 import { performance } from 'node:perf_hooks';
 import { ValidationError } from '../domain/errors.js';
-import type { ReadModels } from '../http/deps.js';
+import { inApplyOrder, type ReadModels } from '../projections/readModels.js';
 import { ProjectionRunner, type CatchUpProgress, type Projection } from '../projections/runner.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 
@@ -73,9 +73,7 @@ function progressReporter(head: number, output: ProgressOutput, started: number)
  * service uses, and reports the count and the rate.
  */
 export async function rebuild(store: EventStore, readModels: ReadModels, output: ProgressOutput): Promise<RebuildReport> {
-  // The order openCore uses: the items and medals models look requests up in operations.
-  const { operations, ...rest } = readModels;
-  const projections = [operations, ...Object.values(rest)] as Projection[];
+  const projections = inApplyOrder(readModels);
   const head = await store.headPosition();
   const started = performance.now();
   const progress = progressReporter(head, output, started);

@@ -1,3 +1,4 @@
+import type { ReadModels } from '../projections/readModels.js';
 import type { CommunityPlatform } from '../community/port.js';
 import type { ApiKeysReadModel } from '../projections/apiKeys.js';
 import type { ItemsReadModel, MedalsReadModel } from '../projections/itemsAndMedals.js';
@@ -19,19 +20,8 @@ import type { Clock } from '../services/runtime.js';
 import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
 
-export interface ReadModels {
-  apiKeys: ApiKeysReadModel;
-  users: UsersReadModel;
-  vip: VipReadModel;
-  vipHistory: VipHistoryReadModel;
-  operations: OperationsReadModel;
-  items: ItemsReadModel;
-  medals: MedalsReadModel;
-  clients: ClientsReadModel;
-  sessions: SessionsReadModel;
-  recentMessages: RecentMessagesReadModel;
-  idempotency: IdempotencyReadModel;
-}
+
+export type { ReadModels };
 
 /** Everything the HTTP layer uses, built once by the composition root (src/main.ts). */
 export interface HttpDeps {

@@ -160,7 +160,7 @@ function operations(communityName: string): Operation[] {
     { method: 'get', path: '/adm/vip/{oId}', tag: 'vip', summary: "A user's VIP records", permission: 'vip:read', parameters: OID_PATH(), ok: json(ref('VipListBody'), 'The records, svip first'), errors: [400, 404, 502, 504] },
     { method: 'post', path: '/adm/vip/submit', tag: 'vip', summary: 'Grant or renew one VIP quality', description: 'Resubmitting a quality the user has keeps the record and its id and replaces `expired`.', permission: 'vip:write', body: 'VipSubmitBody', ok: json(ref('VipSubmitAnswer'), 'The record'), errors: [400, 404, 413, 502, 504] },
     { method: 'post', path: '/adm/vip/batch-submit', tag: 'vip', summary: 'Grant or renew several VIP qualities at once', description: 'Valid entries are applied in request order in one atomic append; `failures` lists the others.', permission: 'vip:write', body: 'VipBatchBody', ok: json(ref('VipBatchAnswer'), 'The applied entries and the failures'), errors: [400, 404, 413, 502, 504] },
-    { method: 'post', path: '/adm/message/push', tag: 'realtime', summary: 'Push a realtime message to online users', description: 'Recipients receive an SSE `message` event `{app_id, data}`.', permission: 'message:push', body: 'MessagePushBody', ok: json(ref('SuccessBody'), 'Accepted'), errors: [400, 413] },
+    { method: 'post', path: '/adm/message/push', tag: 'realtime', summary: 'Push a realtime message to online users', description: 'Each open connection of every targeted user receives an SSE `message` event `{app_id, name, data}`.', permission: 'message:push', body: 'MessagePushBody', ok: json(ref('SuccessBody'), 'Accepted'), errors: [400, 413] },
     {
       method: 'get',
       path: '/adm/user/get',
@@ -180,8 +180,11 @@ function operations(communityName: string): Operation[] {
       tag: 'realtime',
       summary: 'Open the realtime connection (server-sent events)',
       description:
-        'No apiKey; a session cookie starts the client signed in. Frames have `id`, `event` and `data` (JSON) lines. `PB_CONNECT` first: `{client_id, login_status}` (+ `user` when signed in); then `login` `{action: "login", user}` after sign-in, and `message` `{app_id, data}` after a push. Comment frames keep the connection alive.',
-      parameters: [{ name: 'Last-Event-ID', in: 'header', required: false, description: 'resume after this frame id', schema: { type: 'string' } }],
+        'No apiKey; a session cookie starts the client signed in. Frames have `id`, `event` and `data` (JSON) lines. `PB_CONNECT` first: `{client_id, login_status}` (+ `user` when signed in); then `login` `{action: "login", user}` after sign-in, and `message` `{app_id, name, data}` after a push, its `id` being the push\'s log position. Comment frames keep the connection alive.',
+      parameters: [
+        { name: 'Last-Event-ID', in: 'header', required: false, description: 'resume after this frame id: a signed-in client gets the messages it missed (within REALTIME_REPLAY_MS)', schema: { type: 'string' } },
+        { name: 'lastEventId', in: 'query', required: false, description: 'the same, for clients that cannot set the header', schema: { type: 'string' } },
+      ],
       ok: { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
       responses: { 503: json(ref('ErrorBody'), 'The service is shutting down; reconnect in a moment') },
     },

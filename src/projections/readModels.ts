@@ -1,0 +1,51 @@
+// The set of read models the service keeps, and the order the runner applies them in.
+import type { Clock } from '../services/runtime.js';
+import { ApiKeysReadModel } from './apiKeys.js';
+import { ClientsReadModel } from './clients.js';
+import { IdempotencyReadModel } from './idempotency.js';
+import { ItemsReadModel, MedalsReadModel } from './itemsAndMedals.js';
+import { OperationsReadModel } from './operations.js';
+import { RecentMessagesReadModel } from './recentMessages.js';
+import type { Projection } from './runner.js';
+import { SessionsReadModel } from './sessions.js';
+import { UsersReadModel } from './users.js';
+import { VipReadModel } from './vip.js';
+import { VipHistoryReadModel } from './vipHistory.js';
+
+export interface ReadModels {
+  apiKeys: ApiKeysReadModel;
+  users: UsersReadModel;
+  vip: VipReadModel;
+  vipHistory: VipHistoryReadModel;
+  operations: OperationsReadModel;
+  items: ItemsReadModel;
+  medals: MedalsReadModel;
+  clients: ClientsReadModel;
+  sessions: SessionsReadModel;
+  recentMessages: RecentMessagesReadModel;
+  idempotency: IdempotencyReadModel;
+}
+
+export function createReadModels(clock: Clock, replayMs: number): ReadModels {
+  const operations = new OperationsReadModel();
+  const users = new UsersReadModel();
+  return {
+    apiKeys: new ApiKeysReadModel(),
+    users,
+    clients: new ClientsReadModel(),
+    sessions: new SessionsReadModel(),
+    recentMessages: new RecentMessagesReadModel({ users, clock, retentionMs: replayMs }),
+    vip: new VipReadModel(),
+    vipHistory: new VipHistoryReadModel(),
+    operations,
+    items: new ItemsReadModel(operations),
+    medals: new MedalsReadModel(operations),
+    idempotency: new IdempotencyReadModel(clock.now),
+  };
+}
+
+/** Operations first: the items and medals models look requests up in it. */
+export function inApplyOrder(readModels: ReadModels): Projection[] {
+  const { operations, ...rest } = readModels;
+  return [operations, ...Object.values(rest)];
+}

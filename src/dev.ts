@@ -1,6 +1,7 @@
 // `npm run dev`: the service plus the community simulator on loopback, already wired, so every
 // endpoint (and the sign-in flow) can be tried with no platform account. Not for production.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { DEMO_USERS } from './community/demoUsers.js';
 import { createSimulator, SIMULATOR_KEY } from './community/simulator.js';
@@ -10,7 +11,11 @@ import { ApiKeyService } from './services/apiKeys.js';
 
 const simulator = createSimulator({ users: DEMO_USERS });
 const platform = await simulator.listen(Number(process.env.SIM_PORT ?? 8091), '127.0.0.1');
+// A web page like a game's client, on an origin of its own (so CORS is exercised as in real use).
+const demoPort = Number(process.env.DEMO_PORT ?? 8092);
+const demoOrigin = `http://127.0.0.1:${demoPort}`;
 const config = loadConfig({
+  CORS_ORIGINS: demoOrigin,
   ...process.env,
   DATA_DIR: process.env.DATA_DIR ?? './data/dev',
   COMMUNITY_URL: platform.url,
@@ -18,6 +23,11 @@ const config = loadConfig({
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
 });
 const service = await startService(config);
+const demoPage = readFileSync(new URL('./devDemo.html', import.meta.url), 'utf8')
+  .replace("'SERVICE_URL'", JSON.stringify(service.url))
+  .replace("'COMMUNITY_NAME'", JSON.stringify(config.community.name));
+const demo = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(demoPage));
+await new Promise<void>((resolve) => demo.listen(demoPort, '127.0.0.1', resolve));
 
 // One all-permissions key for the dev store, kept next to it so restarts reuse it.
 const keyFile = join(config.dataDir, 'dev-api-key.txt');
@@ -36,6 +46,7 @@ community-bridge (dev) on ${service.url}, data in ${config.dataDir}
 community platform simulator on ${platform.url}, users: ${DEMO_USERS.map((u) => `${u.userName} (${u.oId})`).join(', ')}
 
 API key (all permissions): ${apiKey}
+Demo web client (realtime + sign-in in the browser): ${demoOrigin}/
 
 Try:
   curl -s -X POST ${service.url}/adm/points/edit -H 'apiKey: ${apiKey}' -H 'Content-Type: application/json' \\
@@ -46,5 +57,5 @@ Try:
 `);
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => void Promise.all([service.close(), platform.close()]).then(() => process.exit(0)));
+  process.once(signal, () => void Promise.all([service.close(), platform.close(), new Promise((r) => demo.close(r))]).then(() => process.exit(0)));
 }

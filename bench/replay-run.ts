@@ -7,7 +7,7 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
-import { openCore } from '../src/main.js';
+import { openCore } from '../src/core.js';
 import { memoryOf } from './lib/proc.js';
 
 const { dataDir, mode } = JSON.parse(process.argv[2]!) as { dataDir: string; mode: 'runner' | 'baseline' };

@@ -1,7 +1,7 @@
 // Composition root: the only module that knows every adapter. config → store → read models →
 // projections → platform → services → HTTP.
 import { readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { FishpiPlatform } from './community/fishpi.js';
 import type { CommunityPlatform } from './community/port.js';
@@ -60,17 +60,20 @@ export async function startService(
     rateLimit: config.rateLimit,
     pointsSource: config.community.pointsSource,
   };
+  metrics.countOpenConnections(() => deps.realtime.hub.size);
   const app = createHttpApp(deps, log);
   const server = createServer(app.callback());
   // Shutdown waits for requests, not sockets: an idle keep-alive or pre-connected socket holds
   // no work and is simply closed.
-  let inFlight = 0;
+  const inFlight = new Set<ServerResponse>();
+  let closing = false;
   let onDrained: (() => void) | undefined;
-  server.on('request', (_req, res) => {
-    inFlight += 1;
+  server.on('request', (_req, res: ServerResponse) => {
+    inFlight.add(res);
+    if (closing) res.setHeader('Connection', 'close');
     res.once('close', () => {
-      inFlight -= 1;
-      if (inFlight === 0) onDrained?.();
+      inFlight.delete(res);
+      if (inFlight.size === 0) onDrained?.();
     });
   });
   await new Promise<void>((resolve, reject) => {
@@ -92,10 +95,15 @@ export async function startService(
      * for flushing), then closes what is left, flushes the store and releases the platform.
      */
     async close() {
+      closing = true;
       server.close();
-      // Realtime streams never finish on their own: end them (and record the disconnects).
+      // A response still to be written closes its connection, so no request can follow on it.
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      // Realtime streams never finish on their own: end them (and record the disconnects), then
+      // close the keep-alive sockets they leave idle.
       await deps.realtime.hub.stop();
-      if (inFlight > 0) {
+      server.closeIdleConnections();
+      if (inFlight.size > 0) {
         let timer: NodeJS.Timeout | undefined;
         await new Promise<void>((resolve) => {
           onDrained = resolve;

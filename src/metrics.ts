@@ -4,13 +4,25 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 
 export function createMetrics() {
   const registry = new Registry();
+  // The realtime hub is built after the metrics; it tells how to count its connections later.
+  let openConnections = () => 0;
   collectDefaultMetrics({ register: registry });
   const seconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
   return {
     registry,
     httpRequests: new Counter({ name: 'http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] }),
     httpDuration: new Histogram({ name: 'http_request_duration_seconds', help: 'HTTP request duration by route and status', labelNames: ['method', 'route', 'status'], buckets: seconds, registers: [registry] }),
-    sseConnections: new Gauge({ name: 'sse_connections_open', help: 'Open realtime (SSE) connections on this node', registers: [registry] }),
+    sseConnections: new Gauge({
+      name: 'sse_connections_open',
+      help: 'Open realtime (SSE) connections on this node',
+      registers: [registry],
+      collect() {
+        this.set(openConnections());
+      },
+    }),
+    countOpenConnections(count: () => number) {
+      openConnections = count;
+    },
     eventsAppended: new Counter({ name: 'events_appended_total', help: 'Events appended to the store by this node', registers: [registry] }),
     projectionLag: new Gauge({ name: 'projection_lag_events', help: 'Events in the store that the read models have not applied yet', registers: [registry] }),
     platformCalls: new Counter({ name: 'platform_calls_total', help: 'Calls to the community platform by endpoint and outcome', labelNames: ['endpoint', 'outcome'], registers: [registry] }),

@@ -210,8 +210,16 @@ test('/metrics has request counts and durations by route and status, platform ca
     assert.match(text, /platform_call_duration_seconds_count\{endpoint="editPoints",outcome="ok"\} 1/);
     assert.match(text, /events_appended_total \d+/);
     assert.match(text, /projection_lag_events 0/);
-    assert.match(text, /sse_connections_open \d+/);
+    assert.match(text, /sse_connections_open 0/);
     assert.not.match(text, new RegExp(key), 'no key in metrics');
+
+    const stream = new AbortController();
+    const sse = await fetch(`${h.url}/api/realtime`, { signal: stream.signal });
+    const reader = sse.body!.getReader();
+    await reader.read(); // PB_CONNECT
+    assert.match((await h.get('/metrics')).text, /sse_connections_open 1/);
+    stream.abort();
+    await reader.cancel().catch(() => undefined);
   }));
 
 test.run();

@@ -87,8 +87,16 @@ test('each request is one JSON log line with request id, app, route, status and 
     assert.not.ok(everything.includes(SIMULATOR_KEY), 'nor the gold-finger key');
   }));
 
-test('SIGTERM: in-flight requests finish, new connections are refused, the process exits 0 within 10 s', () =>
+test('SIGTERM: open SSE streams end cleanly, in-flight requests finish, new connections are refused, the process exits 0 within 10 s', () =>
   withService(async ({ service, key, sim }) => {
+    const sse = await fetch(`${service.url}/api/realtime`);
+    const reader = sse.body!.getReader();
+    const decoder = new TextDecoder();
+    let received = '';
+    while (!received.includes('PB_CONNECT')) received += decoder.decode((await reader.read()).value);
+    const streamEnded = (async () => {
+      for (;;) if ((await reader.read()).done) return 'ended';
+    })().catch((error: Error) => `failed: ${error.message}`);
     sim.state.setDelay(700);
     const inFlight = fetch(`${service.url}/adm/points/edit`, {
       method: 'POST',
@@ -106,6 +114,7 @@ test('SIGTERM: in-flight requests finish, new connections are refused, the proce
     assert.ok(refused, 'no new connections after SIGTERM');
     const answer = await inFlight;
     assert.is(answer.status, 200, 'the in-flight request completed');
+    assert.is(await streamEnded, 'ended', 'the SSE stream ended as a stream does, not with a network error');
     const { code, at } = await service.exited;
     assert.is(code, 0);
     assert.ok(at - signalled < 10_000, `exited after ${at - signalled} ms`);

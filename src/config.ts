@@ -1,5 +1,6 @@
 // Environment → validated configuration, in one place (design.md §5). Every knob is optional
 // and has a default; a bad value stops start-up with a message that names the variable.
+import { hostname } from 'node:os';
 import * as v from 'valibot';
 
 const port = (fallback: string) =>
@@ -33,6 +34,7 @@ const EnvSchema = v.object({
   REALTIME_REPLAY_MS: positiveInt('600000'),
   SESSION_TTL_DAYS: positiveInt('30'),
   LOGIN_STATE_TTL_MS: positiveInt('600000'),
+  NODE_ID: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'must be 1 to 64 of [A-Za-z0-9_.:-]'))),
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
   COMMUNITY_POINTS_SOURCE: flag('false'),
   IDEMPOTENCY_TTL_HOURS: nonNegativeNumber('24'),
@@ -64,6 +66,8 @@ export interface Config {
   publicUrl: string | undefined;
   sessionSecret: string | undefined;
   corsOrigins: string[];
+  /** Names this node in the log (which node holds which realtime client). */
+  nodeId: string;
   realtime: {
     /** Interval of the heartbeat comment frame on every stream. */
     heartbeatMs: number;
@@ -115,6 +119,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     realtime: { heartbeatMs: e.REALTIME_HEARTBEAT_MS, replayMs: e.REALTIME_REPLAY_MS },
     sessionTtlDays: e.SESSION_TTL_DAYS,
     loginStateTtlMs: e.LOGIN_STATE_TTL_MS,
+    nodeId: e.NODE_ID ?? hostname(),
     logLevel: e.LOG_LEVEL,
   };
 }

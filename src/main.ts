@@ -60,6 +60,8 @@ export async function startService(
     rateLimit: config.rateLimit,
     pointsSource: config.community.pointsSource,
   };
+  const orphans = await deps.realtime.hub.closeOrphans();
+  if (orphans > 0) log.warn({ orphans, node: config.nodeId }, 'closed out realtime clients left connected by an earlier run of this node');
   metrics.countOpenConnections(() => deps.realtime.hub.size);
   const app = createHttpApp(deps, log);
   const server = createServer(app.callback());

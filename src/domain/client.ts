@@ -3,7 +3,7 @@
 // is behind them, whichever node holds the connection.
 import type { Decider } from './decider.js';
 import { ConflictError } from './errors.js';
-import type { ClientEvent } from './events.js';
+import type { ClientDisconnected, ClientEvent } from './events.js';
 
 /** A live session and its user. */
 export interface SessionBinding {
@@ -25,9 +25,9 @@ export type ClientState =
   | { status: 'connected'; clientId: string; user: ClientBinding | undefined }
   | { status: 'disconnected'; clientId: string };
 
-export type ConnectClient = { type: 'ConnectClient'; clientId: string; session: SessionBinding | undefined; at: string };
+export type ConnectClient = { type: 'ConnectClient'; clientId: string; node: string; session: SessionBinding | undefined; at: string };
 export type SignInClient = { type: 'SignInClient'; clientId: string; user: ClientBinding; at: string };
-export type DisconnectClient = { type: 'DisconnectClient'; clientId: string; reason: 'closed' | 'logout' | 'shutdown'; at: string };
+export type DisconnectClient = { type: 'DisconnectClient'; clientId: string; reason: ClientDisconnected['data']['reason']; at: string };
 export type ClientCommand = ConnectClient | SignInClient | DisconnectClient;
 
 export const clientDecider: Decider<ClientState, ClientCommand, ClientEvent> = {
@@ -37,8 +37,8 @@ export const clientDecider: Decider<ClientState, ClientCommand, ClientEvent> = {
     switch (command.type) {
       case 'ConnectClient': {
         if (state.status !== 'unknown') throw new ConflictError(`Client ${command.clientId} already exists`);
-        const { clientId, session, at } = command;
-        return [{ type: 'ClientConnected', data: session ? { clientId, session, at } : { clientId, at } }];
+        const { clientId, node, session, at } = command;
+        return [{ type: 'ClientConnected', data: session ? { clientId, node, session, at } : { clientId, node, at } }];
       }
       case 'SignInClient': {
         // A connection that closed in the meantime has nobody to tell: the session still counts.

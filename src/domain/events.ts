@@ -70,10 +70,13 @@ export type MessagePushed = {
   data: { messageId: string; name: string; data: Record<string, unknown>; oIds: string[]; userIds: string[]; at: string } & Actor;
 };
 
-/** A realtime connection opened; `session` when the request carried a live session cookie. */
+/**
+ * A realtime connection opened on `node` (absent in events from before nodes were recorded);
+ * `session` when the request carried a live session cookie.
+ */
 export type ClientConnected = {
   type: 'ClientConnected';
-  data: { clientId: string; at: string; session?: { sessionId: string; userId: string; oId: string } };
+  data: { clientId: string; node?: string; at: string; session?: { sessionId: string; userId: string; oId: string } };
 };
 /**
  * The user behind a connection signed in through the login page. `sessionId`: the session that
@@ -81,7 +84,8 @@ export type ClientConnected = {
  * sessions were recorded.
  */
 export type ClientSignedIn = { type: 'ClientSignedIn'; data: { clientId: string; userId: string; oId: string; sessionId?: string; at: string } };
-export type ClientDisconnected = { type: 'ClientDisconnected'; data: { clientId: string; reason: 'closed' | 'logout' | 'shutdown'; at: string } };
+/** `restart`: the node holding the connection died, and a later start of it closed it out. */
+export type ClientDisconnected = { type: 'ClientDisconnected'; data: { clientId: string; reason: 'closed' | 'logout' | 'shutdown' | 'restart'; at: string } };
 export type ClientEvent = ClientConnected | ClientSignedIn | ClientDisconnected;
 
 /**

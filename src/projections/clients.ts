@@ -5,6 +5,8 @@ import type { Projection } from './runner.js';
 
 export interface ConnectedClient {
   clientId: string;
+  /** The node holding the connection (undefined for events from before nodes were recorded). */
+  node: string | undefined;
   /** The user bound by a session cookie at connect time or by a later sign-in. */
   user: ClientBinding | undefined;
 }
@@ -22,7 +24,7 @@ export class ClientsReadModel implements Projection {
     const event = asDomain(recorded);
     switch (event.type) {
       case 'ClientConnected':
-        this.connected.set(event.data.clientId, { clientId: event.data.clientId, user: event.data.session });
+        this.connected.set(event.data.clientId, { clientId: event.data.clientId, node: event.data.node, user: event.data.session });
         break;
       case 'ClientSignedIn': {
         const client = this.connected.get(event.data.clientId);
@@ -37,6 +39,10 @@ export class ClientsReadModel implements Projection {
 
   get(clientId: string): ConnectedClient | undefined {
     return this.connected.get(clientId);
+  }
+
+  all(): IterableIterator<ConnectedClient> {
+    return this.connected.values();
   }
 
   get size(): number {

@@ -13,6 +13,7 @@ import { asDomain } from '../projections/recorded.js';
 import { recipientsOf, type RecentMessagesReadModel } from '../projections/recentMessages.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { UserRecord, UsersReadModel } from '../projections/users.js';
+import type { ClientsReadModel } from '../projections/clients.js';
 import type { Clock } from '../services/runtime.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { clientMachine, type ClientMachine, type Frame } from './clientMachine.js';
@@ -70,6 +71,9 @@ export interface RealtimeHubDeps {
   clock: Clock;
   log: Logger;
   heartbeatMs: number;
+  clients: ClientsReadModel;
+  /** This node's id (NODE_ID): recorded with each client it holds. */
+  nodeId: string;
 }
 
 export class RealtimeHub {
@@ -87,6 +91,25 @@ export class RealtimeHub {
   /** Number of open connections on this node. */
   get size(): number {
     return this.connections.size;
+  }
+
+  /**
+   * Clients still connected on this node at start were held by an earlier run of it that died
+   * without recording their disconnects: record them now, so that `/adm/user/get` answers 404
+   * for them rather than a stale user. Call before accepting connections.
+   */
+  async closeOrphans(): Promise<number> {
+    const { clients, nodeId, store, runner, clock } = this.deps;
+    const orphans = [...clients.all()].filter((client) => client.node === nodeId).map((client) => client.clientId);
+    const appended = await Promise.all(
+      orphans.map((clientId) => {
+        const events = clientDecider.decide({ type: 'DisconnectClient', clientId, reason: 'restart', at: clock.now() }, { status: 'connected', clientId, user: undefined });
+        return store.append(streams.client(clientId), events);
+      }),
+    );
+    const last = Math.max(0, ...appended.map((a) => a.position));
+    if (last > 0) await runner.waitFor(last);
+    return orphans.length;
   }
 
   start(): void {
@@ -119,7 +142,7 @@ export class RealtimeHub {
     }
     const clientId = newClientId();
     const events = clientDecider.decide(
-      { type: 'ConnectClient', clientId, session: request.session?.binding, at: clock.now() },
+      { type: 'ConnectClient', clientId, node: this.deps.nodeId, session: request.session?.binding, at: clock.now() },
       clientDecider.initialState(),
     );
     // Durable before the browser learns its id: a login page served by any node finds it.

@@ -44,6 +44,8 @@ export function createRealtime({ config, store, runner, readModels, platform, us
     clock,
     log,
     heartbeatMs: config.realtime.heartbeatMs,
+    clients: readModels.clients,
+    nodeId: config.nodeId,
   });
   hub.start();
   const clients = new Clients({ store, clients: readModels.clients });

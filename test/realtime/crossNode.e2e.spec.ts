@@ -14,7 +14,7 @@ async function twoNodes() {
   const a = await startHarness();
   // Keys first, so node B has them once it has caught up with the log.
   const { key } = await a.key(['*']);
-  const b = await startService(loadConfig({ PORT: '0', DATA_DIR: a.dataDir, COMMUNITY_URL: a.simUrl, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'silent' }));
+  const b = await startService(loadConfig({ PORT: '0', DATA_DIR: a.dataDir, COMMUNITY_URL: a.simUrl, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'silent', NODE_ID: 'node-b' }));
   const nodeB = { url: b.url, service: b };
   return {
     a,

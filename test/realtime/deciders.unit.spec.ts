@@ -67,12 +67,12 @@ test('session: started once, ended once; ending again records nothing', () => {
 
 // ---- clients ----
 const client = deciderSpec(clientDecider);
-const connected: ClientEvent = { type: 'ClientConnected', data: { clientId: 'c', at: T0 } };
+const connected: ClientEvent = { type: 'ClientConnected', data: { clientId: 'c', node: 'n1', at: T0 } };
 
-test('client: connects once, with the session it came with', () => {
-  client.given([]).when({ type: 'ConnectClient', clientId: 'c', session: undefined, at: T0 }).then([connected]);
-  client.given([]).when({ type: 'ConnectClient', clientId: 'c', session: binding, at: T0 }).then([{ type: 'ClientConnected', data: { clientId: 'c', session: binding, at: T0 } }]);
-  client.given([connected]).when({ type: 'ConnectClient', clientId: 'c', session: undefined, at: T0 }).thenThrows(ConflictError);
+test('client: connects once, on the node that holds it, with the session it came with', () => {
+  client.given([]).when({ type: 'ConnectClient', clientId: 'c', node: 'n1', session: undefined, at: T0 }).then([connected]);
+  client.given([]).when({ type: 'ConnectClient', clientId: 'c', node: 'n1', session: binding, at: T0 }).then([{ type: 'ClientConnected', data: { clientId: 'c', node: 'n1', session: binding, at: T0 } }]);
+  client.given([connected]).when({ type: 'ConnectClient', clientId: 'c', node: 'n1', session: undefined, at: T0 }).thenThrows(ConflictError);
 });
 
 test('client: a sign-in binds a connected client; a closed one has nobody to bind', () => {

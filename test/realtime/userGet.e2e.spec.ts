@@ -92,4 +92,28 @@ test('a missing or empty client_id is a 400 in the service error form', async ()
   }
 });
 
+test('clients a crashed run of this node left connected answer 404 after it starts again; other nodes\' clients stay', async () => {
+  const h = await startHarness({ env: { NODE_ID: 'node-a' } });
+  try {
+    const { key } = await h.key(['user:get']);
+    const { store } = h.service.deps;
+    // What a process killed mid-connection leaves in the log: connected, never disconnected.
+    const connected = (clientId: string, node: string) =>
+      store.append(`client-${clientId}`, [{ type: 'ClientConnected', data: { clientId, node, at: new Date().toISOString() } }], { expectedRevision: 'no_stream' });
+    await connected('left-by-a-crash-000', 'node-a');
+    const { position } = await connected('held-by-node-b-0000', 'node-b');
+    await h.service.deps.runner.waitFor(position);
+    assert.is((await h.get('/adm/user/get?client_id=left-by-a-crash-000', key)).status, 200, 'stale before the restart');
+
+    await h.restart();
+    assert.is((await h.get('/adm/user/get?client_id=left-by-a-crash-000', key)).status, 404);
+    assert.is((await h.get('/adm/user/get?client_id=held-by-node-b-0000', key)).status, 200);
+    const closed = (await h.events('client-left-by-a-crash-000')).at(-1)!;
+    assert.is(closed.type, 'ClientDisconnected');
+    assert.is((closed.data as { reason: string }).reason, 'restart');
+  } finally {
+    await h.close();
+  }
+});
+
 test.run();

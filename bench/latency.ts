@@ -76,6 +76,7 @@ async function phase(seconds: number): Promise<{ latencies: number[]; errors: nu
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 if (args.warmupS) await phase(args.warmupS);
+const cpuBefore = process.cpuUsage();
 const { latencies, errors, elapsedS } = await phase(args.durationS);
 latencies.sort((a, b) => a - b);
 agent.destroy();
@@ -89,5 +90,6 @@ process.stdout.write(
     max: latencies.at(-1) ?? NaN,
     mean: latencies.reduce((a, b) => a + b, 0) / Math.max(1, latencies.length),
     errors,
+    cpuS: (({ user, system }) => (user + system) / 1e6)(process.cpuUsage(cpuBefore)),
   })}\n`,
 );

@@ -18,6 +18,7 @@ interface LoadArgs {
 const args = JSON.parse(process.argv[2]!) as LoadArgs;
 const w = workload(args.workload, args);
 let i = args.start ?? 0;
+const cpuBefore = process.cpuUsage();
 
 const result = await autocannon({
   url: args.url,
@@ -51,5 +52,6 @@ process.stdout.write(
     errors: result.errors,
     timeouts: result.timeouts,
     next: i,
+    cpuS: (({ user, system }) => (user + system) / 1e6)(process.cpuUsage(cpuBefore)),
   })}\n`,
 );

@@ -14,6 +14,7 @@ const { dataDir, mode } = JSON.parse(process.argv[2]!) as { dataDir: string; mod
 const file = join(dataDir, 'events.sqlite');
 const rest = memoryOf(process.pid).rssKb;
 let events = 0;
+const cpuBefore = process.cpuUsage();
 const started = performance.now();
 if (mode === 'runner') {
   const core = await openCore(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }));
@@ -37,4 +38,5 @@ if (mode === 'runner') {
   db.close();
 }
 const peak = memoryOf(process.pid).hwmKb;
-process.stdout.write(`RESULT ${JSON.stringify({ events, seconds, eventsPerS: events / seconds, rssRestMb: rest / 1024, rssPeakMb: peak / 1024 })}\n`);
+const { user, system } = process.cpuUsage(cpuBefore);
+process.stdout.write(`RESULT ${JSON.stringify({ events, seconds, eventsPerS: events / seconds, cpuS: (user + system) / 1e6, rssRestMb: rest / 1024, rssPeakMb: peak / 1024 })}\n`);

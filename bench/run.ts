@@ -4,12 +4,14 @@
 // processes, each figure beside a baseline measured in the same run. Progress goes to stderr;
 // stdout gets the table, or with --json one JSON document {machine, scenarios: [rows]}.
 // --quick shrinks every scenario (the whole run in under a minute); --profile starts the
-// service with --cpu-prof (profiles in bench/profiles/, summarise with bench/profile-summary.ts).
+// service with --cpu-prof (profiles in bench/profiles/, summarise with bench/profile-summary.ts);
+// --wait-quiet <s> waits up to s seconds before each scenario for the machine to be ≥ 85% idle
+// (these machines are shared; each scenario's idle share at start is reported either way).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { log, round } from './lib/proc.js';
+import { log, machineIdle, round, waitForQuiet } from './lib/proc.js';
 import { machine, table, type ScenarioReport } from './lib/report.js';
 import { adminRead, adminWrite, forwardOverhead } from './scenarios/admin.js';
 import type { BenchContext } from './scenarios/common.js';
@@ -31,6 +33,7 @@ const { values } = parseArgs({
     json: { type: 'boolean', default: false },
     only: { type: 'string' },
     profile: { type: 'boolean', default: false },
+    'wait-quiet': { type: 'string' },
   },
 });
 
@@ -47,10 +50,14 @@ const ctx: BenchContext = { quick: values.quick, tmp, profile: values.profile };
 const started = performance.now();
 const host = machine();
 const reports: ScenarioReport[] = [];
+/** Per scenario: how idle the machine was just before it started (%), a noise indicator. */
+const idleAtStart: Record<string, number> = {};
 let failed = false;
 try {
   for (const name of selected) {
-    log(`— ${name}${ctx.quick ? ' (quick)' : ''}`);
+    const idle = values['wait-quiet'] ? await waitForQuiet(Number(values['wait-quiet'])) : await machineIdle(1000);
+    idleAtStart[name] = Math.round(idle * 100);
+    log(`— ${name}${ctx.quick ? ' (quick)' : ''} (machine ${idleAtStart[name]}% idle)`);
     const t0 = performance.now();
     try {
       reports.push(await SCENARIOS[name]!(ctx));
@@ -71,6 +78,7 @@ if (values.json) {
     r.rows.map((row) => ({
       ...row,
       ...(r.memory && { rssRestMb: r.memory.restMb, rssPeakMb: r.memory.peakMb }),
+      machineIdlePercentAtStart: idleAtStart[r.name],
       ...(r.notes?.length && { notes: r.notes }),
     })),
   );
@@ -79,6 +87,7 @@ if (values.json) {
   const header =
     `Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC${ctx.quick ? ' (--quick)' : ''}, ${round((performance.now() - started) / 1000)} s: ` +
     `${host.cores} cores (${host.cpuModel}), ${host.memoryGb} GB, Node ${host.node}, load average at start ${host.loadAverageAtStart.join(' / ')}`;
-  process.stdout.write(`\n${header}\n\n${table(reports)}\n`);
+  const idleLine = `Machine idle just before each scenario: ${Object.entries(idleAtStart).map(([n, p]) => `${n} ${p}%`).join(', ')}`;
+  process.stdout.write(`\n${header}\n${idleLine}\n\n${table(reports)}\n`);
 }
 process.exitCode = failed ? 1 : 0;

@@ -190,3 +190,54 @@ export const round = (value: number, digits = 0) => {
 };
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Share of CPU time the whole machine spent idle over `ms` (from /proc/stat). */
+export async function machineIdle(ms = 1000): Promise<number> {
+  const read = () => {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const idle = fields[3]! + (fields[4] ?? 0);
+    return { idle, total: fields.reduce((a, b) => a + b, 0) };
+  };
+  const a = read();
+  await sleep(ms);
+  const b = read();
+  return (b.idle - a.idle) / Math.max(1, b.total - a.total);
+}
+
+/**
+ * Waits (at most `maxS`) until the machine has been at least `threshold` idle over a 2 s window:
+ * other work on a shared machine only ever slows a scenario down. Resolves with the last reading.
+ */
+export async function waitForQuiet(maxS: number, threshold = 0.85): Promise<number> {
+  const deadline = performance.now() + maxS * 1000;
+  for (;;) {
+    const idle = await machineIdle(2000);
+    if (idle >= threshold || performance.now() > deadline) return idle;
+    log(`machine only ${Math.round(idle * 100)}% idle; waiting for it to quieten…`);
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
+export function cpuSecondsOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may contain spaces) start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU used by a set of processes between start() and stop(), in seconds per process name. */
+export class CpuMeter {
+  private readonly started = new Map<string, number>();
+  constructor(private readonly pids: Record<string, number>) {}
+  start(): this {
+    for (const [name, pid] of Object.entries(this.pids)) this.started.set(name, cpuSecondsOf(pid));
+    return this;
+  }
+  stop(): Record<string, number> {
+    return Object.fromEntries(Object.entries(this.pids).map(([name, pid]) => [name, cpuSecondsOf(pid) - this.started.get(name)!]));
+  }
+}

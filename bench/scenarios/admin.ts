@@ -2,10 +2,10 @@
 // own latency client), the simulator as the platform in its own process, each figure beside a
 // bare node:http baseline measured in the same run.
 import { join } from 'node:path';
-import { log, round, runToResult } from '../lib/proc.js';
+import { CpuMeter, log, round, runToResult } from '../lib/proc.js';
 import type { ScenarioReport } from '../lib/report.js';
 import type { WorkloadName } from '../lib/workloads.js';
-import { loadProblems, row, startBaseline, startBenchService, startSimulator, type BenchContext, type LoadResult } from './common.js';
+import { cpuNote, loadProblems, row, startBaseline, startBenchService, startSimulator, type BenchContext, type LoadResult } from './common.js';
 
 const USERS = 1000;
 
@@ -30,7 +30,9 @@ export async function adminWrite(ctx: BenchContext): Promise<ScenarioReport> {
   // state of known users: a platform lookup, a VIP renewal, a reply), and JIT.
   const warm = await autocannon({ url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections, amount: 2 * USERS });
   notes.push(...loadProblems('warm-up', warm));
+  const cpu = new CpuMeter({ service: service.child.pid, simulator: sim.child.pid }).start();
   const measured = await autocannon({ url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections, durationS, start: warm.next! });
+  notes.push(cpuNote('service run', cpu.stop(), measured, durationS));
   log('admin-write service:', describe(measured));
   notes.push(...loadProblems('service', measured));
   const memory = service.memory.stop();
@@ -41,7 +43,9 @@ export async function adminWrite(ctx: BenchContext): Promise<ScenarioReport> {
   for (const sync of ['FULL', 'NORMAL'] as const) {
     const server = await startBaseline('write-baseline', 'bench/baselines/write-server.ts', { DB_FILE: join(service.dataDir, `baseline-${sync}.sqlite`), SYNC: sync });
     const w = await autocannon({ url: server.url, workload: 'vip-submit', connections, amount: 2 * USERS });
+    const baseCpu = new CpuMeter({ baseline: server.child.pid }).start();
     baselines[sync] = await autocannon({ url: server.url, workload: 'vip-submit', connections, durationS, start: w.next! });
+    notes.push(cpuNote(`baseline ${sync} run`, baseCpu.stop(), baselines[sync], durationS));
     log(`admin-write baseline (synchronous=${sync}):`, describe(baselines[sync]));
     notes.push(...loadProblems(`baseline ${sync}`, baselines[sync]));
     await server.child.stop();
@@ -82,7 +86,9 @@ export async function adminRead(ctx: BenchContext): Promise<ScenarioReport> {
   notes.push(...loadProblems('seed', await autocannon({ url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections, amount: 2 * USERS })));
   notes.push(...loadProblems('warm-up', await autocannon({ url: service.url, workload: 'vip-read', apiKey: service.apiKey, connections, amount: 2 * USERS })));
   service.memory.markRest();
+  const cpu = new CpuMeter({ service: service.child.pid, simulator: sim.child.pid }).start();
   const measured = await autocannon({ url: service.url, workload: 'vip-read', apiKey: service.apiKey, connections, durationS });
+  notes.push(cpuNote('service run', cpu.stop(), measured, durationS));
   log('admin-read service:', describe(measured));
   notes.push(...loadProblems('service', measured));
   const memory = service.memory.stop();
@@ -91,7 +97,9 @@ export async function adminRead(ctx: BenchContext): Promise<ScenarioReport> {
 
   const server = await startBaseline('read-baseline', 'bench/baselines/read-server.ts', { BENCH_USERS: String(USERS) });
   await autocannon({ url: server.url, workload: 'vip-read', connections, amount: 2 * USERS });
+  const baseCpu = new CpuMeter({ baseline: server.child.pid }).start();
   const base = await autocannon({ url: server.url, workload: 'vip-read', connections, durationS });
+  notes.push(cpuNote('baseline run', baseCpu.stop(), base, durationS));
   log('admin-read baseline:', describe(base));
   notes.push(...loadProblems('baseline', base));
   await server.child.stop();
@@ -123,7 +131,10 @@ export async function forwardOverhead(ctx: BenchContext): Promise<ScenarioReport
   // Paced: the same moderate rate both ways, so the difference is what the service adds to one
   // call, not queueing. Closed loop: each connection sends again at once (saturation).
   const paced = { service: await latency({ ...viaService, durationS, rate }), direct: await latency({ ...direct, durationS, rate }) };
-  const closed = { service: await latency({ ...viaService, durationS, rate: 0 }), direct: await latency({ ...direct, durationS, rate: 0 }) };
+  const cpu = new CpuMeter({ service: service.child.pid, simulator: sim.child.pid }).start();
+  const closedService = await latency({ ...viaService, durationS, rate: 0 });
+  notes.push(cpuNote('closed-loop service run', cpu.stop(), closedService, durationS));
+  const closed = { service: closedService, direct: await latency({ ...direct, durationS, rate: 0 }) };
   for (const [label, pair] of Object.entries({ [`paced ${rate} req/s`]: paced, 'closed loop': closed })) {
     log(`forward-overhead ${label}: service ${describe(pair.service)} | direct ${describe(pair.direct)}`);
     notes.push(...loadProblems(`${label} service`, pair.service), ...loadProblems(`${label} direct`, pair.direct));

@@ -90,3 +90,11 @@ export function loadProblems(label: string, result: LoadResult): string[] {
   const bad = (result.non2xx ?? 0) + result.errors + (result.timeouts ?? 0);
   return bad > 0 ? [`${label}: ${result.non2xx ?? 0} non-2xx, ${result.errors} errors, ${result.timeouts ?? 0} timeouts out of ${result.ok + bad}`] : [];
 }
+
+/** "CPU per request: service 420 µs, …": where a 2-core machine's time went during a run. */
+export function cpuNote(label: string, cpuS: Record<string, number>, result: LoadResult & { cpuS?: number }, seconds: number): string {
+  const all = { ...cpuS, 'load generator': result.cpuS ?? NaN };
+  const per = Object.entries(all).map(([name, s]) => `${name} ${Math.round((s * 1e6) / Math.max(1, result.ok))} µs`);
+  const cores = Object.values(all).reduce((a, s) => a + s, 0) / seconds;
+  return `${label} CPU per request: ${per.join(', ')} (together ${cores.toFixed(2)} cores busy)`;
+}

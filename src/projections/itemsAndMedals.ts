@@ -40,14 +40,13 @@ export class MedalsReadModel implements Projection {
   apply(event: RecordedEvent): void {
     if (event.type !== 'OperationApplied') return;
     const op = this.operations.get((event.data as { operationId: string }).operationId);
-    if (!op) return;
+    // Most applied operations are points or items: leave before allocating anything for them.
+    if (!op || (op.kind !== 'MedalGiveRequested' && op.kind !== 'MedalRemoveRequested')) return;
     const medals = this.byUser.get(op.oId) ?? new Map<string, MedalRecord>();
     if (op.kind === 'MedalGiveRequested') {
       medals.set((op.request as MedalGiveRequest).name, { ...(op.request as MedalGiveRequest), givenAt: op.requestedAt, appId: op.appId });
-    } else if (op.kind === 'MedalRemoveRequested') {
-      medals.delete((op.request as MedalRemoveRequest).name);
     } else {
-      return;
+      medals.delete((op.request as MedalRemoveRequest).name);
     }
     this.byUser.set(op.oId, medals);
   }

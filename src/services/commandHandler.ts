@@ -1,6 +1,12 @@
 // Runs a decider against one stream: read → fold → decide → append with the expected revision.
 // A concurrent writer makes the append fail with ConcurrencyError; the command is then decided
 // again on the fresh state, a bounded number of times.
+//
+// Commands on one stream handled by this process run one after another, so they never conflict
+// with each other: a busy stream costs one commit per command rather than rounds of conflicts
+// and retries (an append is in flight for a whole commit, fsync included, which is plenty of
+// time for the next request on that stream to arrive). Other processes and nodes still can
+// conflict, and that is what the retries are for.
 import { fold, type Decider } from '../domain/decider.js';
 import { ConcurrencyError } from '../domain/errors.js';
 import type { EventStore } from '../store/port.js';
@@ -15,12 +21,41 @@ export interface Handled<State, Event> {
   position: number | undefined;
 }
 
-export async function handleCommand<State, Command, Event extends { type: string; data: unknown }>(
+/** Per store, the last command queued on each stream (entries leave once their queue is empty). */
+const queues = new WeakMap<EventStore, Map<string, Promise<unknown>>>();
+
+function oneAtATime<T>(store: EventStore, streamName: string, job: () => Promise<T>): Promise<T> {
+  let streams = queues.get(store);
+  if (!streams) queues.set(store, (streams = new Map()));
+  const previous = streams.get(streamName);
+  const result = previous ? previous.then(job, job) : job();
+  const tail = result.then(
+    () => undefined,
+    () => undefined,
+  );
+  streams.set(streamName, tail);
+  void tail.then(() => {
+    if (streams.get(streamName) === tail) streams.delete(streamName);
+  });
+  return result;
+}
+
+export function handleCommand<State, Command, Event extends { type: string; data: unknown }>(
   store: EventStore,
   streamName: string,
   decider: Decider<State, Command, Event>,
   command: Command,
-  { attempts = 5 }: { attempts?: number } = {},
+  options: { attempts?: number } = {},
+): Promise<Handled<State, Event>> {
+  return oneAtATime(store, streamName, () => decideAndAppend(store, streamName, decider, command, options));
+}
+
+async function decideAndAppend<State, Command, Event extends { type: string; data: unknown }>(
+  store: EventStore,
+  streamName: string,
+  decider: Decider<State, Command, Event>,
+  command: Command,
+  { attempts = 5 }: { attempts?: number },
 ): Promise<Handled<State, Event>> {
   for (let attempt = 1; ; attempt++) {
     const recorded = await store.readStream(streamName);

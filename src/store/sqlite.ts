@@ -3,25 +3,28 @@
 // - One `events` table; the INTEGER PRIMARY KEY is the global position and a unique
 //   (stream, revision) index is the concurrency guard.
 // - WAL with synchronous=FULL: an acknowledged append survives a power cut. To keep that cheap,
-//   appends made in the same tick are committed in one transaction (one fsync for all of them);
+//   appends are committed in batches (group commit: one transaction, one fsync for all of them);
 //   each append still succeeds or fails on its own expected revision.
+// - For a file, the commits run on a writer thread (sqliteWriter.ts) with its own connection, so
+//   the fsync never blocks the event loop: a batch is every append that arrived while the
+//   previous batch was being committed. An in-memory database commits on this thread, batching
+//   the appends made in the same tick.
 // - Subscribers are fed from the table itself, so appends made by another process (the CLI)
 //   reach them too: `PRAGMA data_version` is polled and changes when another connection commits.
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { Worker } from 'node:worker_threads';
 import { ConcurrencyError } from '../domain/errors.js';
 import type { AppendResult, EventStore, EventToAppend, ExpectedRevision, RecordedEvent, SubscribeOptions, Subscription } from './port.js';
+import { startWriter, type WriterBatch, type WriterReply } from './sqliteWriter.js';
 
-interface Row {
-  position: number;
-  stream: string;
-  revision: number;
-  type: string;
-  data: string;
-  metadata: string | null;
-  created: string;
-}
+/**
+ * A row as an array, in the column order of ROW_COLUMNS. Raw rows are read a third faster than
+ * row objects (better-sqlite3 builds no object per row), which is most of a catch-up's reading.
+ */
+type Row = [position: number, stream: string, revision: number, type: string, data: string, metadata: string | null, created: string];
+const ROW_COLUMNS = 'position, stream, revision, type, data, metadata, created';
 
 interface PendingAppend {
   streamName: string;
@@ -42,19 +45,28 @@ export interface SqliteEventStoreOptions {
   file: string;
   /** How often to look for appends made by other processes. */
   pollIntervalMs?: number;
+  /** Commit on a writer thread (default for a file; an in-memory database always commits here). */
+  writerThread?: boolean;
+}
+
+/** A batch the writer thread is committing: each append with its serialised events. */
+interface InFlight {
+  id: number;
+  created: string;
+  sent: Array<{ append: PendingAppend; events: WriterBatch['appends'][number]['events'] }>;
 }
 
 const PAGE = 2000;
 
 function toRecorded(row: Row): RecordedEvent {
   return {
-    streamName: row.stream,
-    revision: row.revision,
-    position: row.position,
-    type: row.type,
-    data: JSON.parse(row.data),
-    metadata: row.metadata === null ? undefined : JSON.parse(row.metadata),
-    created: row.created,
+    streamName: row[1],
+    revision: row[2],
+    position: row[0],
+    type: row[3],
+    data: JSON.parse(row[4]),
+    metadata: row[5] === null ? undefined : JSON.parse(row[5]),
+    created: row[6],
   };
 }
 
@@ -66,6 +78,11 @@ export class SqliteEventStore implements EventStore {
   private readonly pollTimer: NodeJS.Timeout;
   private dataVersion: number;
   private closed = false;
+  private readonly writer: Worker | undefined;
+  private inFlight: InFlight | undefined;
+  private lastBatchId = 0;
+  private writerFailure: Error | undefined;
+  private readonly idleWaiters: Array<() => void> = [];
 
   private readonly stmt: {
     lastRevision: Database.Statement<[string], { revision: number }>;
@@ -97,14 +114,25 @@ export class SqliteEventStore implements EventStore {
     this.stmt = {
       lastRevision: this.db.prepare('SELECT revision FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1'),
       insert: this.db.prepare('INSERT INTO events (stream, revision, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?)'),
-      readStream: this.db.prepare('SELECT * FROM events WHERE stream = ? ORDER BY revision'),
-      readAfter: this.db.prepare('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
+      readStream: this.db.prepare<[string], Row>(`SELECT ${ROW_COLUMNS} FROM events WHERE stream = ? ORDER BY revision`).raw(true),
+      readAfter: this.db.prepare<[number, number], Row>(`SELECT ${ROW_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`).raw(true),
       dataVersion: this.db.prepare('PRAGMA data_version'),
       head: this.db.prepare('SELECT coalesce(max(position), 0) AS head FROM events'),
     };
     this.dataVersion = this.stmt.dataVersion.get()!.data_version;
     this.pollTimer = setInterval(() => this.pollForOtherWriters(), options.pollIntervalMs ?? 100);
     this.pollTimer.unref();
+    if (options.file !== ':memory:' && options.writerThread !== false) {
+      const writer = startWriter(options.file);
+      // Referenced only while a batch is in flight: an idle store never keeps the process alive.
+      writer.unref();
+      writer.on('message', (reply: WriterReply) => this.onWriterReply(reply));
+      writer.on('error', (error) => this.onWriterFailure(error));
+      writer.on('exit', (code) => {
+        if (!this.closed) this.onWriterFailure(new Error(`The event store's writer thread stopped (exit code ${code})`));
+      });
+      this.writer = writer;
+    }
   }
 
   append(streamName: string, events: EventToAppend[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
@@ -147,13 +175,24 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.pollTimer);
-    this.flush();
+    if (this.writer) {
+      // Appends accepted before close() still commit.
+      this.sendToWriter();
+      while (this.inFlight) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      await this.writer.terminate();
+    } else {
+      this.flush();
+    }
     this.subscribers.clear();
     this.db.close();
   }
 
   private flush(): void {
     this.flushScheduled = false;
+    if (this.writer) {
+      this.sendToWriter();
+      return;
+    }
     const batch = this.pending.splice(0);
     if (batch.length === 0) return;
     const created = new Date().toISOString();
@@ -215,9 +254,91 @@ export class SqliteEventStore implements EventStore {
         append.reject(outcome.error);
       }
     });
-    // No data_version bookkeeping here: our own commits never change it, and re-reading it now
-    // would swallow a commit another process made since the last poll.
+    // No data_version bookkeeping here: re-reading it now would swallow a commit another process
+    // made since the last poll. (The writer thread's commits change it too: the next poll then
+    // pumps, finds those events delivered already, and reads nothing.)
     for (const subscriber of this.subscribers) this.deliverFresh(subscriber, appended);
+  }
+
+  /** Sends every pending append to the writer thread, unless a batch is in flight already. */
+  private sendToWriter(): void {
+    if (this.inFlight || this.pending.length === 0) return;
+    const batch = this.pending.splice(0);
+    if (this.writerFailure) {
+      for (const append of batch) append.reject(this.writerFailure);
+      return;
+    }
+    const sent: InFlight['sent'] = [];
+    for (const append of batch) {
+      try {
+        const events = append.events.map((event) => ({
+          type: event.type,
+          data: JSON.stringify(event.data),
+          metadata: event.metadata === undefined ? null : JSON.stringify(event.metadata),
+        }));
+        sent.push({ append, events });
+      } catch (error) {
+        append.reject(error as Error); // data JSON cannot hold: this append fails alone
+      }
+    }
+    if (sent.length === 0) return;
+    const flight: InFlight = { id: ++this.lastBatchId, created: new Date().toISOString(), sent };
+    this.inFlight = flight;
+    this.writer!.ref();
+    const message: WriterBatch = {
+      id: flight.id,
+      created: flight.created,
+      appends: sent.map(({ append, events }) => ({ stream: append.streamName, expected: append.expectedRevision, events })),
+    };
+    this.writer!.postMessage(message);
+  }
+
+  private onWriterReply(reply: WriterReply): void {
+    const flight = this.inFlight;
+    if (!flight || flight.id !== reply.id) return;
+    this.inFlight = undefined;
+    this.writer!.unref();
+    if ('fatal' in reply) {
+      const error = new Error(reply.fatal);
+      for (const { append } of flight.sent) append.reject(error);
+    } else {
+      const appended: RecordedEvent[] = [];
+      flight.sent.forEach(({ append, events }, i) => {
+        const outcome = reply.outcomes[i]!;
+        if (outcome.ok) {
+          events.forEach((event, k) =>
+            appended.push({
+              streamName: append.streamName,
+              revision: outcome.revision - events.length + 1 + k,
+              position: outcome.positions[k]!,
+              type: event.type,
+              data: JSON.parse(event.data),
+              metadata: event.metadata === null ? undefined : JSON.parse(event.metadata),
+              created: flight.created,
+            }),
+          );
+          append.resolve({ nextExpectedRevision: outcome.revision, position: outcome.positions.at(-1)! });
+        } else if ('conflict' in outcome) {
+          const current = outcome.conflict;
+          append.reject(new ConcurrencyError(append.streamName, append.expectedRevision as number | 'no_stream', current === -1 ? 'no_stream' : current));
+        } else {
+          append.reject(new Error(outcome.message));
+        }
+      });
+      for (const subscriber of this.subscribers) this.deliverFresh(subscriber, appended);
+    }
+    // What arrived while this batch was committing is the next batch.
+    this.sendToWriter();
+    if (!this.inFlight) for (const resolve of this.idleWaiters.splice(0)) resolve();
+  }
+
+  private onWriterFailure(error: Error): void {
+    this.writerFailure ??= error;
+    const flight = this.inFlight;
+    this.inFlight = undefined;
+    for (const { append } of flight?.sent ?? []) append.reject(this.writerFailure);
+    for (const append of this.pending.splice(0)) append.reject(this.writerFailure);
+    for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   /** Fast path: a subscriber that is up to date gets the events we just wrote without a read. */
@@ -256,7 +377,7 @@ export class SqliteEventStore implements EventStore {
       const rows = this.stmt.readAfter.all(subscriber.lastDelivered, PAGE);
       for (const row of rows) {
         if (subscriber.closed) return;
-        subscriber.lastDelivered = row.position;
+        subscriber.lastDelivered = row[0];
         this.safeDeliver(subscriber, toRecorded(row));
       }
       if (rows.length === PAGE) {

@@ -3,7 +3,6 @@
 // sign-ins and logouts reach a connection whichever node accepted them — and from one shared
 // heartbeat tick. An actor's emitted frames go into the connection's RxJS subject, which the
 // HTTP response drains.
-import { randomBytes } from 'node:crypto';
 import { Subject, type Observer, type Subscription } from 'rxjs';
 import { createActor, type Actor } from 'xstate';
 import { clientDecider, type DisconnectClient, type SessionBinding } from '../domain/client.js';
@@ -14,7 +13,7 @@ import { recipientsOf, type RecentMessagesReadModel } from '../projections/recen
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { UserRecord, UsersReadModel } from '../projections/users.js';
 import type { ClientsReadModel } from '../projections/clients.js';
-import type { Clock } from '../services/runtime.js';
+import { secureRandomBytes, type Clock } from '../services/runtime.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { clientMachine, type ClientMachine, type Frame } from './clientMachine.js';
 import { toSpecUser } from './specUser.js';
@@ -24,7 +23,7 @@ const LAST_EVENT_ID_WAIT_MS = 1000;
 
 /** 24 CSPRNG bytes in base64url: 32 url-safe characters. */
 export function newClientId(): string {
-  return randomBytes(24).toString('base64url');
+  return secureRandomBytes(24).toString('base64url');
 }
 
 export interface OpenRequest {

@@ -2,8 +2,23 @@
 // JSON.stringify escapes CR and LF inside strings, so a payload can never break a frame.
 import type { Frame } from './clientMachine.js';
 
+/**
+ * The last message frame formatted. One push reaches every connection of its users one after
+ * another, each actor emitting the same id, app, name and data object: those are serialised once
+ * per push instead of once per connection.
+ */
+let lastMessage: { id: number; appId: string; name: string; data: object; text: string } | undefined;
+
 export function formatFrame(frame: Frame): string {
   if (frame.type === 'heartbeat') return ': heartbeat\n\n';
+  if (frame.type === 'message') {
+    const { app_id: appId, name, data } = frame.data;
+    const last = lastMessage;
+    if (last && last.id === frame.id && last.data === data && last.appId === appId && last.name === name) return last.text;
+    const text = `id: ${frame.id}\nevent: message\ndata: ${JSON.stringify(frame.data)}\n\n`;
+    lastMessage = { id: frame.id, appId, name, data, text };
+    return text;
+  }
   return `id: ${frame.id}\nevent: ${frame.type}\ndata: ${JSON.stringify(frame.data)}\n\n`;
 }
 

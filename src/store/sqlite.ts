@@ -177,8 +177,10 @@ export class SqliteEventStore implements EventStore {
     clearInterval(this.pollTimer);
     if (this.writer) {
       // Appends accepted before close() still commit.
-      this.sendToWriter();
-      while (this.inFlight) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      while (this.inFlight || this.pending.length > 0) {
+        this.sendToWriter();
+        if (this.inFlight) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      }
       await this.writer.terminate();
     } else {
       this.flush();
@@ -327,8 +329,12 @@ export class SqliteEventStore implements EventStore {
       });
       for (const subscriber of this.subscribers) this.deliverFresh(subscriber, appended);
     }
-    // What arrived while this batch was committing is the next batch.
-    this.sendToWriter();
+    // What arrived while this batch was committing is the next batch, sent on the next turn of
+    // the event loop so that the requests read in this turn can join it.
+    if (this.pending.length > 0 && !this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
     if (!this.inFlight) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 

@@ -115,8 +115,9 @@ export async function adminRead(ctx: BenchContext): Promise<ScenarioReport> {
 
 export async function forwardOverhead(ctx: BenchContext): Promise<ScenarioReport> {
   const durationS = ctx.quick ? 3 : 10;
+  const pacedS = ctx.quick ? 3 : 20;
   const connections = 16;
-  const rate = 500;
+  const rate = 100;
   const notes: string[] = [];
 
   const sim = await startSimulator(USERS);
@@ -128,9 +129,10 @@ export async function forwardOverhead(ctx: BenchContext): Promise<ScenarioReport
   await autocannon({ ...direct, amount: 2 * USERS });
   service.memory.markRest();
 
-  // Paced: the same moderate rate both ways, so the difference is what the service adds to one
-  // call, not queueing. Closed loop: each connection sends again at once (saturation).
-  const paced = { service: await latency({ ...viaService, durationS, rate }), direct: await latency({ ...direct, durationS, rate }) };
+  // Paced: the same light rate both ways (a small share of what the service can take), so the
+  // difference is what the service adds to one call, not queueing. Closed loop: each connection
+  // sends again at once (saturation), as `autocannon -c 16` would.
+  const paced = { service: await latency({ ...viaService, durationS: pacedS, rate }), direct: await latency({ ...direct, durationS: pacedS, rate }) };
   const cpu = new CpuMeter({ service: service.child.pid, simulator: sim.child.pid }).start();
   const closedService = await latency({ ...viaService, durationS, rate: 0 });
   notes.push(cpuNote('closed-loop service run', cpu.stop(), closedService, durationS));

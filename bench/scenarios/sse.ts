@@ -2,7 +2,7 @@
 // (bench/sse-clients.ts), each bound to its own loopback source address, against the service and
 // against a bare node:http SSE broadcaster (bench/baselines/sse-server.ts) in the same run.
 import { request } from 'node:http';
-import { log, MemorySampler, round, runToResult, sleep, startChild, type Child } from '../lib/proc.js';
+import { CpuMeter, log, MemorySampler, round, runToResult, sleep, startChild, type Child } from '../lib/proc.js';
 import type { ScenarioReport } from '../lib/report.js';
 import { benchOid } from '../lib/users.js';
 import { loadProblems, row, startBaseline, startBenchService, startSimulator, type BenchContext, type LoadResult } from './common.js';
@@ -184,33 +184,49 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
   const oIds = Array.from({ length: users }, (_, i) => benchOid(i));
 
   /** One push to every user, `broadcasts` times after one warm-up: latencies of every delivery. */
-  async function broadcast(workers: Workers, pushUrl: string, headers: Record<string, string>) {
+  async function broadcast(workers: Workers, pushUrl: string, headers: Record<string, string>, serverPid: number) {
     const latencies: number[] = [];
     let delivered = 0;
+    let serverCpuS = 0;
+    let clientCpuS = 0;
     for (let i = 0; i <= broadcasts; i++) {
       await workers.all('reset');
+      const cpu = new CpuMeter({ server: serverPid, ...Object.fromEntries(workers.list.map((w, k) => [`client${k}`, w.pid])) }).start();
       const answer = await post(pushUrl, { oIds, name: 'bench', data: { kind: 'broadcast', seq: i, t: now() } }, headers);
       if (answer.status !== 200) throw new Error(`push answered ${answer.status}: ${answer.text}`);
       const result = await waitForMessages(workers, total, 5000, true);
+      const used = cpu.stop();
       if (i > 0) {
         latencies.push(...result.latencies);
         delivered += result.messages;
+        serverCpuS += used.server!;
+        clientCpuS += Object.entries(used).filter(([k]) => k !== 'server').reduce((a, [, v]) => a + v, 0);
       }
       await sleep(500);
     }
-    return { p99: percentile(latencies, 0.99), p50: percentile(latencies, 0.5), max: percentile(latencies, 1), delivered, expected: total * broadcasts };
+    return {
+      p99: percentile(latencies, 0.99),
+      p50: percentile(latencies, 0.5),
+      max: percentile(latencies, 1),
+      delivered,
+      expected: total * broadcasts,
+      serverUsPerDelivery: (serverCpuS * 1e6) / Math.max(1, delivered),
+      clientUsPerDelivery: (clientCpuS * 1e6) / Math.max(1, delivered),
+    };
   }
 
   /** 1:1 pushes from autocannon at full rate: deliveries per second until the last one arrived. */
-  async function oneToOne(workers: Workers, url: string, apiKey: string | undefined) {
+  async function oneToOne(workers: Workers, url: string, apiKey: string | undefined, serverPid: number) {
     await workers.all('reset');
+    const cpu = new CpuMeter({ server: serverPid }).start();
     const started = now();
     const load: LoadResult = await runToResult('autocannon', 'bench/load.ts', {
       args: [JSON.stringify({ url, workload: 'push-one', users, apiKey, connections: 32, durationS: oneToOneS })],
     });
     const result = await waitForMessages(workers, load.ok * perUser, 3000, true);
     const seconds = (result.lastMessageAt - started) / 1000;
-    return { load, delivered: result.messages, expected: load.ok * perUser, perS: result.messages / seconds, seconds, p99: percentile(result.latencies, 0.99), p50: percentile(result.latencies, 0.5), open: result.open, unexpectedCloses: result.unexpectedCloses };
+    const serverUsPerPush = (cpu.stop().server! * 1e6) / Math.max(1, load.ok);
+    return { serverUsPerPush, load, delivered: result.messages, expected: load.ok * perUser, perS: result.messages / seconds, seconds, p99: percentile(result.latencies, 0.99), p50: percentile(result.latencies, 0.5), open: result.open, unexpectedCloses: result.unexpectedCloses };
   }
 
   // The service: every user signs in through the real OpenID flow, then holds 10 connections.
@@ -229,9 +245,9 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
     notes.push(`sign-in: ${signedUsers}/${users} users, ${opened}/${total} connections, ${anonymous} not signed in by their cookie: ${signed.flatMap((s) => s.failures).slice(0, 3).join('; ')}`);
   }
   const pushHeaders = { apikey: service.apiKey };
-  const svcBroadcast = await broadcast(workers, `${service.url}/adm/message/push`, pushHeaders);
+  const svcBroadcast = await broadcast(workers, `${service.url}/adm/message/push`, pushHeaders, service.child.pid);
   log(`fanout service broadcast: ${svcBroadcast.delivered}/${svcBroadcast.expected} delivered, p50 ${round(svcBroadcast.p50, 1)} ms, p99 ${round(svcBroadcast.p99, 1)} ms`);
-  const svcOne = await oneToOne(workers, service.url, service.apiKey);
+  const svcOne = await oneToOne(workers, service.url, service.apiKey, service.child.pid);
   log(`fanout service 1:1: ${round(svcOne.load.rps)} pushes/s, ${svcOne.delivered}/${svcOne.expected} delivered, ${round(svcOne.perS)} msgs/s, delivery p99 ${round(svcOne.p99, 1)} ms`);
   notes.push(...loadProblems('service pushes', svcOne.load));
   const memory = service.memory.stop();
@@ -244,9 +260,9 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
   workers = await restartWorkers(workers, bare.url);
   const bareOpened = await workers.all('baseline', (k) => ({ oIds: byWorker[k], perUser, concurrency: 64 }));
   if (bareOpened.reduce((a, o) => a + o.opened, 0) !== total) notes.push('baseline: not every connection opened');
-  const bareBroadcast = await broadcast(workers, `${bare.url}/adm/message/push`, {});
+  const bareBroadcast = await broadcast(workers, `${bare.url}/adm/message/push`, {}, bare.child.pid);
   log(`fanout bare broadcast: ${bareBroadcast.delivered}/${bareBroadcast.expected} delivered, p50 ${round(bareBroadcast.p50, 1)} ms, p99 ${round(bareBroadcast.p99, 1)} ms`);
-  const bareOne = await oneToOne(workers, bare.url, undefined);
+  const bareOne = await oneToOne(workers, bare.url, undefined, bare.child.pid);
   log(`fanout bare 1:1: ${round(bareOne.load.rps)} pushes/s, ${bareOne.delivered}/${bareOne.expected} delivered, ${round(bareOne.perS)} msgs/s`);
   bare.memory.stop();
   await workers.all('close');
@@ -258,6 +274,10 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
       `broadcast = one push naming all ${users} oIds, ${broadcasts} times (after one warm-up), latency from just before the POST to each frame parsed by a client; ` +
       `1:1 = autocannon, 32 connections, ${oneToOneS} s, one oId per push (${round(svcOne.load.rps)} pushes/s accepted by the service, ${round(bareOne.load.rps)} by the bare broadcaster); ` +
       `msgs/s = frames received ÷ time from the first push to the last frame`,
+  );
+  notes.push(
+    `CPU per broadcast delivery: service ${round(svcBroadcast.serverUsPerDelivery, 1)} µs, bare ${round(bareBroadcast.serverUsPerDelivery, 1)} µs, the client processes ${round(svcBroadcast.clientUsPerDelivery, 1)} µs; ` +
+      `CPU per 1:1 push (10 deliveries): service ${round(svcOne.serverUsPerPush)} µs, bare ${round(bareOne.serverUsPerPush)} µs`,
   );
   if (svcBroadcast.delivered !== svcBroadcast.expected) notes.push(`service broadcast delivered ${svcBroadcast.delivered} of ${svcBroadcast.expected}`);
   if (svcOne.delivered < svcOne.expected) notes.push(`service 1:1 delivered ${svcOne.delivered} of ${svcOne.expected} frames (${svcOne.unexpectedCloses} connections closed by the server)`);

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { log, machineIdle, round, waitForQuiet } from './lib/proc.js';
 import { machine, table, type ScenarioReport } from './lib/report.js';
 import { adminRead, adminWrite, forwardOverhead } from './scenarios/admin.js';
-import type { BenchContext } from './scenarios/common.js';
+import { startSimulator, type BenchContext, type Running } from './scenarios/common.js';
 import { replay } from './scenarios/replay.js';
 import { fanout, sseCapacity } from './scenarios/sse.js';
 
@@ -46,7 +46,8 @@ for (const name of selected) {
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'community-bridge-bench-'));
-const ctx: BenchContext = { quick: values.quick, tmp, profile: values.profile };
+let simulator: Promise<Running> | undefined;
+const ctx: BenchContext = { quick: values.quick, tmp, profile: values.profile, simulator: () => (simulator ??= startSimulator()) };
 const started = performance.now();
 const host = machine();
 const reports: ScenarioReport[] = [];
@@ -55,7 +56,7 @@ const idleAtStart: Record<string, number> = {};
 let failed = false;
 try {
   for (const name of selected) {
-    const idle = values['wait-quiet'] ? await waitForQuiet(Number(values['wait-quiet'])) : await machineIdle(1000);
+    const idle = values['wait-quiet'] ? await waitForQuiet(Number(values['wait-quiet'])) : await machineIdle(ctx.quick ? 250 : 1000);
     idleAtStart[name] = Math.round(idle * 100);
     log(`— ${name}${ctx.quick ? ' (quick)' : ''} (machine ${idleAtStart[name]}% idle)`);
     const t0 = performance.now();
@@ -69,6 +70,7 @@ try {
     log(`  ${name} took ${round((performance.now() - t0) / 1000, 1)} s`);
   }
 } finally {
+  if (simulator) await (await simulator.catch(() => undefined))?.child.stop();
   rmSync(tmp, { recursive: true, force: true });
 }
 log(`done in ${round((performance.now() - started) / 1000, 1)} s`);

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 export const BENCH_DIR = fileURLToPath(new URL('..', import.meta.url));
 export const ROOT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 
-export const log = (...parts: unknown[]) => process.stderr.write(`[bench] ${parts.join(' ')}\n`);
+const benchStarted = performance.now();
+export const log = (...parts: unknown[]) => process.stderr.write(`[bench ${((performance.now() - benchStarted) / 1000).toFixed(1).padStart(5)}s] ${parts.join(' ')}\n`);
 
 export interface Child {
   name: string;

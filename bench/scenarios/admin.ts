@@ -2,15 +2,43 @@
 // own latency client), the simulator as the platform in its own process, each figure beside a
 // bare node:http baseline measured in the same run.
 import { join } from 'node:path';
-import { CpuMeter, log, round, runToResult } from '../lib/proc.js';
+import { CpuMeter, log, round, runToResult, startChild } from '../lib/proc.js';
 import type { ScenarioReport } from '../lib/report.js';
 import type { WorkloadName } from '../lib/workloads.js';
-import { cpuNote, loadProblems, row, startBaseline, startBenchService, startSimulator, type BenchContext, type LoadResult } from './common.js';
+import { cpuNote, loadProblems, row, startBaseline, startBenchService, type BenchContext, type LoadResult } from './common.js';
 
 const USERS = 1000;
 
-async function autocannon(args: { url: string; workload: WorkloadName; apiKey?: string; connections: number; durationS?: number; amount?: number; start?: number }): Promise<LoadResult> {
+interface LoadArgs {
+  url: string;
+  workload: WorkloadName;
+  apiKey?: string;
+  connections: number;
+  durationS?: number;
+  amount?: number;
+  start?: number;
+  warmupAmount?: number;
+}
+
+async function autocannon(args: LoadArgs): Promise<LoadResult> {
   return runToResult('autocannon', 'bench/load.ts', { args: [JSON.stringify({ users: USERS, ...args })] });
+}
+
+/**
+ * A warm-up of `warmupAmount` requests, then the measured run, in one autocannon process;
+ * `pids` are CPU-metered over the measured run only. Resolves with the result and the CPU used.
+ */
+async function warmThenMeasure(args: LoadArgs & { warmupAmount: number }, pids: Record<string, number>) {
+  const child = startChild('autocannon', 'bench/load.ts', { args: [JSON.stringify({ users: USERS, ...args })], expectReady: false });
+  try {
+    const warm = await child.nextResult();
+    const cpu = new CpuMeter(pids).start();
+    const result: LoadResult = await child.nextResult();
+    const cpuS = cpu.stop();
+    return { result, cpuS, warmupProblems: warm.warmupProblems as number };
+  } finally {
+    await child.stop();
+  }
 }
 
 async function latency(args: { url: string; workload: WorkloadName; apiKey?: string; connections: number; durationS: number; rate: number; warmupS?: number }): Promise<LoadResult> {
@@ -20,40 +48,44 @@ async function latency(args: { url: string; workload: WorkloadName; apiKey?: str
 const describe = (r: LoadResult) => `${round(r.rps)} req/s, p50 ${round(r.p50, 2)} ms, p99 ${round(r.p99, 2)} ms`;
 
 export async function adminWrite(ctx: BenchContext): Promise<ScenarioReport> {
-  const durationS = ctx.quick ? 3 : 15;
+  const durationS = ctx.quick ? 1 : 15;
+  // Full: every user once per quality first, so the measured run is the steady state of known
+  // users (a platform lookup, a VIP renewal, a reply). Quick: JIT warm-up only.
+  const warmupAmount = ctx.quick ? 300 : 2 * USERS;
   const connections = 64;
   const notes: string[] = [];
 
-  const sim = await startSimulator(USERS);
+  const sim = await ctx.simulator();
   const service = await startBenchService(ctx, 'admin-write', sim.url);
-  // Warm-up: every user once per quality (registers them all, so the measured run is the steady
-  // state of known users: a platform lookup, a VIP renewal, a reply), and JIT.
-  const warm = await autocannon({ url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections, amount: 2 * USERS });
-  notes.push(...loadProblems('warm-up', warm));
-  const cpu = new CpuMeter({ service: service.child.pid, simulator: sim.child.pid }).start();
-  const measured = await autocannon({ url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections, durationS, start: warm.next! });
-  notes.push(cpuNote('service run', cpu.stop(), measured, durationS));
+  const run = await warmThenMeasure(
+    { url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections, durationS, warmupAmount },
+    { service: service.child.pid, simulator: sim.child.pid },
+  );
+  const measured = run.result;
+  notes.push(cpuNote('service run', run.cpuS, measured, durationS));
   log('admin-write service:', describe(measured));
+  if (run.warmupProblems) notes.push(`warm-up: ${run.warmupProblems} failed requests`);
   notes.push(...loadProblems('service', measured));
   const memory = service.memory.stop();
   await service.child.stop();
-  await sim.child.stop();
 
-  const baselines: Record<'FULL' | 'NORMAL', LoadResult> = {} as never;
-  for (const sync of ['FULL', 'NORMAL'] as const) {
+  const baselines: { FULL?: LoadResult; NORMAL?: LoadResult } = {};
+  // Quick: only the baseline the ratio is taken against.
+  for (const sync of ctx.quick ? (['FULL'] as const) : (['FULL', 'NORMAL'] as const)) {
     const server = await startBaseline('write-baseline', 'bench/baselines/write-server.ts', { DB_FILE: join(service.dataDir, `baseline-${sync}.sqlite`), SYNC: sync });
-    const w = await autocannon({ url: server.url, workload: 'vip-submit', connections, amount: 2 * USERS });
-    const baseCpu = new CpuMeter({ baseline: server.child.pid }).start();
-    baselines[sync] = await autocannon({ url: server.url, workload: 'vip-submit', connections, durationS, start: w.next! });
-    notes.push(cpuNote(`baseline ${sync} run`, baseCpu.stop(), baselines[sync], durationS));
-    log(`admin-write baseline (synchronous=${sync}):`, describe(baselines[sync]));
-    notes.push(...loadProblems(`baseline ${sync}`, baselines[sync]));
+    const base = await warmThenMeasure({ url: server.url, workload: 'vip-submit', connections, durationS, warmupAmount: Math.min(warmupAmount, 500) }, { baseline: server.child.pid });
+    baselines[sync] = base.result;
+    notes.push(cpuNote(`baseline ${sync} run`, base.cpuS, base.result, durationS));
+    log(`admin-write baseline (synchronous=${sync}):`, describe(base.result));
+    notes.push(...loadProblems(`baseline ${sync}`, base.result));
     await server.child.stop();
   }
-  const base = baselines.FULL;
+  const base = baselines.FULL!;
   notes.push(
-    `baseline: bare node:http + one better-sqlite3 INSERT per request in WAL mode with synchronous=FULL (each answer waits for its own fsync, the service's durability promise); ` +
-      `the same server with synchronous=NORMAL (no fsync per commit) made ${round(baselines.NORMAL.rps)} req/s: ratio ${round(measured.rps / baselines.NORMAL.rps, 2)}`,
+    `baseline: bare node:http + one better-sqlite3 INSERT per request in WAL mode with synchronous=FULL (each answer waits for its own fsync, the service's durability promise)` +
+      (baselines.NORMAL
+        ? `; the same server with synchronous=NORMAL (no fsync per commit) made ${round(baselines.NORMAL.rps)} req/s: ratio ${round(measured.rps / baselines.NORMAL.rps, 2)}`
+        : ''),
   );
   return {
     name: 'admin-write',
@@ -67,7 +99,7 @@ export async function adminWrite(ctx: BenchContext): Promise<ScenarioReport> {
         baseline: base.rps,
         goal: '≥ 4,000, ratio ≥ 0.3',
         met: measured.rps >= 4000 && measured.rps / base.rps >= 0.3,
-        baselineNoFsync: baselines.NORMAL.rps,
+        baselineNoFsync: baselines.NORMAL?.rps ?? null,
         errors: (measured.non2xx ?? 0) + measured.errors,
       }),
       row({ name: 'admin-write', metric: 'p99 latency ms', value: measured.p99, baseline: base.p99, goal: '≤ 30', met: measured.p99 <= 30, p50: measured.p50 }),
@@ -76,30 +108,31 @@ export async function adminWrite(ctx: BenchContext): Promise<ScenarioReport> {
 }
 
 export async function adminRead(ctx: BenchContext): Promise<ScenarioReport> {
-  const durationS = ctx.quick ? 3 : 15;
+  const durationS = ctx.quick ? 1 : 15;
   const connections = 64;
   const notes: string[] = [];
 
-  const sim = await startSimulator(USERS);
+  const sim = await ctx.simulator();
   const service = await startBenchService(ctx, 'admin-read', sim.url);
-  // Every user gets both VIP records, so each read answers a two-record list.
-  notes.push(...loadProblems('seed', await autocannon({ url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections, amount: 2 * USERS })));
-  notes.push(...loadProblems('warm-up', await autocannon({ url: service.url, workload: 'vip-read', apiKey: service.apiKey, connections, amount: 2 * USERS })));
+  // Every user gets both VIP records, so each read answers a two-record list (quick: 300 users
+  // get one record, the others answer an empty list).
+  notes.push(...loadProblems('seed', await autocannon({ url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections, amount: ctx.quick ? 300 : 2 * USERS })));
   service.memory.markRest();
-  const cpu = new CpuMeter({ service: service.child.pid, simulator: sim.child.pid }).start();
-  const measured = await autocannon({ url: service.url, workload: 'vip-read', apiKey: service.apiKey, connections, durationS });
-  notes.push(cpuNote('service run', cpu.stop(), measured, durationS));
+  const run = await warmThenMeasure(
+    { url: service.url, workload: 'vip-read', apiKey: service.apiKey, connections, durationS, warmupAmount: ctx.quick ? 300 : 2 * USERS },
+    { service: service.child.pid, simulator: sim.child.pid },
+  );
+  const measured = run.result;
+  notes.push(cpuNote('service run', run.cpuS, measured, durationS));
   log('admin-read service:', describe(measured));
   notes.push(...loadProblems('service', measured));
   const memory = service.memory.stop();
   await service.child.stop();
-  await sim.child.stop();
 
   const server = await startBaseline('read-baseline', 'bench/baselines/read-server.ts', { BENCH_USERS: String(USERS) });
-  await autocannon({ url: server.url, workload: 'vip-read', connections, amount: 2 * USERS });
-  const baseCpu = new CpuMeter({ baseline: server.child.pid }).start();
-  const base = await autocannon({ url: server.url, workload: 'vip-read', connections, durationS });
-  notes.push(cpuNote('baseline run', baseCpu.stop(), base, durationS));
+  const baseRun = await warmThenMeasure({ url: server.url, workload: 'vip-read', connections, durationS, warmupAmount: ctx.quick ? 300 : 2 * USERS }, { baseline: server.child.pid });
+  const base = baseRun.result;
+  notes.push(cpuNote('baseline run', baseRun.cpuS, base, durationS));
   log('admin-read baseline:', describe(base));
   notes.push(...loadProblems('baseline', base));
   await server.child.stop();
@@ -114,25 +147,29 @@ export async function adminRead(ctx: BenchContext): Promise<ScenarioReport> {
 }
 
 export async function forwardOverhead(ctx: BenchContext): Promise<ScenarioReport> {
-  const durationS = ctx.quick ? 3 : 10;
-  const pacedS = ctx.quick ? 3 : 20;
+  const durationS = ctx.quick ? 1 : 10;
+  const pacedS = ctx.quick ? 1 : 20;
   const connections = 16;
   const rate = 100;
   const notes: string[] = [];
 
-  const sim = await startSimulator(USERS);
+  const sim = await ctx.simulator();
   const service = await startBenchService(ctx, 'forward-overhead', sim.url);
   const viaService = { url: service.url, workload: 'points-edit' as const, apiKey: service.apiKey, connections };
   const direct = { url: sim.url, workload: 'points-direct' as const, connections };
   // Warm-up: registers every user and warms both paths.
-  notes.push(...loadProblems('warm-up', await autocannon({ ...viaService, amount: 2 * USERS })));
-  await autocannon({ ...direct, amount: 2 * USERS });
+  // (Quick: a 1 s warm-up inside the first paced runs instead.)
+  if (!ctx.quick) {
+    notes.push(...loadProblems('warm-up', await autocannon({ ...viaService, amount: 2 * USERS })));
+    await autocannon({ ...direct, amount: 2 * USERS });
+  }
   service.memory.markRest();
 
   // Paced: the same light rate both ways (a small share of what the service can take), so the
   // difference is what the service adds to one call, not queueing. Closed loop: each connection
   // sends again at once (saturation), as `autocannon -c 16` would.
-  const paced = { service: await latency({ ...viaService, durationS: pacedS, rate }), direct: await latency({ ...direct, durationS: pacedS, rate }) };
+  const warmupS = ctx.quick ? 0.5 : 0;
+  const paced = { service: await latency({ ...viaService, durationS: pacedS, rate, warmupS }), direct: await latency({ ...direct, durationS: pacedS, rate, warmupS }) };
   const cpu = new CpuMeter({ service: service.child.pid, simulator: sim.child.pid }).start();
   const closedService = await latency({ ...viaService, durationS, rate: 0 });
   notes.push(cpuNote('closed-loop service run', cpu.stop(), closedService, durationS));
@@ -143,7 +180,6 @@ export async function forwardOverhead(ctx: BenchContext): Promise<ScenarioReport
   }
   const memory = service.memory.stop();
   await service.child.stop();
-  await sim.child.stop();
 
   const added = (pair: typeof paced, p: 'p50' | 'p99') => pair.service[p] - pair.direct[p];
   const figure = (pair: typeof paced, p: 'p50' | 'p99', label: string, limit: number) =>

@@ -8,6 +8,11 @@ import type { Row } from '../lib/report.js';
 
 export interface BenchContext {
   quick: boolean;
+  /**
+   * The platform simulator (one process for the whole run, seeded with the 1,000 bench users),
+   * started on first use; the runner stops it at the end.
+   */
+  simulator(): Promise<Running>;
   /** Base temp directory of this run; each service gets a fresh data dir under it. */
   tmp: string;
   /** Start the service with --cpu-prof (profiles go to bench/profiles/<scenario>/). */
@@ -19,7 +24,10 @@ export interface Running {
   url: string;
 }
 
-export async function startSimulator(users: number): Promise<Running> {
+/** The number of users the shared simulator knows (benchOid(0) … benchOid(SIM_USERS - 1)). */
+export const SIM_USERS = 1000;
+
+export async function startSimulator(users: number = SIM_USERS): Promise<Running> {
   const child = startChild('simulator', 'bench/sim.ts', { env: { BENCH_USERS: String(users) } });
   const { url } = await child.ready;
   return { child, url };
@@ -82,7 +90,8 @@ export const ratio = (value: number, baseline: number | null) => (baseline ? val
 export type RowFields = Pick<Row, 'name' | 'metric' | 'value' | 'baseline' | 'goal' | 'met'> & { ratio?: number | null; [extra: string]: unknown };
 
 export function row(fields: RowFields): Row {
-  return { ...fields, ratio: fields.ratio === undefined ? ratio(fields.value, fields.baseline) : fields.ratio };
+  const { name, metric, value, baseline, goal, met, ratio: given, ...extra } = fields;
+  return { name, metric, value, baseline, ratio: given === undefined ? ratio(value, baseline) : given, goal, met, ...extra };
 }
 
 /** Warns in the notes when a load run saw errors or non-2xx answers. */

@@ -5,7 +5,7 @@ import { request } from 'node:http';
 import { CpuMeter, log, MemorySampler, round, runToResult, sleep, startChild, type Child } from '../lib/proc.js';
 import type { ScenarioReport } from '../lib/report.js';
 import { benchOid } from '../lib/users.js';
-import { loadProblems, row, startBaseline, startBenchService, startSimulator, type BenchContext, type LoadResult } from './common.js';
+import { loadProblems, row, startBaseline, startBenchService, type BenchContext, type LoadResult } from './common.js';
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -108,18 +108,17 @@ const split = <T>(items: T[], parts: number) => Array.from({ length: parts }, (_
 // ---------------------------------------------------------------------------------------------
 
 export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
-  const total = ctx.quick ? 3000 : 15_000;
+  const total = ctx.quick ? 1500 : 15_000;
   const workerCount = ctx.quick ? 2 : 4;
   const concurrency = 64; // connection attempts in flight per worker
   const notes: string[] = [];
 
   async function measure(url: string, memory: MemorySampler, label: string) {
-    let workers = await startWorkers(workerCount, url);
+    const workers = await startWorkers(workerCount, url);
     // Warm-up: a few hundred connections opened and closed (JIT, pools), then the idle figure.
-    await workers.all('open', () => ({ count: 100, concurrency: 16 }));
+    await workers.all('open', () => ({ count: ctx.quick ? 50 : 100, concurrency: 16 }));
     await workers.all('close');
-    workers = await restartWorkers(workers, url);
-    await sleep(1500);
+    await sleep(ctx.quick ? 500 : 1500);
     const idleKb = memory.sample();
     const started = performance.now();
     const opened = await workers.all('open', () => ({ count: total / workerCount, concurrency }));
@@ -127,7 +126,7 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
     const ok = opened.reduce((a, o) => a + o.opened, 0);
     const failed = opened.reduce((a, o) => a + o.failed, 0);
     if (failed > 0) notes.push(`${label}: ${failed} connections failed (${opened.flatMap((o) => o.failures).slice(0, 3).join('; ')})`);
-    await sleep(2000); // let the allocation settle before reading RSS
+    await sleep(ctx.quick ? 1000 : 2000); // let the allocation settle before reading RSS
     const openKb = memory.sample();
     const connectMs = opened.map((o) => o.connectMs);
     log(`sse-capacity ${label}: ${ok} open in ${round(elapsedS, 2)} s (${round(ok / elapsedS)} connects/s), RSS ${round(idleKb / 1024)} → ${round(openKb / 1024)} MB`);
@@ -143,12 +142,11 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
     };
   }
 
-  const sim = await startSimulator(10);
+  const sim = await ctx.simulator();
   const service = await startBenchService(ctx, 'sse-capacity', sim.url, { REALTIME_HEARTBEAT_MS: '15000' });
   const svc = await measure(service.url, service.memory, 'service');
   const memory = service.memory.stop();
   await service.child.stop();
-  await sim.child.stop();
 
   const bare = await startBaseline('sse-baseline', 'bench/baselines/sse-server.ts');
   const base = await measure(bare.url, bare.memory, 'bare broadcaster');
@@ -157,7 +155,7 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
 
   notes.push(
     `${total.toLocaleString('en-US')} anonymous connections from ${workerCount} client processes (${concurrency} attempts in flight each); a connect counts when its PB_CONNECT frame arrived. ` +
-      `RSS per connection = (RSS with all open, 2 s after the last connect − idle RSS) / connections. Bare broadcaster: ${round(base.connectsPerS)} connects/s, ${round(base.kbPerConnection, 1)} KB/connection`,
+      `RSS per connection = (RSS with all open, ${ctx.quick ? 1 : 2} s after the last connect − idle RSS) / connections. Bare broadcaster: ${round(base.connectsPerS)} connects/s, ${round(base.kbPerConnection, 1)} KB/connection`,
   );
   return {
     name: 'sse-capacity',
@@ -174,12 +172,12 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
 // ---------------------------------------------------------------------------------------------
 
 export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
-  const users = ctx.quick ? 200 : 1000;
+  const users = ctx.quick ? 100 : 1000;
   const perUser = 10;
   const total = users * perUser;
   const workerCount = ctx.quick ? 2 : 4;
-  const oneToOneS = ctx.quick ? 3 : 10;
-  const broadcasts = 3;
+  const oneToOneS = ctx.quick ? 1 : 10;
+  const broadcasts = ctx.quick ? 1 : 3;
   const notes: string[] = [];
   const oIds = Array.from({ length: users }, (_, i) => benchOid(i));
 
@@ -202,7 +200,7 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
         serverCpuS += used.server!;
         clientCpuS += Object.entries(used).filter(([k]) => k !== 'server').reduce((a, [, v]) => a + v, 0);
       }
-      await sleep(500);
+      await sleep(ctx.quick ? 100 : 500);
     }
     return {
       p99: percentile(latencies, 0.99),
@@ -230,7 +228,7 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
   }
 
   // The service: every user signs in through the real OpenID flow, then holds 10 connections.
-  const sim = await startSimulator(users);
+  const sim = await ctx.simulator();
   const service = await startBenchService(ctx, 'fanout', sim.url);
   let workers = await startWorkers(workerCount, service.url);
   const byWorker = split(oIds, workerCount);
@@ -253,7 +251,6 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
   const memory = service.memory.stop();
   await workers.all('close');
   await service.child.stop();
-  await sim.child.stop();
 
   // The bare broadcaster, the same connections and the same pushes.
   const bare = await startBaseline('sse-baseline', 'bench/baselines/sse-server.ts');

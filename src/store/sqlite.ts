@@ -5,10 +5,9 @@
 // - WAL with synchronous=FULL: an acknowledged append survives a power cut. To keep that cheap,
 //   appends are committed in batches (group commit: one transaction, one fsync for all of them);
 //   each append still succeeds or fails on its own expected revision.
-// - For a file, the commits run on a writer thread (sqliteWriter.ts) with its own connection, so
-//   the fsync never blocks the event loop: a batch is every append that arrived while the
-//   previous batch was being committed. An in-memory database commits on this thread, batching
-//   the appends made in the same tick.
+// - The commits run on a writer thread (sqliteWriter.ts) with its own connection, so the fsync
+//   never blocks the event loop: a batch is every append that arrived while the previous batch
+//   was being committed.
 // - Subscribers are fed from the table itself, so appends made by another process (the CLI)
 //   reach them too: `PRAGMA data_version` is polled and changes when another connection commits.
 import Database from 'better-sqlite3';
@@ -41,12 +40,10 @@ interface Subscriber extends SubscribeOptions {
 }
 
 export interface SqliteEventStoreOptions {
-  /** Path of the database file, or ':memory:'. */
+  /** Path of the database file (a file: the writer thread opens it too). */
   file: string;
   /** How often to look for appends made by other processes. */
   pollIntervalMs?: number;
-  /** Commit on a writer thread (default for a file; an in-memory database always commits here). */
-  writerThread?: boolean;
 }
 
 /** A batch the writer thread is committing: each append with its serialised events. */
@@ -78,15 +75,13 @@ export class SqliteEventStore implements EventStore {
   private readonly pollTimer: NodeJS.Timeout;
   private dataVersion: number;
   private closed = false;
-  private readonly writer: Worker | undefined;
+  private readonly writer: Worker;
   private inFlight: InFlight | undefined;
   private lastBatchId = 0;
   private writerFailure: Error | undefined;
   private readonly idleWaiters: Array<() => void> = [];
 
   private readonly stmt: {
-    lastRevision: Database.Statement<[string], { revision: number }>;
-    insert: Database.Statement<[string, number, string, string, string | null, string]>;
     readStream: Database.Statement<[string], Row>;
     readAfter: Database.Statement<[number, number], Row>;
     dataVersion: Database.Statement<[], { data_version: number }>;
@@ -94,7 +89,7 @@ export class SqliteEventStore implements EventStore {
   };
 
   constructor(options: SqliteEventStoreOptions) {
-    if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true });
+    mkdirSync(dirname(options.file), { recursive: true });
     this.db = new Database(options.file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
@@ -112,8 +107,6 @@ export class SqliteEventStore implements EventStore {
       CREATE UNIQUE INDEX IF NOT EXISTS events_stream_revision ON events (stream, revision);
     `);
     this.stmt = {
-      lastRevision: this.db.prepare('SELECT revision FROM events WHERE stream = ? ORDER BY revision DESC LIMIT 1'),
-      insert: this.db.prepare('INSERT INTO events (stream, revision, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?)'),
       readStream: this.db.prepare<[string], Row>(`SELECT ${ROW_COLUMNS} FROM events WHERE stream = ? ORDER BY revision`).raw(true),
       readAfter: this.db.prepare<[number, number], Row>(`SELECT ${ROW_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`).raw(true),
       dataVersion: this.db.prepare('PRAGMA data_version'),
@@ -122,17 +115,14 @@ export class SqliteEventStore implements EventStore {
     this.dataVersion = this.stmt.dataVersion.get()!.data_version;
     this.pollTimer = setInterval(() => this.pollForOtherWriters(), options.pollIntervalMs ?? 100);
     this.pollTimer.unref();
-    if (options.file !== ':memory:' && options.writerThread !== false) {
-      const writer = startWriter(options.file);
-      // Referenced only while a batch is in flight: an idle store never keeps the process alive.
-      writer.unref();
-      writer.on('message', (reply: WriterReply) => this.onWriterReply(reply));
-      writer.on('error', (error) => this.onWriterFailure(error));
-      writer.on('exit', (code) => {
-        if (!this.closed) this.onWriterFailure(new Error(`The event store's writer thread stopped (exit code ${code})`));
-      });
-      this.writer = writer;
-    }
+    this.writer = startWriter(options.file);
+    // Referenced only while a batch is in flight: an idle store never keeps the process alive.
+    this.writer.unref();
+    this.writer.on('message', (reply: WriterReply) => this.onWriterReply(reply));
+    this.writer.on('error', (error) => this.onWriterFailure(error));
+    this.writer.on('exit', (code) => {
+      if (!this.closed) this.onWriterFailure(new Error(`The event store's writer thread stopped (exit code ${code})`));
+    });
   }
 
   append(streamName: string, events: EventToAppend[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
@@ -175,91 +165,19 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.pollTimer);
-    if (this.writer) {
-      // Appends accepted before close() still commit.
-      while (this.inFlight || this.pending.length > 0) {
-        this.sendToWriter();
-        if (this.inFlight) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
-      }
-      await this.writer.terminate();
-    } else {
-      this.flush();
+    // Appends accepted before close() still commit.
+    while (this.inFlight || this.pending.length > 0) {
+      this.sendToWriter();
+      if (this.inFlight) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     }
+    await this.writer.terminate();
     this.subscribers.clear();
     this.db.close();
   }
 
   private flush(): void {
     this.flushScheduled = false;
-    if (this.writer) {
-      this.sendToWriter();
-      return;
-    }
-    const batch = this.pending.splice(0);
-    if (batch.length === 0) return;
-    const created = new Date().toISOString();
-    const outcomes: Array<{ ok: true; result: AppendResult; recorded: RecordedEvent[] } | { ok: false; error: Error }> = [];
-    try {
-      this.db
-        .transaction(() => {
-          const revisions = new Map<string, number>();
-          for (const append of batch) {
-            const current = revisions.get(append.streamName) ?? this.stmt.lastRevision.get(append.streamName)?.revision ?? -1;
-            const expected = append.expectedRevision;
-            const ok = expected === 'any' || (expected === 'no_stream' ? current === -1 : expected === current);
-            if (!ok) {
-              outcomes.push({ ok: false, error: new ConcurrencyError(append.streamName, expected as number | 'no_stream', current === -1 ? 'no_stream' : current) });
-              continue;
-            }
-            let revision = current;
-            const recorded: RecordedEvent[] = [];
-            try {
-              // A savepoint: an append that cannot be stored (data JSON cannot hold, a constraint)
-              // is undone and fails alone instead of taking the whole batch down with it.
-              this.db.transaction(() => {
-                for (const event of append.events) {
-                  revision += 1;
-                  const data = JSON.stringify(event.data);
-                  const metadata = event.metadata === undefined ? null : JSON.stringify(event.metadata);
-                  const { lastInsertRowid } = this.stmt.insert.run(append.streamName, revision, event.type, data, metadata, created);
-                  recorded.push({
-                    streamName: append.streamName,
-                    revision,
-                    position: Number(lastInsertRowid),
-                    type: event.type,
-                    data: JSON.parse(data),
-                    metadata: metadata === null ? undefined : JSON.parse(metadata),
-                    created,
-                  });
-                }
-              })();
-            } catch (error) {
-              outcomes.push({ ok: false, error: error as Error });
-              continue;
-            }
-            revisions.set(append.streamName, revision);
-            outcomes.push({ ok: true, recorded, result: { nextExpectedRevision: revision, position: recorded.at(-1)!.position } });
-          }
-        })
-        .immediate();
-    } catch (error) {
-      for (const append of batch) append.reject(error as Error);
-      return;
-    }
-    const appended: RecordedEvent[] = [];
-    batch.forEach((append, i) => {
-      const outcome = outcomes[i]!;
-      if (outcome.ok) {
-        appended.push(...outcome.recorded);
-        append.resolve(outcome.result);
-      } else {
-        append.reject(outcome.error);
-      }
-    });
-    // No data_version bookkeeping here: re-reading it now would swallow a commit another process
-    // made since the last poll. (The writer thread's commits change it too: the next poll then
-    // pumps, finds those events delivered already, and reads nothing.)
-    for (const subscriber of this.subscribers) this.deliverFresh(subscriber, appended);
+    this.sendToWriter();
   }
 
   /** Sends every pending append to the writer thread, unless a batch is in flight already. */
@@ -286,20 +204,20 @@ export class SqliteEventStore implements EventStore {
     if (sent.length === 0) return;
     const flight: InFlight = { id: ++this.lastBatchId, created: new Date().toISOString(), sent };
     this.inFlight = flight;
-    this.writer!.ref();
+    this.writer.ref();
     const message: WriterBatch = {
       id: flight.id,
       created: flight.created,
       appends: sent.map(({ append, events }) => ({ stream: append.streamName, expected: append.expectedRevision, events })),
     };
-    this.writer!.postMessage(message);
+    this.writer.postMessage(message);
   }
 
   private onWriterReply(reply: WriterReply): void {
     const flight = this.inFlight;
     if (!flight || flight.id !== reply.id) return;
     this.inFlight = undefined;
-    this.writer!.unref();
+    this.writer.unref();
     if ('fatal' in reply) {
       const error = new Error(reply.fatal);
       for (const { append } of flight.sent) append.reject(error);

@@ -56,7 +56,7 @@ const idleAtStart: Record<string, number> = {};
 let failed = false;
 try {
   for (const name of selected) {
-    const idle = values['wait-quiet'] ? await waitForQuiet(Number(values['wait-quiet'])) : await machineIdle(ctx.quick ? 250 : 1000);
+    const idle = values['wait-quiet'] ? await waitForQuiet(Number(values['wait-quiet'])) : await machineIdle(ctx.quick ? 100 : 1000);
     idleAtStart[name] = Math.round(idle * 100);
     log(`— ${name}${ctx.quick ? ' (quick)' : ''} (machine ${idleAtStart[name]}% idle)`);
     const t0 = performance.now();

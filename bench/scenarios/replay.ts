@@ -38,7 +38,7 @@ function generatedStore(ctx: BenchContext, events: number): Promise<{ file: stri
 }
 
 export async function replay(ctx: BenchContext): Promise<ScenarioReport> {
-  const events = ctx.quick ? 50_000 : 1_000_000;
+  const events = ctx.quick ? 30_000 : 1_000_000;
   const { file, generatedS } = await generatedStore(ctx, events);
   const dataDir = mkdtempSync(join(ctx.tmp, 'replay-'));
   copyFileSync(file, join(dataDir, 'events.sqlite'));

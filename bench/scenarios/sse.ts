@@ -108,25 +108,27 @@ const split = <T>(items: T[], parts: number) => Array.from({ length: parts }, (_
 // ---------------------------------------------------------------------------------------------
 
 export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
-  const total = ctx.quick ? 1500 : 15_000;
+  const total = ctx.quick ? 1000 : 15_000;
   const workerCount = ctx.quick ? 2 : 4;
   const concurrency = 64; // connection attempts in flight per worker
   const notes: string[] = [];
 
-  async function measure(url: string, memory: MemorySampler, label: string) {
+  async function measure(url: string, memory: MemorySampler, serverPid: number, label: string) {
     const workers = await startWorkers(workerCount, url);
     // Warm-up: a few hundred connections opened and closed (JIT, pools), then the idle figure.
     await workers.all('open', () => ({ count: ctx.quick ? 50 : 100, concurrency: 16 }));
     await workers.all('close');
-    await sleep(ctx.quick ? 500 : 1500);
+    await sleep(ctx.quick ? 300 : 1500);
     const idleKb = memory.sample();
+    const cpu = new CpuMeter({ server: serverPid }).start();
     const started = performance.now();
     const opened = await workers.all('open', () => ({ count: total / workerCount, concurrency }));
     const elapsedS = (performance.now() - started) / 1000;
+    const cpuUsPerConnect = (cpu.stop().server! * 1e6) / total;
     const ok = opened.reduce((a, o) => a + o.opened, 0);
     const failed = opened.reduce((a, o) => a + o.failed, 0);
     if (failed > 0) notes.push(`${label}: ${failed} connections failed (${opened.flatMap((o) => o.failures).slice(0, 3).join('; ')})`);
-    await sleep(ctx.quick ? 1000 : 2000); // let the allocation settle before reading RSS
+    await sleep(ctx.quick ? 500 : 2000); // let the allocation settle before reading RSS
     const openKb = memory.sample();
     const connectMs = opened.map((o) => o.connectMs);
     log(`sse-capacity ${label}: ${ok} open in ${round(elapsedS, 2)} s (${round(ok / elapsedS)} connects/s), RSS ${round(idleKb / 1024)} → ${round(openKb / 1024)} MB`);
@@ -139,23 +141,24 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
       openMb: openKb / 1024,
       kbPerConnection: (openKb - idleKb) / Math.max(1, ok),
       connectP99: Math.max(...connectMs.map((c) => c.p99)),
+      cpuUsPerConnect,
     };
   }
 
   const sim = await ctx.simulator();
   const service = await startBenchService(ctx, 'sse-capacity', sim.url, { REALTIME_HEARTBEAT_MS: '15000' });
-  const svc = await measure(service.url, service.memory, 'service');
+  const svc = await measure(service.url, service.memory, service.child.pid, 'service');
   const memory = service.memory.stop();
   await service.child.stop();
 
   const bare = await startBaseline('sse-baseline', 'bench/baselines/sse-server.ts');
-  const base = await measure(bare.url, bare.memory, 'bare broadcaster');
+  const base = await measure(bare.url, bare.memory, bare.child.pid, 'bare broadcaster');
   bare.memory.stop();
   await bare.child.stop();
 
   notes.push(
     `${total.toLocaleString('en-US')} anonymous connections from ${workerCount} client processes (${concurrency} attempts in flight each); a connect counts when its PB_CONNECT frame arrived. ` +
-      `RSS per connection = (RSS with all open, ${ctx.quick ? 1 : 2} s after the last connect − idle RSS) / connections. Bare broadcaster: ${round(base.connectsPerS)} connects/s, ${round(base.kbPerConnection, 1)} KB/connection`,
+      `RSS per connection = (RSS with all open, ${ctx.quick ? 0.5 : 2} s after the last connect − idle RSS) / connections. Bare broadcaster: ${round(base.connectsPerS)} connects/s, ${round(base.kbPerConnection, 1)} KB/connection. CPU per connect: service ${round(svc.cpuUsPerConnect)} µs, bare ${round(base.cpuUsPerConnect)} µs`,
   );
   return {
     name: 'sse-capacity',

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { log, machineIdle, round, waitForQuiet } from './lib/proc.js';
+import { log, machineIdle, OthersMeter, round, waitForQuiet } from './lib/proc.js';
 import { machine, table, type ScenarioReport } from './lib/report.js';
 import { adminRead, adminWrite, forwardOverhead } from './scenarios/admin.js';
 import { startSimulator, type BenchContext, type Running } from './scenarios/common.js';
@@ -47,12 +47,15 @@ for (const name of selected) {
 
 const tmp = mkdtempSync(join(tmpdir(), 'community-bridge-bench-'));
 let simulator: Promise<Running> | undefined;
-const ctx: BenchContext = { quick: values.quick, tmp, profile: values.profile, simulator: () => (simulator ??= startSimulator()) };
+const ctx: BenchContext = { quick: values.quick, tmp, profile: values.profile, simulator: () => (simulator ??= startSimulator().then((sim) => ((simPid = sim.child.pid), sim))) };
 const started = performance.now();
 const host = machine();
 const reports: ScenarioReport[] = [];
 /** Per scenario: how idle the machine was just before it started (%), a noise indicator. */
 const idleAtStart: Record<string, number> = {};
+/** Per scenario: cores that processes outside this run kept busy meanwhile (noise). */
+const othersCores: Record<string, number> = {};
+let simPid: number | undefined;
 let failed = false;
 try {
   for (const name of selected) {
@@ -60,6 +63,7 @@ try {
     idleAtStart[name] = Math.round(idle * 100);
     log(`— ${name}${ctx.quick ? ' (quick)' : ''} (machine ${idleAtStart[name]}% idle)`);
     const t0 = performance.now();
+    const others = new OthersMeter(() => (simPid ? [simPid] : []));
     try {
       reports.push(await SCENARIOS[name]!(ctx));
     } catch (error) {
@@ -67,7 +71,8 @@ try {
       log(`${name} failed: ${(error as Error).stack ?? error}`);
       reports.push({ name, rows: [{ name, metric: 'failed', value: NaN, baseline: null, ratio: null, goal: '', met: false, error: String((error as Error).message) }] });
     }
-    log(`  ${name} took ${round((performance.now() - t0) / 1000, 1)} s`);
+    othersCores[name] = round(others.stop(), 2);
+    log(`  ${name} took ${round((performance.now() - t0) / 1000, 1)} s; other processes kept ${othersCores[name]} cores busy meanwhile`);
   }
 } finally {
   if (simulator) await (await simulator.catch(() => undefined))?.child.stop();
@@ -81,6 +86,7 @@ if (values.json) {
       ...row,
       ...(r.memory && { rssRestMb: r.memory.restMb, rssPeakMb: r.memory.peakMb }),
       machineIdlePercentAtStart: idleAtStart[r.name],
+      otherProcessesCores: othersCores[r.name],
       ...(r.notes?.length && { notes: r.notes }),
     })),
   );
@@ -89,7 +95,9 @@ if (values.json) {
   const header =
     `Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC${ctx.quick ? ' (--quick)' : ''}, ${round((performance.now() - started) / 1000)} s: ` +
     `${host.cores} cores (${host.cpuModel}), ${host.memoryGb} GB, Node ${host.node}, load average at start ${host.loadAverageAtStart.join(' / ')}`;
-  const idleLine = `Machine idle just before each scenario: ${Object.entries(idleAtStart).map(([n, p]) => `${n} ${p}%`).join(', ')}`;
+  const idleLine =
+    `Machine idle just before each scenario: ${Object.entries(idleAtStart).map(([n, p]) => `${n} ${p}%`).join(', ')}\n` +
+    `Cores kept busy by other processes during each scenario (noise): ${Object.entries(othersCores).map(([n, c]) => `${n} ${c}`).join(', ')}`;
   process.stdout.write(`\n${header}\n${idleLine}\n\n${table(reports)}\n`);
 }
 process.exitCode = failed ? 1 : 0;

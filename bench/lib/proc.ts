@@ -242,3 +242,33 @@ export class CpuMeter {
     return Object.fromEntries(Object.entries(this.pids).map(([name, pid]) => [name, cpuSecondsOf(pid) - this.started.get(name)!]));
   }
 }
+
+/**
+ * How much CPU processes outside this run used, so a figure taken on a shared machine says how
+ * much it was disturbed: machine-wide busy time (/proc/stat) minus this process and its waited-for
+ * children (/proc/self/stat utime, stime, cutime, cstime) minus the live `extraPids`.
+ */
+export class OthersMeter {
+  private readonly start: { busyS: number; oursS: number };
+  private readonly startedAt = performance.now();
+
+  constructor(private readonly extraPids: () => number[] = () => []) {
+    this.start = this.read();
+  }
+
+  private read() {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const busy = cpu.reduce((a, b) => a + b, 0) - cpu[3]! - (cpu[4] ?? 0);
+    const self = readFileSync('/proc/self/stat', 'utf8');
+    const f = self.slice(self.lastIndexOf(')') + 2).split(' ').map(Number);
+    const ours = (f[11]! + f[12]! + f[13]! + f[14]!) / 100 + this.extraPids().reduce((a, pid) => a + (cpuSecondsOf(pid) || 0), 0);
+    return { busyS: busy / 100, oursS: ours };
+  }
+
+  /** Average number of cores other processes kept busy since construction. */
+  stop(): number {
+    const end = this.read();
+    const seconds = (performance.now() - this.startedAt) / 1000;
+    return Math.max(0, end.busyS - this.start.busyS - (end.oursS - this.start.oursS)) / seconds;
+  }
+}

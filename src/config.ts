@@ -38,6 +38,8 @@ const EnvSchema = v.object({
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
   COMMUNITY_POINTS_SOURCE: flag('false'),
   IDEMPOTENCY_TTL_HOURS: nonNegativeNumber('24'),
+  IDEMPOTENCY_CLAIM_STALE_MS: positiveInt('60000'),
+  OPERATION_PENDING_GRACE_MS: positiveInt('300000'),
   RATE_LIMIT_PER_SECOND: nonNegativeNumber('0'),
   RATE_LIMIT_BURST: v.optional(v.pipe(v.string(), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
   SHUTDOWN_TIMEOUT_MS: positiveInt('10000'),
@@ -59,6 +61,10 @@ export interface Config {
     pointsSource: boolean;
   };
   idempotencyTtlMs: number;
+  /** A claimed Idempotency-Key whose request recorded no operation may be taken over after this. */
+  idempotencyClaimStaleMs: number;
+  /** Any node marks an operation still pending after this long as unknown (its sender is gone). */
+  operationPendingGraceMs: number;
   /** undefined: no rate limit. */
   rateLimit: { perSecond: number; burst: number } | undefined;
   shutdownTimeoutMs: number;
@@ -111,6 +117,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       pointsSource: e.COMMUNITY_POINTS_SOURCE,
     },
     idempotencyTtlMs: e.IDEMPOTENCY_TTL_HOURS * 3_600_000,
+    idempotencyClaimStaleMs: e.IDEMPOTENCY_CLAIM_STALE_MS,
+    operationPendingGraceMs: e.OPERATION_PENDING_GRACE_MS,
     rateLimit: e.RATE_LIMIT_PER_SECOND > 0 ? { perSecond: e.RATE_LIMIT_PER_SECOND, burst: e.RATE_LIMIT_BURST ?? Math.max(1, Math.ceil(e.RATE_LIMIT_PER_SECOND)) } : undefined,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),

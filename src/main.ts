@@ -15,15 +15,13 @@ import { instrumentedPlatform } from './community/instrumented.js';
 import { IdempotencyService } from './services/idempotency.js';
 import { createRealtime } from './realtime/index.js';
 import { PlatformOperations } from './services/platformOperations.js';
+import { OperationOutcomes } from './services/operationOutcomes.js';
 import type { Clock } from './services/runtime.js';
 import { UserSync } from './services/userSync.js';
 
 // ../package.json from both src/ (tsx) and dist/ (the container image).
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 export const USER_AGENT = `community-bridge/${version}`;
-
-/** A claim older than this was left by a node that died mid-request (requests end within seconds). */
-const IDEMPOTENCY_STALE_MS = 60_000;
 
 export interface RunningService {
   url: string;
@@ -54,14 +52,26 @@ export async function startService(
     clock,
     userSync,
     realtime: createRealtime({ config, store, runner, readModels, platform, userSync, clock, log, publicUrl: () => publicUrl! }),
-    operations: new PlatformOperations({ store, runner, clock }),
-    idempotency: new IdempotencyService({ store, runner, model: readModels.idempotency, clock, ttlMs: config.idempotencyTtlMs, staleMs: IDEMPOTENCY_STALE_MS }),
+    operations: new PlatformOperations({ store, runner, clock, nodeId: config.nodeId }),
+    outcomes: new OperationOutcomes({ store, runner, operations: readModels.operations, clock }),
+    idempotency: new IdempotencyService({
+      store,
+      runner,
+      model: readModels.idempotency,
+      operations: readModels.operations,
+      clock,
+      ttlMs: config.idempotencyTtlMs,
+      staleMs: config.idempotencyClaimStaleMs,
+      nodeId: config.nodeId,
+    }),
     metrics,
     rateLimit: config.rateLimit,
     pointsSource: config.community.pointsSource,
   };
   const orphans = await deps.realtime.hub.closeOrphans();
   if (orphans > 0) log.warn({ orphans, node: config.nodeId }, 'closed out realtime clients left connected by an earlier run of this node');
+  await recoverOperations(deps, config, log);
+  const stopSweeping = sweepPendingOperations(deps.outcomes, config, clock, log);
   metrics.countOpenConnections(() => deps.realtime.hub.size);
   const app = createHttpApp(deps, log);
   const server = createServer(app.callback());
@@ -114,11 +124,35 @@ export async function startService(
         clearTimeout(timer);
       }
       server.closeAllConnections();
+      stopSweeping();
       await runner.stop();
       await store.close();
       platform.close();
     },
   };
+}
+
+/**
+ * Before listening: what an earlier run of this node left half-done. Operations it sent without
+ * recording an answer become unknown (never sent again); its claims that sent nothing are freed.
+ */
+async function recoverOperations(deps: HttpDeps, config: Config, log: Logger): Promise<void> {
+  const unknown = await deps.outcomes.closePending({ node: config.nodeId });
+  if (unknown > 0) log.warn({ unknown, node: config.nodeId }, 'operations this node left pending when it stopped are now unknown: resolve them with `cli operations`');
+  const released = await deps.idempotency.releaseOrphanedClaims();
+  if (released > 0) log.info({ released, node: config.nodeId }, 'freed Idempotency-Keys whose requests stopped before sending anything');
+}
+
+/** Operations pending for longer than the grace belong to a sender that is gone for good. */
+function sweepPendingOperations(outcomes: OperationOutcomes, config: Config, clock: Clock, log: Logger): () => void {
+  const sweep = async () => {
+    const requestedBefore = new Date(Date.parse(clock.now()) - config.operationPendingGraceMs).toISOString();
+    const unknown = await outcomes.closePending({ requestedBefore });
+    if (unknown > 0) log.warn({ unknown }, 'operations pending past OPERATION_PENDING_GRACE_MS are now unknown: resolve them with `cli operations`');
+  };
+  const timer = setInterval(() => sweep().catch((err: unknown) => log.error({ err }, 'sweeping pending operations failed')), Math.min(config.operationPendingGraceMs, 60_000));
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 async function main(): Promise<void> {

@@ -8,10 +8,16 @@ type Print = (text: string) => void;
 
 const signed = (n: number) => (n > 0 ? `+${n}` : String(n));
 
+function detailOf(outcome: PointsAuditEntry['outcome']): string {
+  const { resolution } = outcome;
+  if (resolution) return `resolved by ${resolution.by.kind === 'operator' ? resolution.by.name : resolution.by.appId}${resolution.note ? `: ${resolution.note}` : ''}`;
+  return outcome.message ?? outcome.reason ?? '';
+}
+
 function pointsTable(entries: PointsAuditEntry[]): string {
   return table([
     ['TIME', 'APP', 'KEY', 'POINT', 'MEMO', 'OUTCOME', 'DETAIL'],
-    ...entries.map((e) => [e.time, e.appId, e.keyId, signed(e.request.point), e.request.memo, e.outcome.status, e.outcome.message ?? e.outcome.reason ?? '']),
+    ...entries.map((e) => [e.time, e.appId, e.keyId, signed(e.request.point), e.request.memo, e.outcome.status, detailOf(e.outcome)]),
   ]);
 }
 

@@ -11,6 +11,8 @@ import { AuditQueries } from '../services/audit.js';
 import { auditCommand } from './audit.js';
 import { eventsCommand } from './events.js';
 import { keysCommand } from './keys.js';
+import { operationsCommand } from './operations.js';
+import { OperationOutcomes } from '../services/operationOutcomes.js';
 import { projectionsCommand, ReplayError } from './projections.js';
 
 const USAGE = `Usage: npm run --silent cli -- <command>
@@ -23,6 +25,10 @@ const USAGE = `Usage: npm run --silent cli -- <command>
   events [--stream <name>] [--json]  the log, oldest first (NDJSON with --json); a name without
                                      "-" (user, vip, operation, apikey, ...) is a whole category
   projections rebuild [--json]       replay the whole log through every read model, report events/s
+  operations list [--unknown] [--json]
+                                     platform operations without a known outcome, oldest first
+  operations resolve <id> --applied|--not-applied [--note <text>] [--by <name>] [--json]
+                                     record what the platform shows for an unknown outcome
 
 The store is the one the service uses (DATA_DIR, or EVENTSTORE_CONNECTION_STRING).`;
 
@@ -38,6 +44,11 @@ async function run(argv: string[]): Promise<void> {
       expires: { type: 'string' },
       stream: { type: 'string' },
       json: { type: 'boolean', default: false },
+      unknown: { type: 'boolean', default: false },
+      applied: { type: 'boolean', default: false },
+      'not-applied': { type: 'boolean', default: false },
+      note: { type: 'string' },
+      by: { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -46,7 +57,7 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (!['keys', 'audit', 'events', 'projections'].includes(area)) throw new UsageError(`Unknown command "${area}"`);
+  if (!['keys', 'audit', 'events', 'projections', 'operations'].includes(area)) throw new UsageError(`Unknown command "${area}"`);
   const config = loadConfig();
   const print = (text: string) => void process.stdout.write(text);
   if (area === 'events' || area === 'projections') {
@@ -67,6 +78,10 @@ async function run(argv: string[]): Promise<void> {
   try {
     if (area === 'audit') {
       auditCommand(new AuditQueries(core.readModels), rest, values, print);
+    } else if (area === 'operations') {
+      const { store, runner, readModels, clock } = core;
+      const outcomes = new OperationOutcomes({ store, runner, operations: readModels.operations, clock });
+      await operationsCommand({ operations: readModels.operations, outcomes }, rest, values, print);
     } else {
       const service = new ApiKeyService({ store: core.store, runner: core.runner, keys: core.readModels.apiKeys, clock: core.clock });
       await keysCommand(service, rest, values, print);

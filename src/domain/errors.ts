@@ -76,6 +76,27 @@ export class PlatformTimeoutError extends AppError {
   }
 }
 
+/**
+ * A platform operation was sent (or may have been) and its result is not known. It is never sent
+ * again on its own: the platform's answer arriving late, or an operator's resolution, settles it.
+ */
+export class OutcomeUnknownError extends AppError {
+  /** `noAnswer`: the platform never answered (a gateway timeout), rather than answering badly. */
+  constructor(operationId: string, status: 'pending' | 'unknown', reason: string, readonly noAnswer = true) {
+    super(
+      `Outcome unknown: ${reason}. Operation ${operationId} will not be sent again; check the user on the platform, or ask an operator to resolve it, before sending a new request`,
+      { operationId, status },
+    );
+  }
+}
+
+/** An operator checked the platform and found that the operation did not happen. */
+export class OperationNotAppliedError extends AppError {
+  constructor(operationId: string, note: string) {
+    super(`Operation ${operationId} was not applied (resolved by an operator${note ? `: ${note}` : ''}); send it again with a new Idempotency-Key`, { operationId });
+  }
+}
+
 /** Optimistic concurrency: the stream moved on since it was read. */
 export class ConcurrencyError extends AppError {
   constructor(
@@ -115,6 +136,8 @@ export function changedNothing(error: unknown): boolean {
     error instanceof NotFoundError ||
     error instanceof PayloadTooLargeError ||
     error instanceof RateLimitedError ||
+    // A conflicting append wrote nothing.
+    error instanceof ConcurrencyError ||
     (error instanceof PlatformUnavailableError && !error.sent)
   );
 }

@@ -43,9 +43,14 @@ export type MedalGiveRequest = { name: string; description: string; attr: string
 export type MedalRemoveRequest = { name: string };
 export type ItemsEditRequest = { item: string; sum: number };
 
+/**
+ * `node`: the service process that sends it (a restart of that node closes out what it left
+ * pending); `claim`: the Idempotency-Key stream the request holds, when it sent one. Both absent
+ * in events from before they were recorded.
+ */
 type Requested<T extends string, R> = {
   type: T;
-  data: { operationId: string; oId: string; userId: string; userName: string; request: R; at: string } & Actor;
+  data: { operationId: string; oId: string; userId: string; userName: string; request: R; at: string; node?: string; claim?: string } & Actor;
 };
 export type PointsEditRequested = Requested<'PointsEditRequested', PointsEditRequest>;
 export type MedalGiveRequested = Requested<'MedalGiveRequested', MedalGiveRequest>;
@@ -62,7 +67,11 @@ export type OperationRejected = Outcome<'OperationRejected', { message: string }
 export type OperationFailed = Outcome<'OperationFailed', { reason: string }>;
 /** Sent, then no answer in time: it may or may not have happened. */
 export type OperationOutcomeUnknown = Outcome<'OperationOutcomeUnknown', { reason: string }>;
-export type OperationOutcome = OperationApplied | OperationRejected | OperationFailed | OperationOutcomeUnknown;
+/** Who settled an unknown outcome: an operator at the CLI, or an app through the admin API. */
+export type Resolver = { kind: 'operator'; name: string } | ({ kind: 'app' } & Actor);
+/** Someone who checked the platform settled an unknown outcome. */
+export type OperationResolved = Outcome<'OperationResolved', { applied: boolean; note: string; by: Resolver }>;
+export type OperationOutcome = OperationApplied | OperationRejected | OperationFailed | OperationOutcomeUnknown | OperationResolved;
 export type OperationEvent = OperationRequested | OperationOutcome;
 
 export type MessagePushed = {
@@ -110,15 +119,23 @@ export type SessionStarted = { type: 'SessionStarted'; data: { sessionId: string
 export type SessionEnded = { type: 'SessionEnded'; data: { sessionId: string; at: string } };
 export type SessionEvent = SessionStarted | SessionEnded;
 
-/** An admin POST sent with an Idempotency-Key: claimed, then its answer kept (or the claim released). */
-export type IdempotentRequestStarted = { type: 'IdempotentRequestStarted'; data: { appId: string; requestHash: string; at: string; expires: string } };
+/**
+ * An admin POST sent with an Idempotency-Key: claimed (by `node`), possibly bound to the platform
+ * operation it started, then its answer kept (or the claim released when it changed nothing).
+ */
+export type IdempotentRequestStarted = {
+  type: 'IdempotentRequestStarted';
+  data: { appId: string; requestHash: string; at: string; expires: string; node?: string };
+};
+/** The request is about to send a platform operation: from now on the key answers for that operation. */
+export type IdempotentOperationBound = { type: 'IdempotentOperationBound'; data: { appId: string; operationId: string; at: string } };
 export type IdempotentRequestCompleted = {
   type: 'IdempotentRequestCompleted';
   data: { appId: string; requestHash: string; status: number; body: unknown; at: string; expires: string };
 };
 /** The request surely changed nothing (e.g. the platform was unreachable): the key is free again. */
 export type IdempotentRequestReleased = { type: 'IdempotentRequestReleased'; data: { appId: string; at: string } };
-export type IdempotencyEvent = IdempotentRequestStarted | IdempotentRequestCompleted | IdempotentRequestReleased;
+export type IdempotencyEvent = IdempotentRequestStarted | IdempotentOperationBound | IdempotentRequestCompleted | IdempotentRequestReleased;
 
 export type DomainEvent = ApiKeyEvent | UserEvent | VipEvent | OperationEvent | MessagePushed | ClientEvent | LoginEvent | SessionEvent | IdempotencyEvent;
 export type DomainEventType = DomainEvent['type'];

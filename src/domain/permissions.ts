@@ -11,6 +11,7 @@ export const PERMISSIONS = [
   'message:push',
   'user:get',
   'audit:read',
+  'operations:resolve',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -16,6 +16,7 @@ import type { Metrics } from '../metrics.js';
 import type { IdempotencyService } from '../services/idempotency.js';
 import type { RateLimit } from './middleware/rateLimit.js';
 import type { PlatformOperations } from '../services/platformOperations.js';
+import type { OperationOutcomes } from '../services/operationOutcomes.js';
 import type { Clock } from '../services/runtime.js';
 import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
@@ -37,6 +38,8 @@ export interface HttpDeps {
   /** Send the platform's source fields (sourceAppId, requestId, …) with points edits. */
   pointsSource: boolean;
   operations: PlatformOperations;
+  /** Unknown outcomes: closing them out and resolving them. */
+  outcomes: OperationOutcomes;
   clock: Clock;
   /** Realtime clients, sessions and sign-in (issue 3). */
   realtime: RealtimeDeps;

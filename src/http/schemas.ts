@@ -90,3 +90,10 @@ export const AuditQuery = v.object({
   after: v.optional(cursor),
   before: v.optional(cursor),
 });
+
+/** Resolving an unknown outcome: what the platform was found to hold, and why we believe it. */
+export const OperationIdParam = body({ operationId: v.pipe(v.string('must be a string'), v.regex(/^[a-z0-9]{15}$/, 'must be an operation id (15 characters of a-z and 0-9)')) });
+export const ResolveBody = body({
+  applied: v.boolean('must be true or false'),
+  note: v.optional(v.pipe(v.string('must be a string'), v.trim(), v.maxLength(500, 'must be at most 500 characters')), ''),
+});

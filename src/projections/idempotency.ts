@@ -29,6 +29,15 @@ export class IdempotencyReadModel implements Projection {
     return this.byStream.get(stream);
   }
 
+  /** Claims `node` holds in the started state (at its start: the ones an earlier run left). */
+  startedBy(node: string): Array<{ stream: string; revision: number; state: Extract<IdempotencyState, { kind: 'started' }> }> {
+    const found: Array<{ stream: string; revision: number; state: Extract<IdempotencyState, { kind: 'started' }> }> = [];
+    for (const [stream, { state, revision }] of this.byStream) {
+      if (state.kind === 'started' && state.node === node) found.push({ stream, revision, state });
+    }
+    return found;
+  }
+
   /** Expired keys only cost memory: forget them (their stream revision is re-read on reuse). */
   private sweep(): void {
     const now = this.now();

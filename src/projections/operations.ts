@@ -1,4 +1,5 @@
-import type { Actor, OperationOutcome, OperationRequested } from '../domain/events.js';
+import type { Actor, OperationOutcome, OperationRequested, Resolver } from '../domain/events.js';
+import { statusAfter, type OperationStatus } from '../domain/operation.js';
 import type { RecordedEvent } from '../store/port.js';
 import { asDomain } from './recorded.js';
 import type { Projection } from './runner.js';
@@ -9,17 +10,35 @@ export interface OperationRecord extends Actor {
   operationId: string;
   /** Global log position of the request event: the record's place in history (audit cursors). */
   position: number;
+  /** Revision of the operation stream's last event: the expected revision of the next append. */
+  revision: number;
   kind: OperationKind;
   oId: string;
   userId: string;
   userName: string;
   request: OperationRequested['data']['request'];
   requestedAt: string;
+  /** The node that sent it, when recorded. */
+  node?: string;
+  /** The Idempotency-Key stream of the request, when it sent one. */
+  claim?: string;
+  status: OperationStatus;
+  /** The latest outcome; an operator's resolution or a late answer replaces an unknown one. */
   outcome?: { type: OperationOutcome['type']; detail: string; at: string };
+  /** Why it became unknown, kept after a resolution settles it. */
+  unknownReason?: string;
+  resolution?: { applied: boolean; note: string; by: Resolver; at: string };
 }
 
 const REQUESTED = new Set<string>(['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested']);
-const OUTCOMES = new Set<string>(['OperationApplied', 'OperationRejected', 'OperationFailed', 'OperationOutcomeUnknown']);
+const OUTCOMES = new Set<string>(['OperationApplied', 'OperationRejected', 'OperationFailed', 'OperationOutcomeUnknown', 'OperationResolved']);
+
+function detailOf(event: OperationOutcome): string {
+  const data = event.data;
+  if ('message' in data) return data.message;
+  if ('reason' in data) return data.reason;
+  return data.note;
+}
 
 /**
  * Every platform operation attempted through the service, joined with its outcome, oldest first
@@ -29,6 +48,8 @@ export class OperationsReadModel implements Projection {
   readonly name = 'operations';
   private readonly byId = new Map<string, OperationRecord>();
   private readonly byUser = new Map<string, OperationRecord[]>();
+  /** Operations without a known outcome (pending or unknown), in log order. */
+  private readonly unsettled = new Map<string, OperationRecord>();
 
   apply(recorded: RecordedEvent): void {
     if (REQUESTED.has(recorded.type)) {
@@ -36,6 +57,7 @@ export class OperationsReadModel implements Projection {
       const record: OperationRecord = {
         operationId: data.operationId,
         position: recorded.position,
+        revision: recorded.revision,
         kind: type,
         oId: data.oId,
         userId: data.userId,
@@ -44,8 +66,12 @@ export class OperationsReadModel implements Projection {
         requestedAt: data.at,
         appId: data.appId,
         keyId: data.keyId,
+        ...(data.node !== undefined && { node: data.node }),
+        ...(data.claim !== undefined && { claim: data.claim }),
+        status: 'pending',
       };
       this.byId.set(record.operationId, record);
+      this.unsettled.set(record.operationId, record);
       const list = this.byUser.get(record.oId) ?? [];
       list.push(record);
       this.byUser.set(record.oId, list);
@@ -53,8 +79,16 @@ export class OperationsReadModel implements Projection {
       const event = asDomain(recorded) as unknown as OperationOutcome;
       const record = this.byId.get(event.data.operationId);
       if (!record) return;
-      const detail = 'message' in event.data ? event.data.message : event.data.reason;
-      record.outcome = { type: event.type, detail, at: event.data.at };
+      record.revision = recorded.revision;
+      record.status = statusAfter(event);
+      record.outcome = { type: event.type, detail: detailOf(event), at: event.data.at };
+      if (event.type === 'OperationOutcomeUnknown') record.unknownReason = event.data.reason;
+      if (event.type === 'OperationResolved') {
+        const { applied, note, by, at } = event.data;
+        record.resolution = { applied, note, by, at };
+      }
+      if (record.status === 'pending' || record.status === 'unknown') this.unsettled.set(record.operationId, record);
+      else this.unsettled.delete(record.operationId);
     }
   }
 
@@ -64,5 +98,10 @@ export class OperationsReadModel implements Projection {
 
   history(oId: string): readonly OperationRecord[] {
     return this.byUser.get(oId) ?? [];
+  }
+
+  /** Operations whose outcome is not known, oldest first. */
+  withoutOutcome(status: 'pending' | 'unknown'): OperationRecord[] {
+    return [...this.unsettled.values()].filter((record) => record.status === status).sort((a, b) => a.position - b.position);
   }
 }

@@ -2,13 +2,14 @@
 // read models, oldest first, in the spec's timestamp form. The HTTP endpoints and the CLI both
 // answer from here, so an auditor sees the same entries either way. No platform call: an oId the
 // service never acted on has an empty history.
-import type { PointsEditRequest, VipQuality } from '../domain/events.js';
+import type { PointsEditRequest, Resolver, VipQuality } from '../domain/events.js';
+import type { OperationStatus } from '../domain/operation.js';
 import { toSpecTimestamp } from '../domain/time.js';
 import type { OperationRecord, OperationsReadModel } from '../projections/operations.js';
 import type { UsersReadModel } from '../projections/users.js';
 import type { VipHistoryEntry, VipHistoryReadModel } from '../projections/vipHistory.js';
 
-export type OutcomeStatus = 'applied' | 'rejected' | 'failed' | 'unknown' | 'pending';
+export type OutcomeStatus = OperationStatus;
 
 export interface PointsAuditEntry {
   /** Global log position of the request: the cursor for `after` / `before`. */
@@ -19,8 +20,11 @@ export interface PointsAuditEntry {
   keyId: string;
   operationId: string;
   request: PointsEditRequest;
-  /** `message` is the platform's (applied, rejected); `reason` is the service's (failed, unknown). */
-  outcome: { status: OutcomeStatus; message?: string; reason?: string; at?: string };
+  /**
+   * `message` is the platform's (applied, rejected); `reason` is the service's (failed, unknown);
+   * `resolution`: an unknown outcome someone settled after checking the platform.
+   */
+  outcome: { status: OutcomeStatus; message?: string; reason?: string; at?: string; resolution?: { applied: boolean; note: string; by: Resolver; at: string } };
 }
 
 export interface VipAuditEntry {
@@ -85,18 +89,19 @@ export function pageOf<T extends { position: number }>(entries: readonly T[], re
 }
 
 function outcomeOf(record: OperationRecord): PointsAuditEntry['outcome'] {
-  const outcome = record.outcome;
+  const { outcome, resolution } = record;
   if (!outcome) return { status: 'pending' };
   const at = toSpecTimestamp(outcome.at);
+  if (resolution) {
+    const { applied, note, by } = resolution;
+    return { status: record.status, reason: record.unknownReason, at, resolution: { applied, note, by, at: toSpecTimestamp(resolution.at) } };
+  }
   switch (outcome.type) {
     case 'OperationApplied':
-      return { status: 'applied', message: outcome.detail, at };
     case 'OperationRejected':
-      return { status: 'rejected', message: outcome.detail, at };
-    case 'OperationFailed':
-      return { status: 'failed', reason: outcome.detail, at };
-    case 'OperationOutcomeUnknown':
-      return { status: 'unknown', reason: outcome.detail, at };
+      return { status: record.status, message: outcome.detail, at };
+    default:
+      return { status: record.status, reason: outcome.detail, at };
   }
 }
 

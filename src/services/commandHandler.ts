@@ -1,12 +1,13 @@
 // Runs a decider against one stream: read → fold → decide → append with the expected revision.
 // A concurrent writer makes the append fail with ConcurrencyError; the command is then decided
-// again on the fresh state, a bounded number of times.
+// again on the fresh state, after a jittered pause, until a deadline.
 //
 // Commands on one stream handled by this process run one after another, so they never conflict
 // with each other: a busy stream costs one commit per command rather than rounds of conflicts
 // and retries (an append is in flight for a whole commit, fsync included, which is plenty of
 // time for the next request on that stream to arrive). Other processes and nodes still can
 // conflict, and that is what the retries are for.
+import { setTimeout } from 'node:timers/promises';
 import { fold, type Decider } from '../domain/decider.js';
 import { ConcurrencyError } from '../domain/errors.js';
 import type { EventStore } from '../store/port.js';
@@ -40,14 +41,16 @@ function oneAtATime<T>(store: EventStore, streamName: string, job: () => Promise
   return result;
 }
 
+/** How long a command keeps deciding again when other writers keep moving its stream. */
+const CONFLICT_DEADLINE_MS = 2000;
+
 export function handleCommand<State, Command, Event extends { type: string; data: unknown }>(
   store: EventStore,
   streamName: string,
   decider: Decider<State, Command, Event>,
   command: Command,
-  options: { attempts?: number } = {},
 ): Promise<Handled<State, Event>> {
-  return oneAtATime(store, streamName, () => decideAndAppend(store, streamName, decider, command, options));
+  return oneAtATime(store, streamName, () => decideAndAppend(store, streamName, decider, command));
 }
 
 async function decideAndAppend<State, Command, Event extends { type: string; data: unknown }>(
@@ -55,8 +58,8 @@ async function decideAndAppend<State, Command, Event extends { type: string; dat
   streamName: string,
   decider: Decider<State, Command, Event>,
   command: Command,
-  { attempts = 5 }: { attempts?: number },
 ): Promise<Handled<State, Event>> {
+  const deadline = performance.now() + CONFLICT_DEADLINE_MS;
   for (let attempt = 1; ; attempt++) {
     const recorded = await store.readStream(streamName);
     const state = fold(decider, recorded as unknown as Event[]);
@@ -68,7 +71,13 @@ async function decideAndAppend<State, Command, Event extends { type: string; dat
       const { position } = await store.append(streamName, events, { expectedRevision });
       return { events, state: after, position };
     } catch (error) {
-      if (!(error instanceof ConcurrencyError) || attempt >= attempts) throw error;
+      if (!(error instanceof ConcurrencyError) || performance.now() >= deadline) throw error;
+      await setTimeout(backoffMs(attempt));
     }
   }
+}
+
+/** Full jitter: writers that collided once spread out instead of colliding again in step. */
+function backoffMs(attempt: number): number {
+  return Math.random() * Math.min(200, 5 * 2 ** attempt);
 }

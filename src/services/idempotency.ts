@@ -1,11 +1,14 @@
-// Claims an Idempotency-Key for one execution, and keeps the answer. The claim is an append with
-// an expected revision, so two nodes receiving the same key at once cannot both execute.
+// Claims an Idempotency-Key for one execution, binds it to the platform operation the request
+// sends, and keeps the answer. Every step is an append with an expected revision on the key's
+// stream, so two nodes receiving the same key cannot both run it, and a request whose claim was
+// taken over (its process presumed dead) cannot send anything afterwards.
 import { createHash } from 'node:crypto';
 import { fold } from '../domain/decider.js';
-import { ConcurrencyError } from '../domain/errors.js';
+import { ConcurrencyError, ConflictError } from '../domain/errors.js';
 import { streams, type IdempotencyEvent } from '../domain/events.js';
-import { idempotencyDecider, judge, type IdempotencyState, type Verdict } from '../domain/idempotency.js';
+import { idempotencyDecider, judge, type IdempotencyState, type OperationView, type Verdict } from '../domain/idempotency.js';
 import type { IdempotencyReadModel } from '../projections/idempotency.js';
+import type { OperationsReadModel } from '../projections/operations.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
 import type { Clock } from './runtime.js';
@@ -31,9 +34,26 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/** The claim was taken over or released while the request ran: it must not send anything now. */
+export class ClaimLostError extends ConflictError {
+  constructor() {
+    super('Idempotency-Key: this request lost its claim on the key to a retry; nothing was sent');
+  }
+}
+
 export class IdempotencyService {
   constructor(
-    private readonly deps: { store: EventStore; runner: ProjectionRunner; model: IdempotencyReadModel; clock: Clock; ttlMs: number; staleMs: number },
+    private readonly deps: {
+      store: EventStore;
+      runner: ProjectionRunner;
+      model: IdempotencyReadModel;
+      operations: OperationsReadModel;
+      clock: Clock;
+      ttlMs: number;
+      /** A claim older than this belongs to a request that can no longer be running. */
+      staleMs: number;
+      nodeId: string;
+    },
   ) {}
 
   static requestHash(method: string, path: string, body: unknown): string {
@@ -41,18 +61,31 @@ export class IdempotencyService {
   }
 
   async begin(appId: string, key: string, requestHash: string): Promise<Decision> {
-    const { store, model, clock, ttlMs, staleMs } = this.deps;
+    const { store, runner, model, clock, ttlMs, staleMs, nodeId } = this.deps;
     const stream = streams.idempotency(appId, sha256(key).slice(0, 40));
-    const known = model.get(stream);
+    let known = model.get(stream);
     let state: IdempotencyState = known?.state ?? idempotencyDecider.initialState();
     let revision = known?.revision ?? -1;
+    let caughtUp = false;
     for (let attempt = 0; attempt < 3; attempt++) {
       const now = clock.now();
-      const verdict = judge(state, requestHash, now, new Date(Date.parse(now) - staleMs).toISOString());
+      const staleBefore = new Date(Date.parse(now) - staleMs).toISOString();
+      const verdict = judge(state, requestHash, now, staleBefore, this.view(state));
       if (verdict.action !== 'execute') return verdict;
+      if (state.kind === 'started' && !caughtUp) {
+        // Taking over a dead request's claim: first be sure the read models hold everything it
+        // recorded (an operation bound just before it died must be answered, not sent again).
+        await runner.waitFor(await store.headPosition());
+        caughtUp = true;
+        known = model.get(stream);
+        state = known?.state ?? idempotencyDecider.initialState();
+        revision = known?.revision ?? -1;
+        attempt--;
+        continue;
+      }
       const expires = new Date(Date.parse(now) + ttlMs).toISOString();
       try {
-        const started: IdempotencyEvent = { type: 'IdempotentRequestStarted', data: { appId, requestHash, at: now, expires } };
+        const started: IdempotencyEvent = { type: 'IdempotentRequestStarted', data: { appId, requestHash, at: now, expires, node: nodeId } };
         const { nextExpectedRevision } = await store.append(stream, [started], { expectedRevision: revision < 0 ? 'no_stream' : revision });
         return { action: 'execute', claim: { stream, revision: nextExpectedRevision, appId, requestHash } };
       } catch (error) {
@@ -66,6 +99,21 @@ export class IdempotencyService {
     return { action: 'wait' };
   }
 
+  /**
+   * Binds the key to the operation the request is about to send. Fails with ClaimLostError when
+   * the claim is no longer this request's, so that it sends nothing.
+   */
+  async bind(claim: Claim, operationId: string): Promise<Claim> {
+    const event: IdempotencyEvent = { type: 'IdempotentOperationBound', data: { appId: claim.appId, operationId, at: this.deps.clock.now() } };
+    try {
+      const { nextExpectedRevision } = await this.deps.store.append(claim.stream, [event], { expectedRevision: claim.revision });
+      return { ...claim, revision: nextExpectedRevision };
+    } catch (error) {
+      if (error instanceof ConcurrencyError) throw new ClaimLostError();
+      throw error;
+    }
+  }
+
   async complete(claim: Claim, status: number, body: unknown): Promise<void> {
     const now = this.deps.clock.now();
     const expires = new Date(Date.parse(now) + this.deps.ttlMs).toISOString();
@@ -76,8 +124,39 @@ export class IdempotencyService {
     await this.finish(claim, { type: 'IdempotentRequestReleased', data: { appId: claim.appId, at: this.deps.clock.now() } });
   }
 
+  /**
+   * At start: claims this node held when it stopped, whose request sent nothing, are free again
+   * (a retry need not wait for them to go stale). Returns how many were released.
+   */
+  async releaseOrphanedClaims(): Promise<number> {
+    const { model, operations, nodeId, clock } = this.deps;
+    let released = 0;
+    for (const { stream, revision, state } of model.startedBy(nodeId)) {
+      if (state.operationId !== undefined && operations.get(state.operationId)) continue;
+      const event: IdempotencyEvent = { type: 'IdempotentRequestReleased', data: { appId: state.appId, at: clock.now() } };
+      if (await this.appendUnlessMoved(stream, event, revision)) released++;
+    }
+    return released;
+  }
+
+  private view(state: IdempotencyState): OperationView | undefined {
+    if (state.kind === 'free' || state.operationId === undefined) return undefined;
+    const record = this.deps.operations.get(state.operationId);
+    return record && { status: record.status, resolved: record.resolution !== undefined };
+  }
+
+  /** A claim that moved on meanwhile (taken over, answered) is the new owner's: leave it. */
   private async finish(claim: Claim, event: IdempotencyEvent): Promise<void> {
-    const { position } = await this.deps.store.append(claim.stream, [event], { expectedRevision: claim.revision });
-    await this.deps.runner.waitFor(position);
+    const position = await this.appendUnlessMoved(claim.stream, event, claim.revision);
+    if (position !== undefined) await this.deps.runner.waitFor(position);
+  }
+
+  private async appendUnlessMoved(stream: string, event: IdempotencyEvent, revision: number): Promise<number | undefined> {
+    try {
+      return (await this.deps.store.append(stream, [event], { expectedRevision: revision })).position;
+    } catch (error) {
+      if (error instanceof ConcurrencyError) return undefined;
+      throw error;
+    }
   }
 }

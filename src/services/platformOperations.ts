@@ -1,7 +1,7 @@
-// Operations the platform owns (points, medals, items). Each attempt is recorded before the
-// platform is called (…Requested) and its outcome after (Applied / Rejected / Failed /
+// Platform operations (points, medals, items): the service records the request before it calls
+// the platform (…Requested) and its outcome after (Applied / Rejected / Failed /
 // OutcomeUnknown), so an auditor sees every attempt, including the ones that went wrong.
-import { changedNothing, ConflictError, PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
+import { changedNothing, ConcurrencyError, ConflictError, OutcomeUnknownError, PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
 import { streams, type Actor, type OperationOutcome, type OperationRequested } from '../domain/events.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
@@ -13,27 +13,45 @@ type OutcomeData = { message: string; bag?: Record<string, number> };
 /** What the platform call reports: applied, or an answer that means it did nothing. */
 export type CallResult = { applied: true; result: OutcomeData } | { applied: false; conflict: string };
 
+/**
+ * The request's Idempotency-Key, when it sent one: bound to the operation before anything is
+ * recorded or sent, so that from then on the key answers for this operation.
+ */
+export interface OperationClaim {
+  stream: string;
+  bind(operationId: string): Promise<void>;
+}
+
 export class PlatformOperations {
-  constructor(private readonly deps: { store: EventStore; runner: ProjectionRunner; clock: Clock }) {}
+  constructor(private readonly deps: { store: EventStore; runner: ProjectionRunner; clock: Clock; nodeId: string }) {}
 
   /**
    * Records the request, runs `call`, records the outcome, and resolves with the platform's
-   * message, or rejects with the error that describes the outcome.
+   * message, or rejects with the error that describes the outcome. Once the request is recorded,
+   * any failure whose outcome is not surely "nothing happened" is OutcomeUnknownError.
    */
   async run<T extends OperationRequested>(
-    type: T['type'],
-    actor: Actor,
-    target: SyncedUser,
-    request: T['data']['request'],
+    { type, actor, target, request, claim }: { type: T['type']; actor: Actor; target: SyncedUser; request: T['data']['request']; claim?: OperationClaim | undefined },
     call: (operationId: string) => Promise<CallResult>,
   ): Promise<OutcomeData> {
-    const { store, runner, clock } = this.deps;
+    const { store, runner, clock, nodeId } = this.deps;
     const operationId = newRecordId();
     const stream = streams.operation(operationId);
     const oId = target.user.oId;
+    await claim?.bind(operationId);
     const requested = {
       type,
-      data: { operationId, oId, userId: target.user.id, userName: target.userName, request, at: clock.now(), ...actor },
+      data: {
+        operationId,
+        oId,
+        userId: target.user.id,
+        userName: target.userName,
+        request,
+        at: clock.now(),
+        node: nodeId,
+        ...(claim && { claim: claim.stream }),
+        ...actor,
+      },
     } as OperationRequested;
     const { nextExpectedRevision } = await store.append(stream, [requested], { expectedRevision: 'no_stream' });
 
@@ -50,25 +68,47 @@ export class PlatformOperations {
         outcome = { type: 'OperationRejected', data: { operationId, oId, message: result.conflict, at: clock.now() } };
       }
     } catch (error) {
-      failure = error as Error;
-      outcome = describeFailure(operationId, oId, failure, clock.now());
+      outcome = describeFailure(operationId, oId, error, clock.now());
+      failure =
+        outcome.type === 'OperationOutcomeUnknown' ? new OutcomeUnknownError(operationId, 'unknown', outcome.data.reason, error instanceof PlatformTimeoutError) : (error as Error);
     }
-    const { position } = await store.append(stream, [outcome], { expectedRevision: nextExpectedRevision });
-    await runner.waitFor(position);
+    let position: number;
+    try {
+      position = await appendOutcome(store, stream, outcome, nextExpectedRevision);
+    } catch {
+      // The platform may have acted and the log does not say so: the answer a retry would get.
+      throw new OutcomeUnknownError(operationId, 'pending', 'the service could not record the result');
+    }
+    // The outcome is recorded and the answer known: read models that lag only delay audits.
+    await runner.waitFor(position).catch(() => undefined);
     if (failure) throw failure;
     return answer!;
   }
 }
 
-function describeFailure(operationId: string, oId: string, error: Error, at: string): OperationOutcome {
+/**
+ * Appends the outcome after the request. Should something else have closed the operation meanwhile
+ * (a node that took it for dead marked it unknown), the platform's real answer still follows it.
+ */
+async function appendOutcome(store: EventStore, stream: string, outcome: OperationOutcome, expectedRevision: number): Promise<number> {
+  try {
+    return (await store.append(stream, [outcome], { expectedRevision })).position;
+  } catch (error) {
+    if (!(error instanceof ConcurrencyError)) throw error;
+    const recorded = await store.readStream(stream);
+    return (await store.append(stream, [outcome], { expectedRevision: recorded.at(-1)!.revision })).position;
+  }
+}
+
+function describeFailure(operationId: string, oId: string, error: unknown, at: string): OperationOutcome {
   if (error instanceof PlatformRejectedError) {
     return { type: 'OperationRejected', data: { operationId, oId, message: error.platformMessage, at } };
   }
   // Our own refusal (a deduction the user cannot afford) also happens before sending.
   if (changedNothing(error) || error instanceof ConflictError) {
-    return { type: 'OperationFailed', data: { operationId, oId, reason: error.message, at } };
+    return { type: 'OperationFailed', data: { operationId, oId, reason: (error as Error).message, at } };
   }
   // Sent and then a timeout, an HTTP error or an answer we could not read: it may have happened.
-  const reason = error instanceof PlatformTimeoutError || error instanceof PlatformUnavailableError ? error.message : 'unexpected error';
+  const reason = error instanceof PlatformTimeoutError || error instanceof PlatformUnavailableError ? error.message : 'an unexpected error after sending';
   return { type: 'OperationOutcomeUnknown', data: { operationId, oId, reason, at } };
 }

@@ -153,11 +153,20 @@ auth('without a valid key the body is not read: malformed JSON, a non-JSON body 
   }
 });
 
-auth('an admin path that does not exist is 401 without a valid key and a JSON 404 with one', async ({ h, keys }) => {
-  assertExactly(await h.get('/adm/no/such/thing'), 401, INVALID, 'no key');
-  const res = await h.get('/adm/no/such/thing', keys.all);
-  assert.is(res.status, 404, res.text);
-  assert.equal(res.body, { code: 404, message: 'No route for GET /adm/no/such/thing', data: {} });
+auth('an admin path that does not exist is a JSON 404 with or without a key: the key check belongs to the routes', async ({ h, keys }) => {
+  for (const apiKey of [undefined, keys.all]) {
+    const res = await h.get('/adm/no/such/thing', apiKey);
+    assert.is(res.status, 404, res.text);
+    assert.equal(res.body, { code: 404, message: 'No route for GET /adm/no/such/thing', data: {} });
+  }
+});
+
+auth("a path in another case or with a trailing slash is no route: nothing runs past a route's own checks", async ({ h, keys }) => {
+  for (const path of ['/ADM/points/edit', '/Adm/Points/Edit', '/adm/points/edit/', '/adm/POINTS/edit']) {
+    const res = await h.post(path, { oId: ALICE.oId, point: 1, memo: 'variant' }, keys.all);
+    assert.is(res.status, 404, `${path}: ${res.text}`);
+  }
+  assert.is(h.sim.user(ALICE.oId)!.ledger.filter((e) => e.memo === 'variant').length, 0, 'no points moved');
 });
 
 auth('the header name is case-insensitive, as HTTP headers are', async ({ h, keys }) => {

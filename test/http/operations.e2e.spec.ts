@@ -46,12 +46,18 @@ function assertOutcome(event: RecordedEvent<string, any>, type: string) {
   assert.match(event.data.at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 }
 
-function assertError(res: Answer, status: number, message?: RegExp) {
+function assertError(res: Answer, status: number, message?: RegExp, data: Record<string, unknown> = {}) {
   assert.is(res.status, status, res.text);
   assert.equal(Object.keys(res.body).sort(), ['code', 'data', 'message'], res.text);
   assert.is(res.body.code, status);
-  assert.equal(res.body.data, {});
+  assert.equal(res.body.data, data);
   if (message) assert.match(res.body.message, message);
+}
+
+/** Sent, and then no answer that can be trusted: the body names the operation, which will not be sent again. */
+function assertOutcomeUnknown(res: Answer, status: number, operationId: string, message: RegExp) {
+  assertError(res, status, message, { operationId, status: 'unknown' });
+  assert.match(res.body.message, /^Outcome unknown: .*will not be sent again/);
 }
 
 async function withKey(h: Harness): Promise<Ctx> {
@@ -274,9 +280,9 @@ faulty('an HTTP 500 on the write is 502 and the outcome is recorded as unknown',
   const before = await lastPosition(c.h);
   c.proxy.failNext('/user/edit/points', { kind: 'http500' });
   const res = await c.h.post('/adm/points/edit', { oId: ALICE.oId, point: 5, memo: 'm' }, c.key);
-  assertError(res, 502, /community platform failed/);
   assert.is(c.h.sim.user(ALICE.oId)!.points, 100);
   const [intent, outcome] = await oneOperationAfter(c.h, before);
+  assertOutcomeUnknown(res, 502, intent.data.operationId, /community platform failed/);
   assertIntent(intent, 'PointsEditRequested', c, ALICE.oId, { point: 5, memo: 'm' });
   assertOutcome(outcome, 'OperationOutcomeUnknown');
   assert.match(outcome.data.reason, /HTTP 500/);
@@ -286,8 +292,8 @@ faulty('garbage answering a write is 502 and the outcome is recorded as unknown'
   const before = await lastPosition(c.h);
   c.proxy.failNext('/user/edit/give-metal', { kind: 'garbage' });
   const res = await c.h.post('/adm/medal/give', { oId: ALICE.oId, name: 'n', description: 'd', attr: ATTR }, c.key);
-  assertError(res, 502, /community platform failed/);
-  const [, outcome] = await oneOperationAfter(c.h, before);
+  const [intent, outcome] = await oneOperationAfter(c.h, before);
+  assertOutcomeUnknown(res, 502, intent.data.operationId, /community platform failed/);
   assertOutcome(outcome, 'OperationOutcomeUnknown');
   assert.match(outcome.data.reason, /unexpected answer/);
 });
@@ -321,9 +327,9 @@ faulty('a write slower than COMMUNITY_TIMEOUT_MS is 504 within about the timeout
   const started = Date.now();
   const res = await c.h.post('/adm/points/edit', { oId: ALICE.oId, point: 7, memo: 'slow write' }, c.key);
   const elapsed = Date.now() - started;
-  assertError(res, 504, /did not answer within 300 ms/);
   assert.ok(elapsed >= 280 && elapsed < 900, `answered after ${elapsed} ms`);
   const [intent, outcome] = await oneOperationAfter(c.h, before);
+  assertOutcomeUnknown(res, 504, intent.data.operationId, /did not answer within 300 ms/);
   assertIntent(intent, 'PointsEditRequested', c, ALICE.oId, { point: 7, memo: 'slow write' });
   assertOutcome(outcome, 'OperationOutcomeUnknown');
 });
@@ -412,9 +418,9 @@ goesDown('the write is refused a connection: 502, recorded as failed (it surely 
   const before = await lastPosition(c.h);
   c.proxy.failNext('/api/user/getInfoById', { kind: 'goDownAfter' });
   const res = await c.h.post('/adm/points/edit', { oId: ALICE.oId, point: 5, memo: 'm' }, c.key);
-  assertError(res, 502, /community platform failed/);
   assert.is(c.h.sim.user(ALICE.oId)!.points, 100);
   const [intent, outcome] = await oneOperationAfter(c.h, before);
+  assertError(res, 502, /community platform failed/);
   assertIntent(intent, 'PointsEditRequested', c, ALICE.oId, { point: 5, memo: 'm' });
   assertOutcome(outcome, 'OperationFailed');
   assert.match(outcome.data.reason, /ECONNREFUSED/);

@@ -10,8 +10,8 @@ import type { Clock } from '../../services/runtime.js';
 
 export interface AuthState {
   actor: Actor & { app: string };
-  /** The authenticated key, once requireValidKeyUnder has checked it. */
-  apiKey?: ApiKeyRecord;
+  /** The authenticated key. */
+  apiKey: ApiKeyRecord;
 }
 
 /** The key presented in the `apiKey` header, if it exists, is enabled and has not expired. */
@@ -21,22 +21,11 @@ function authenticate(keys: ApiKeysReadModel, clock: Clock, presented: string): 
   return key;
 }
 
-/**
- * App-wide, before the body is read: a request to an admin path without a valid key is a 401,
- * whatever its body (malformed, not JSON, too large) or its route. The route's own
- * requirePermission then checks the permission.
- */
-export function requireValidKeyUnder(prefix: string, keys: ApiKeysReadModel, clock: Clock): Middleware<Partial<AuthState>> {
-  return async (ctx, next) => {
-    if (ctx.path.startsWith(prefix)) ctx.state.apiKey = authenticate(keys, clock, ctx.get('apikey'));
-    await next();
-  };
-}
-
 export function requirePermission(keys: ApiKeysReadModel, clock: Clock, permission: Permission): Middleware<AuthState> {
   return async (ctx, next) => {
-    const key = ctx.state.apiKey ?? authenticate(keys, clock, ctx.get('apikey'));
+    const key = authenticate(keys, clock, ctx.get('apikey'));
     if (!allows(key.permissions, permission)) throw new PermissionDeniedError();
+    ctx.state.apiKey = key;
     ctx.state.actor = { appId: key.appId, keyId: key.keyId, app: key.app };
     await next();
   };

@@ -3,12 +3,13 @@
 import type { Context, Middleware } from 'koa';
 import {
   AppError,
-  changedNothing,
   ConcurrencyError,
   ConflictError,
   IdempotencyKeyReusedError,
   InvalidApiKeyError,
   NotFoundError,
+  OperationNotAppliedError,
+  OutcomeUnknownError,
   PayloadTooLargeError,
   PermissionDeniedError,
   PlatformRejectedError,
@@ -32,9 +33,20 @@ const STATUS = new Map<Function, number>([
   [PlatformRejectedError, 422],
   [PlatformUnavailableError, 502],
   [PlatformTimeoutError, 504],
+  [OutcomeUnknownError, 504],
+  [OperationNotAppliedError, 409],
 ]);
 
+/** Messages that would name internals (streams, revisions) get a message for the caller instead. */
+function publicMessage(error: AppError): string {
+  if (error instanceof ConcurrencyError) return 'The record was changed by concurrent requests for too long; retry the request';
+  return error.message;
+}
+
+export type OnUnexpected = (error: unknown, path: string) => void;
+
 export function statusOf(error: AppError): number {
+  if (error instanceof OutcomeUnknownError && !error.noAnswer) return 502;
   return STATUS.get(error.constructor) ?? 500;
 }
 
@@ -47,7 +59,7 @@ function fromFramework(error: unknown): AppError | undefined {
   return undefined;
 }
 
-export function errorMiddleware(onUnexpected: (error: unknown, path: string) => void): Middleware {
+export function errorMiddleware(onUnexpected: OnUnexpected): Middleware {
   return async (ctx, next) => {
     try {
       await next();
@@ -70,21 +82,17 @@ export function errorMiddleware(onUnexpected: (error: unknown, path: string) => 
   };
 }
 
-/**
- * Writes the answer for an error onto ctx. Returns whether the request surely changed nothing,
- * so that a retry is safe (the idempotency layer does not keep such answers).
- */
-export function renderError(ctx: Context, thrown: unknown, onUnexpected: (error: unknown, path: string) => void): { retryable: boolean } {
+/** Writes the answer for an error onto ctx; an error the service did not expect is logged, never shown. */
+export function renderError(ctx: Context, thrown: unknown, onUnexpected: OnUnexpected): void {
   const error = thrown instanceof AppError ? thrown : fromFramework(thrown);
   if (!error) {
     onUnexpected(thrown, ctx.path);
     ctx.status = 500;
     ctx.body = { code: 500, message: 'Internal error: the service could not complete the request', data: {} };
-    return { retryable: true };
+    return;
   }
   const status = statusOf(error);
   if (error instanceof RateLimitedError) ctx.set('Retry-After', String(error.retryAfterSeconds));
   ctx.status = status;
-  ctx.body = { code: status, message: error.message, data: error.details };
-  return { retryable: changedNothing(error) };
+  ctx.body = { code: status, message: publicMessage(error), data: error.details };
 }

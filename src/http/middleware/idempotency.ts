@@ -1,46 +1,69 @@
-// `Idempotency-Key` on admin POSTs (issue 4). Runs after the key check and body parsing, before
-// the routers: claims the idempotency key for the app, lets the request run, and keeps the answer
-// exactly as the client received it.
+// `Idempotency-Key` on admin POSTs. Runs as the last step of an admin route's chain (after the key,
+// the permission and the rate limit were checked and the body read): claims the key for the app,
+// lets the handler run, and keeps the answer exactly as the client received it. A key bound to a
+// platform operation answers for that operation from the log, whatever became of the request.
 import type { Middleware } from 'koa';
-import { ConflictError, ValidationError } from '../../domain/errors.js';
-import { IdempotencyService } from '../../services/idempotency.js';
+import { AppError, changedNothing, ConflictError, ValidationError } from '../../domain/errors.js';
+import type { OperationsReadModel } from '../../projections/operations.js';
+import { IdempotencyService, type Claim } from '../../services/idempotency.js';
+import { answerFor } from '../../services/operationOutcomes.js';
+import type { OperationClaim } from '../../services/platformOperations.js';
 import type { AuthState } from './apiKey.js';
-import { renderError } from './errors.js';
+import { renderError, type OnUnexpected } from './errors.js';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
 export interface IdempotencyState {
   /** The client's Idempotency-Key, for handlers that pass an end-to-end id downstream. */
   idempotencyKey?: string;
+  /** For a platform operation: binds the key to it before it is recorded or sent. */
+  operationClaim?: OperationClaim;
 }
 
-export function idempotency(service: IdempotencyService, onUnexpected: (error: unknown, path: string) => void): Middleware<IdempotencyState & Partial<AuthState>> {
+export function idempotency(service: IdempotencyService, operations: OperationsReadModel, onUnexpected: OnUnexpected): Middleware<IdempotencyState & AuthState> {
   return async (ctx, next) => {
     const idempotencyKey = ctx.get('idempotency-key');
-    if (ctx.method !== 'POST' || !ctx.path.startsWith('/adm/') || !idempotencyKey) return next();
+    if (!idempotencyKey) return next();
     if (!KEY.test(idempotencyKey)) throw new ValidationError('Idempotency-Key: must be 1 to 255 visible ASCII characters');
-    const apiKey = ctx.state.apiKey;
-    if (!apiKey) return next();
-
-    const decision = await service.begin(apiKey.appId, idempotencyKey, IdempotencyService.requestHash(ctx.method, ctx.path, ctx.request.body));
-    if (decision.action === 'replay') {
-      ctx.status = decision.status;
-      ctx.body = decision.body;
-      ctx.set('Idempotent-Replayed', 'true');
-      return;
+    const decision = await service.begin(ctx.state.actor.appId, idempotencyKey, IdempotencyService.requestHash(ctx.method, ctx.path, ctx.request.body));
+    switch (decision.action) {
+      case 'wait':
+        ctx.set('Retry-After', '1');
+        throw new ConflictError('Idempotency-Key: a request with this key is still being processed; retry in a few seconds');
+      case 'replay':
+        ctx.set('Idempotent-Replayed', 'true');
+        ctx.status = decision.status;
+        ctx.body = decision.body;
+        return;
+      case 'operation':
+        ctx.set('Idempotent-Replayed', 'true');
+        try {
+          ctx.body = { code: 0, msg: answerFor(operations.get(decision.operationId)!).message };
+        } catch (error) {
+          renderError(ctx, error, onUnexpected);
+        }
+        return;
     }
-    if (decision.action === 'wait') {
-      throw new ConflictError('Idempotency-Key: a request with this key is still being processed; retry in a few seconds');
-    }
+    let claim: Claim = decision.claim;
     ctx.state.idempotencyKey = idempotencyKey;
-    let retryable = false;
+    ctx.state.operationClaim = {
+      stream: claim.stream,
+      bind: async (operationId) => {
+        claim = await service.bind(claim, operationId);
+      },
+    };
     try {
       await next();
     } catch (error) {
-      ({ retryable } = renderError(ctx, error, onUnexpected));
+      renderError(ctx, error, onUnexpected);
+      // Free the key only when the request surely changed nothing. An error the handlers did not
+      // classify comes from before anything was sent: once a platform operation is recorded,
+      // every failure is classified by its outcome (src/services/platformOperations.ts).
+      if (changedNothing(error) || !(error instanceof AppError)) {
+        await service.release(claim);
+        return;
+      }
     }
-    // An answer that changed nothing (e.g. the platform was unreachable) frees the key for a retry.
-    if (retryable) await service.release(decision.claim);
-    else await service.complete(decision.claim, ctx.status, ctx.body);
+    await service.complete(claim, ctx.status, ctx.body);
   };
 }

@@ -1,18 +1,18 @@
 // Spec §4.6: a push is an event; delivery to connected clients follows the store's subscription,
 // so a push accepted by one node reaches clients held by any node.
-import Router from '@koa/router';
 import { streams } from '../../domain/events.js';
 import { newRecordId } from '../../services/runtime.js';
 import type { HttpDeps } from '../deps.js';
-import { requirePermission, type AuthState } from '../middleware/apiKey.js';
+import type { AdminGuards, AdminState } from '../middleware/admin.js';
+import { exactRouter } from '../router.js';
 import { MessagePushBody } from '../schemas.js';
 import { parse } from '../validation.js';
-import { actorOf } from './platformOperations.js';
+import { actorOf } from './actor.js';
 
-export function messageRouter({ store, readModels, clock }: HttpDeps): Router<AuthState> {
-  const router = new Router<AuthState>({ prefix: '/adm/message' });
+export function messageRouter({ store, clock }: HttpDeps, guards: AdminGuards) {
+  const router = exactRouter<AdminState>('/adm/message');
 
-  router.post('/push', requirePermission(readModels.apiKeys, clock, 'message:push'), async (ctx) => {
+  router.post('/push', ...guards.write('message:push'), async (ctx) => {
     const { oIds, userIds, name, data } = parse(MessagePushBody, ctx.request.body);
     const messageId = newRecordId();
     await store.append(

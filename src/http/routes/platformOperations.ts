@@ -1,19 +1,17 @@
 // Spec §4.1–4.4: points, medals, items and liveness are the platform's; the service forwards
 // them and records each write with its outcome.
 import { createHash } from 'node:crypto';
-import Router from '@koa/router';
-import type { ParameterizedContext } from 'koa';
 import { beforeAnyChange, ConflictError } from '../../domain/errors.js';
 import type { ItemsEditRequested, MedalGiveRequested, MedalRemoveRequested, PointsEditRequested } from '../../domain/events.js';
 import type { CallResult } from '../../services/platformOperations.js';
 import type { HttpDeps } from '../deps.js';
-import { requirePermission, type AuthState } from '../middleware/apiKey.js';
-import type { IdempotencyState } from '../middleware/idempotency.js';
+import type { AdminGuards, AdminState } from '../middleware/admin.js';
+import { exactRouter } from '../router.js';
+import { actorOf } from './actor.js';
 import { ItemsEditBody, ItemsQueryBody, MedalGiveBody, MedalRemoveBody, OIdParam, PointsEditBody } from '../schemas.js';
 import { parse } from '../validation.js';
 
 const applied = (message: string): CallResult => ({ applied: true, result: { message } });
-export const actorOf = (ctx: ParameterizedContext<AuthState>) => ({ appId: ctx.state.actor.appId, keyId: ctx.state.actor.keyId });
 
 /**
  * The platform's own end-to-end idempotency id for a points edit: derived from the client's
@@ -23,15 +21,15 @@ function pointsRequestId(appId: string, operationId: string, idempotencyKey: str
   return idempotencyKey ? `${appId}:${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 40)}` : operationId;
 }
 
-export function platformOperationsRouter({ readModels, clock, userSync, operations, platform, pointsSource }: HttpDeps): Router<AuthState & IdempotencyState> {
-  const router = new Router<AuthState & IdempotencyState>({ prefix: '/adm' });
-  const allow = requirePermission.bind(null, readModels.apiKeys, clock);
+export function platformOperationsRouter({ userSync, operations, platform, pointsSource }: HttpDeps, guards: AdminGuards) {
+  const router = exactRouter<AdminState>('/adm');
 
-  router.post('/points/edit', allow('points:edit'), async (ctx) => {
+  router.post('/points/edit', ...guards.write('points:edit'), async (ctx) => {
     const { oId, point, memo } = parse(PointsEditBody, ctx.request.body);
     const target = await userSync.sync(oId);
     const { appId, app } = ctx.state.actor;
-    const { message } = await operations.run<PointsEditRequested>('PointsEditRequested', actorOf(ctx), target, { point, memo }, async (operationId) => {
+    const intent = { type: 'PointsEditRequested', actor: actorOf(ctx), target, request: { point, memo }, claim: ctx.state.operationClaim } as const;
+    const { message } = await operations.run<PointsEditRequested>(intent, async (operationId) => {
       const source = pointsSource
         ? { appId, appName: app.slice(0, 40), scene: point > 0 ? ('point_issue' as const) : ('payment' as const), requestId: pointsRequestId(appId, operationId, ctx.state.idempotencyKey) }
         : undefined;
@@ -40,34 +38,33 @@ export function platformOperationsRouter({ readModels, clock, userSync, operatio
     ctx.body = { code: 0, msg: message };
   });
 
-  router.post('/medal/give', allow('medal:give'), async (ctx) => {
+  router.post('/medal/give', ...guards.write('medal:give'), async (ctx) => {
     const { oId, ...medal } = parse(MedalGiveBody, ctx.request.body);
     const target = await userSync.sync(oId);
-    const { message } = await operations.run<MedalGiveRequested>('MedalGiveRequested', actorOf(ctx), target, medal, async () =>
-      applied(await platform.giveMedal({ userName: target.userName, ...medal })),
-    );
+    const intent = { type: 'MedalGiveRequested', actor: actorOf(ctx), target, request: medal, claim: ctx.state.operationClaim } as const;
+    const { message } = await operations.run<MedalGiveRequested>(intent, async () => applied(await platform.giveMedal({ userName: target.userName, ...medal })));
     ctx.body = { code: 0, msg: message };
   });
 
-  router.post('/medal/remove', allow('medal:remove'), async (ctx) => {
+  router.post('/medal/remove', ...guards.write('medal:remove'), async (ctx) => {
     const { oId, name } = parse(MedalRemoveBody, ctx.request.body);
     const target = await userSync.sync(oId);
-    const { message } = await operations.run<MedalRemoveRequested>('MedalRemoveRequested', actorOf(ctx), target, { name }, async () =>
-      applied(await platform.removeMedal({ userName: target.userName, name })),
-    );
+    const intent = { type: 'MedalRemoveRequested', actor: actorOf(ctx), target, request: { name }, claim: ctx.state.operationClaim } as const;
+    const { message } = await operations.run<MedalRemoveRequested>(intent, async () => applied(await platform.removeMedal({ userName: target.userName, name })));
     ctx.body = { code: 0, msg: message };
   });
 
-  router.post('/items/query', allow('items:query'), async (ctx) => {
+  router.post('/items/query', ...guards.write('items:query'), async (ctx) => {
     const { oId } = parse(ItemsQueryBody, ctx.request.body);
     const { userName } = await userSync.sync(oId);
     ctx.body = { code: 0, msg: 'success', data: await platform.queryItems(userName) };
   });
 
-  router.post('/items/edit', allow('items:edit'), async (ctx) => {
+  router.post('/items/edit', ...guards.write('items:edit'), async (ctx) => {
     const { oId, item, sum } = parse(ItemsEditBody, ctx.request.body);
     const target = await userSync.sync(oId);
-    const { message } = await operations.run<ItemsEditRequested>('ItemsEditRequested', actorOf(ctx), target, { item, sum }, async () => {
+    const intent = { type: 'ItemsEditRequested', actor: actorOf(ctx), target, request: { item, sum }, claim: ctx.state.operationClaim } as const;
+    const { message } = await operations.run<ItemsEditRequested>(intent, async () => {
       // The platform ignores a deduction below zero and still reports success: look first,
       // and compare the bag it returns, so the caller never gets a false success.
       const before = sum < 0 ? ((await beforeAnyChange(platform.queryItems(target.userName)))[item] ?? 0) : undefined;
@@ -83,7 +80,7 @@ export function platformOperationsRouter({ readModels, clock, userSync, operatio
     ctx.body = { code: 0, msg: message };
   });
 
-  router.get('/liveness/:oId', allow('liveness:read'), async (ctx) => {
+  router.get('/liveness/:oId', ...guards.read('liveness:read'), async (ctx) => {
     const { oId } = parse(OIdParam, ctx.params);
     const { userName } = await userSync.sync(oId);
     ctx.body = { code: 0, msg: 'success', liveness: await platform.liveness(userName) };

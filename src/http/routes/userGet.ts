@@ -1,10 +1,10 @@
 // Spec §4.9: who is behind a client_id, for a game server holding an API key.
-import Router from '@koa/router';
 import * as v from 'valibot';
 import { userFromStore } from '../../realtime/sessions.js';
 import { toLookupUser } from '../../realtime/specUser.js';
 import type { HttpDeps } from '../deps.js';
-import { requirePermission, type AuthState } from '../middleware/apiKey.js';
+import type { AdminGuards, AdminState } from '../middleware/admin.js';
+import { exactRouter } from '../router.js';
 import { parse } from '../validation.js';
 
 export const UserGetQuery = v.object(
@@ -15,10 +15,10 @@ export const UserGetQuery = v.object(
 /** The spec's exact body for an unknown or disconnected client. */
 export const CLIENT_NOT_FOUND = { data: {}, message: 'Client not found or disconnected.', status: 404 } as const;
 
-export function userGetRouter({ store, readModels, clock, realtime }: HttpDeps): Router<AuthState> {
-  const router = new Router<AuthState>({ prefix: '/adm/user' });
+export function userGetRouter({ store, readModels, realtime }: HttpDeps, guards: AdminGuards) {
+  const router = exactRouter<AdminState>('/adm/user');
 
-  router.get('/get', requirePermission(readModels.apiKeys, clock, 'user:get'), async (ctx) => {
+  router.get('/get', ...guards.read('user:get'), async (ctx) => {
     const { client_id: clientId } = parse(UserGetQuery, ctx.query);
     const client = await realtime.clients.find(clientId);
     const bound = client?.user;

@@ -1,5 +1,4 @@
 // Spec §4.5: VIP records are the service's own truth, decided by the VIP decider.
-import Router from '@koa/router';
 import * as v from 'valibot';
 import { batchOf } from '../../domain/decider.js';
 import { streams } from '../../domain/events.js';
@@ -8,10 +7,11 @@ import { vipDecider, type SubmitVip, type VipRecord } from '../../domain/vip.js'
 import { handleCommand } from '../../services/commandHandler.js';
 import { newRecordId } from '../../services/runtime.js';
 import type { HttpDeps } from '../deps.js';
-import { requirePermission, type AuthState } from '../middleware/apiKey.js';
+import type { AdminGuards, AdminState } from '../middleware/admin.js';
+import { exactRouter } from '../router.js';
 import { OIdParam, VipBatchBody, VipEntry, VipSubmitBody } from '../schemas.js';
 import { describeIssues, parse } from '../validation.js';
-import { actorOf } from './platformOperations.js';
+import { actorOf } from './actor.js';
 
 const submitBatch = batchOf(vipDecider);
 
@@ -23,22 +23,21 @@ function fullRecord(record: VipRecord) {
   return { ...briefRecord(record), created: toSpecTimestamp(record.created), updated: toSpecTimestamp(record.updated) };
 }
 
-export function vipRouter({ store, runner, readModels, clock, userSync }: HttpDeps): Router<AuthState> {
-  const router = new Router<AuthState>({ prefix: '/adm/vip' });
-  const allow = requirePermission.bind(null, readModels.apiKeys, clock);
+export function vipRouter({ store, runner, readModels, clock, userSync }: HttpDeps, guards: AdminGuards) {
+  const router = exactRouter<AdminState>('/adm/vip');
 
   async function submit(userId: string, commands: SubmitVip[]): Promise<void> {
     const { position } = await handleCommand(store, streams.vip(userId), submitBatch, commands);
     if (position !== undefined) await runner.waitFor(position);
   }
 
-  router.get('/:oId', allow('vip:read'), async (ctx) => {
+  router.get('/:oId', ...guards.read('vip:read'), async (ctx) => {
     const { oId } = parse(OIdParam, ctx.params);
     const { user } = await userSync.sync(oId);
     ctx.body = { code: 0, msg: 'success', data: readModels.vip.records(user.id).map(fullRecord) };
   });
 
-  router.post('/submit', allow('vip:write'), async (ctx) => {
+  router.post('/submit', ...guards.write('vip:write'), async (ctx) => {
     const { oId, quality, expired } = parse(VipSubmitBody, ctx.request.body);
     const { user } = await userSync.sync(oId);
     const at = clock.now();
@@ -47,7 +46,7 @@ export function vipRouter({ store, runner, readModels, clock, userSync }: HttpDe
     ctx.body = { code: 0, msg: 'success', data: fullRecord(record) };
   });
 
-  router.post('/batch-submit', allow('vip:write'), async (ctx) => {
+  router.post('/batch-submit', ...guards.write('vip:write'), async (ctx) => {
     const { oId, vips } = parse(VipBatchBody, ctx.request.body);
     const { user } = await userSync.sync(oId);
     const at = clock.now();

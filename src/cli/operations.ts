@@ -1,0 +1,71 @@
+// `operations list` and `operations resolve`: the operator's view of platform operations whose
+// outcome is not known, and the record of what someone who checked the platform decided.
+import { userInfo } from 'node:os';
+import { ValidationError } from '../domain/errors.js';
+import { toSpecTimestamp } from '../domain/time.js';
+import type { OperationRecord, OperationsReadModel } from '../projections/operations.js';
+import type { OperationOutcomes } from '../services/operationOutcomes.js';
+import { table } from './table.js';
+
+type Print = (text: string) => void;
+
+function describe(record: OperationRecord) {
+  return {
+    operationId: record.operationId,
+    status: record.status,
+    kind: record.kind,
+    oId: record.oId,
+    userName: record.userName,
+    request: record.request,
+    appId: record.appId,
+    keyId: record.keyId,
+    node: record.node ?? null,
+    requestedAt: toSpecTimestamp(record.requestedAt),
+    reason: record.unknownReason ?? null,
+    ...(record.resolution && { resolution: { ...record.resolution, at: toSpecTimestamp(record.resolution.at) } }),
+  };
+}
+
+function operator(by: string | undefined): string {
+  if (by?.trim()) return by.trim();
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown operator';
+  }
+}
+
+export async function operationsCommand(
+  models: { operations: OperationsReadModel; outcomes: OperationOutcomes },
+  args: string[],
+  options: { unknown?: boolean; applied?: boolean; 'not-applied'?: boolean; note?: string; by?: string; json?: boolean },
+  print: Print,
+): Promise<void> {
+  const [action, operationId] = args;
+  switch (action) {
+    case 'list': {
+      const records = options.unknown
+        ? models.operations.withoutOutcome('unknown')
+        : [...models.operations.withoutOutcome('pending'), ...models.operations.withoutOutcome('unknown')].sort((a, b) => a.position - b.position);
+      const listed = records.map(describe);
+      if (options.json) return print(`${JSON.stringify(listed)}\n`);
+      if (listed.length === 0) return print(options.unknown ? 'No operation has an unknown outcome.\n' : 'Every operation has a known outcome.\n');
+      return print(
+        table([
+          ['OPERATION', 'STATUS', 'KIND', 'OID', 'APP', 'NODE', 'REQUESTED', 'REASON'],
+          ...listed.map((o) => [o.operationId, o.status, o.kind.replace(/Requested$/, ''), o.oId, o.appId, o.node ?? '-', o.requestedAt, o.reason ?? '']),
+        ]),
+      );
+    }
+    case 'resolve': {
+      if (!operationId) throw new ValidationError('operations resolve: the operation id is required');
+      if (options.applied === options['not-applied']) throw new ValidationError('operations resolve: say what the platform shows, with exactly one of --applied and --not-applied');
+      const by = operator(options.by);
+      const record = await models.outcomes.resolve(operationId, options.applied === true, options.note?.trim() ?? '', { kind: 'operator', name: by });
+      if (options.json) return print(`${JSON.stringify(describe(record))}\n`);
+      return print(`Operation ${record.operationId} resolved as ${record.status === 'applied' ? 'applied' : 'not applied'} by ${by}\n`);
+    }
+    default:
+      throw new ValidationError(`operations: unknown action "${action ?? ''}" (list, resolve)`);
+  }
+}

@@ -1,0 +1,39 @@
+// The chain every admin route runs, attached to the route itself so that each step applies to
+// exactly the requests the router dispatches (no path comparisons of its own): authenticate and
+// authorize (before the body is read: without a valid key nothing about the body is judged), rate
+// limit, read the JSON body, then claim the Idempotency-Key (so a replay needs the permission).
+import type { Middleware } from 'koa';
+import { koaBody } from 'koa-body';
+import type { Permission } from '../../domain/permissions.js';
+import type { HttpDeps } from '../deps.js';
+import { invalid } from '../validation.js';
+import { requirePermission, type AuthState } from './apiKey.js';
+import type { OnUnexpected } from './errors.js';
+import { idempotency, type IdempotencyState } from './idempotency.js';
+import { rateLimitByKey } from './rateLimit.js';
+
+export const MAX_BODY = '1mb';
+
+export type AdminState = AuthState & IdempotencyState;
+
+export interface AdminGuards {
+  read(permission: Permission): Middleware<AdminState>[];
+  write(permission: Permission): Middleware<AdminState>[];
+}
+
+/** Every body the API takes is JSON; anything else is refused rather than parsed as empty. */
+const requireJson: Middleware = async (ctx, next) => {
+  if (ctx.request.length && !ctx.is('application/json')) throw invalid('body', 'Content-Type must be application/json');
+  await next();
+};
+
+export function adminGuards(deps: HttpDeps, onUnexpected: OnUnexpected): AdminGuards {
+  const limit = deps.rateLimit ? [rateLimitByKey(deps.rateLimit)] : [];
+  const body = koaBody({ json: true, jsonStrict: true, jsonLimit: MAX_BODY, urlencoded: false, text: false, multipart: false, patchNode: false });
+  const claim = idempotency(deps.idempotency, deps.readModels.operations, onUnexpected);
+  const authorize = (permission: Permission) => requirePermission(deps.readModels.apiKeys, deps.clock, permission);
+  return {
+    read: (permission) => [authorize(permission), ...limit] as Middleware<AdminState>[],
+    write: (permission) => [authorize(permission), ...limit, requireJson, body, claim] as Middleware<AdminState>[],
+  };
+}

@@ -45,10 +45,9 @@ export function judge(state: IdempotencyState, requestHash: string, now: string,
   }
   const { operationId } = state;
   if (state.kind === 'completed') {
-    // The answer given at the time stays right unless the log learned more since: the outcome of
-    // an operation that was unknown then, or an operator's resolution.
-    const learned = operation !== undefined && (operation.resolved || (state.status >= 500 && operation.status !== 'unknown' && operation.status !== 'pending'));
-    const superseded = operationId !== undefined && learned;
+    // An answer that said the outcome was unknown is given again from what the log knows now
+    // (a later answer, a restart that closed it, an operator's resolution).
+    const superseded = operationId !== undefined && operation !== undefined && (operation.resolved || state.status >= 500);
     return superseded ? { action: 'operation', operationId } : { action: 'replay', status: state.status, body: state.body };
   }
   const stale = state.at < staleBefore;

@@ -47,7 +47,12 @@ export type OnUnexpected = (error: unknown, path: string) => void;
 
 export function statusOf(error: AppError): number {
   if (error instanceof OutcomeUnknownError && !error.noAnswer) return 502;
-  return STATUS.get(error.constructor) ?? 500;
+  // A subclass answers like the class it refines, unless it is listed itself.
+  for (let type = error.constructor; type !== AppError; type = Object.getPrototypeOf(type)) {
+    const status = STATUS.get(type);
+    if (status !== undefined) return status;
+  }
+  return 500;
 }
 
 /** Errors koa-body and koa raise themselves, expressed in the service's own terms. */

@@ -1,0 +1,199 @@
+// Exactly once toward the platform, in one process: an Idempotency-Key bound to its operation
+// answers from the log whatever happens after the intent is recorded (an unexpected error, a lost
+// outcome append, a restart, a sweep), never re-sends, and follows an operator's resolution. Each
+// test counts from the simulator's own ledger how often a write reached the platform. (The same
+// faults with killed processes are in test/faults.)
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createHash } from 'node:crypto';
+import { streams } from '../../src/domain/events.js';
+import { IdempotencyService } from '../../src/services/idempotency.js';
+import type { EventToAppend } from '../../src/store/port.js';
+import { ALICE, startHarness, type Answer, type Harness } from '../support/harness.js';
+
+const POINTS = '/adm/points/edit';
+
+function send(h: Harness, apiKey: string, idempotencyKey: string, body: unknown, path = POINTS): Promise<Answer> {
+  return h.request('POST', path, { body, apiKey, headers: { 'Idempotency-Key': idempotencyKey } });
+}
+
+/** How many times the platform applied a points edit with this memo: the platform's own record. */
+const applied = (h: Harness, memo: string) => h.sim.user(ALICE.oId)!.ledger.filter((e) => e.memo === memo).length;
+
+async function withHarness(env: Record<string, string>, run: (h: Harness) => Promise<void>) {
+  const h = await startHarness({ env });
+  try {
+    await run(h);
+  } finally {
+    await h.close();
+  }
+}
+
+/** Makes every append of an event of this type fail, as a full disk would, until the returned undo. */
+function failAppendsOf(h: Harness, type: string): () => void {
+  const store = h.service.deps.store;
+  const append = store.append;
+  store.append = (stream: string, events: EventToAppend[], options) =>
+    events.some((e) => e.type === type) ? Promise.reject(new Error('SQLITE_FULL: database or disk is full')) : append(stream, events, options);
+  return () => {
+    store.append = append;
+  };
+}
+
+async function pointsAudit(h: Harness, apiKey: string, memo: string) {
+  const res = await h.get(`/adm/audit/points/${ALICE.oId}`, apiKey);
+  return (res.body.data.items as Array<{ operationId: string; request: { memo: string }; outcome: any }>).find((e) => e.request.memo === memo);
+}
+
+async function eventually<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
+  for (let i = 0; i < 100; i++) {
+    const found = await probe();
+    if (found !== undefined) return found;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`never happened: ${what}`);
+}
+
+test('an unexpected error after the platform applied answers 502 outcome unknown and keeps the key: the retry does not apply again', () =>
+  withHarness({}, async (h) => {
+    const { key } = await h.key();
+    const platform = h.service.deps.platform;
+    const editPoints = platform.editPoints;
+    platform.editPoints = async (request) => {
+      await editPoints(request);
+      throw new TypeError("Cannot read properties of undefined (reading 'msg')");
+    };
+    const body = { oId: ALICE.oId, point: 7, memo: 'bug after send' };
+    const first = await send(h, key, 'bug', body);
+    assert.is(first.status, 502, first.text);
+    assert.match(first.body.message, /^Outcome unknown: .*will not be sent again/);
+    assert.is(first.body.data.status, 'unknown');
+    platform.editPoints = editPoints;
+    const retry = await send(h, key, 'bug', body);
+    assert.equal([retry.status, retry.body.data, retry.headers.get('idempotent-replayed')], [504, { operationId: first.body.data.operationId, status: 'unknown' }, 'true'], retry.text);
+    assert.is(applied(h, 'bug after send'), 1);
+    assert.not.match(first.text, /TypeError|Cannot read/);
+  }));
+
+test('an outcome append that fails after the platform applied answers 504 outcome unknown; a retry says pending and never re-sends', () =>
+  withHarness({}, async (h) => {
+    const { key } = await h.key();
+    const undo = failAppendsOf(h, 'OperationApplied');
+    const body = { oId: ALICE.oId, point: 7, memo: 'disk full' };
+    const first = await send(h, key, 'full', body);
+    undo();
+    assert.is(first.status, 504, first.text);
+    assert.equal(first.body.data.status, 'pending');
+    const retry = await send(h, key, 'full', body);
+    assert.equal([retry.status, retry.body.data], [504, { operationId: first.body.data.operationId, status: 'pending' }], retry.text);
+    assert.is(applied(h, 'disk full'), 1);
+    assert.is((await pointsAudit(h, key, 'disk full'))!.outcome.status, 'pending');
+  }));
+
+test('a restart of the same NODE_ID closes what it left pending as unknown; the key answers unknown with the reason in the audit', () =>
+  withHarness({ NODE_ID: 'node-a', IDEMPOTENCY_CLAIM_STALE_MS: '60000' }, async (h) => {
+    const { key } = await h.key();
+    const undo = failAppendsOf(h, 'OperationApplied');
+    const body = { oId: ALICE.oId, point: 3, memo: 'left pending' };
+    const first = await send(h, key, 'pending', body);
+    undo();
+    assert.is(first.status, 504, first.text);
+    await h.restart();
+    const retry = await send(h, key, 'pending', body);
+    assert.equal([retry.status, retry.body.data], [504, { operationId: first.body.data.operationId, status: 'unknown' }], retry.text);
+    const entry = await pointsAudit(h, key, 'left pending');
+    assert.is(entry!.outcome.status, 'unknown');
+    assert.match(entry!.outcome.reason, /node-a stopped before the platform answered, and restarted/);
+    assert.is(applied(h, 'left pending'), 1);
+  }));
+
+test('any node marks an operation still pending after OPERATION_PENDING_GRACE_MS as unknown', () =>
+  withHarness({ OPERATION_PENDING_GRACE_MS: '200' }, async (h) => {
+    const { key } = await h.key();
+    const undo = failAppendsOf(h, 'OperationApplied');
+    await send(h, key, 'sweep', { oId: ALICE.oId, point: 2, memo: 'swept' });
+    undo();
+    const entry = await eventually(async () => {
+      const found = await pointsAudit(h, key, 'swept');
+      return found?.outcome.status === 'unknown' ? found : undefined;
+    }, 'the pending operation became unknown');
+    assert.match(entry.outcome.reason, /never came back/);
+  }));
+
+test('a claim whose process died before recording an operation is taken over once stale, and runs exactly once', () =>
+  withHarness({ IDEMPOTENCY_CLAIM_STALE_MS: '60000' }, async (h) => {
+    const { key, appId } = await h.key();
+    const body = { oId: ALICE.oId, point: 4, memo: 'taken over' };
+    // What a process that died during the user lookup leaves: a claim, bound to nothing.
+    const stream = streams.idempotency(appId, createHash('sha256').update('takeover').digest('hex').slice(0, 40));
+    const at = new Date(Date.now() - 61_000).toISOString();
+    const requestHash = IdempotencyService.requestHash('POST', POINTS, body);
+    await h.service.deps.store.append(stream, [{ type: 'IdempotentRequestStarted', data: { appId, requestHash, at, expires: new Date(Date.now() + 3_600_000).toISOString(), node: 'dead' } }]);
+    const first = await send(h, key, 'takeover', body);
+    assert.is(first.status, 200, first.text);
+    const again = await send(h, key, 'takeover', body);
+    assert.equal([again.status, again.headers.get('idempotent-replayed')], [200, 'true'], again.text);
+    assert.is(applied(h, 'taken over'), 1);
+  }));
+
+test('a request that lost its claim to a retry sends nothing: the retry runs once', () =>
+  withHarness({ IDEMPOTENCY_CLAIM_STALE_MS: '100', COMMUNITY_TIMEOUT_MS: '2000' }, async (h) => {
+    const { key } = await h.key();
+    const body = { oId: ALICE.oId, point: 6, memo: 'fenced' };
+    h.sim.setDelay(600);
+    const slow = send(h, key, 'fence', body);
+    await new Promise((r) => setTimeout(r, 300));
+    const takeover = send(h, key, 'fence', body);
+    const [a, b] = await Promise.all([slow, takeover]);
+    h.sim.setDelay(0);
+    assert.equal([a.status, b.status].sort(), [200, 409], `${a.text} ${b.text}`);
+    assert.is(applied(h, 'fenced'), 1);
+  }));
+
+test('a stored answer is replayed only to a key with the permission', () =>
+  withHarness({}, async (h) => {
+    const writer = await h.key(['points:edit'], 'game-one');
+    const reader = await h.key(['vip:read'], 'game-one');
+    const body = { oId: ALICE.oId, point: 1, memo: 'permission first' };
+    assert.is((await send(h, writer.key, 'perm', body)).status, 200);
+    const replay = await send(h, reader.key, 'perm', body);
+    assert.equal([replay.status, replay.body.message, replay.headers.get('idempotent-replayed')], [403, 'No permission to access this resource', null]);
+  }));
+
+test('an operator resolves an unknown outcome over HTTP: the key and the audit follow, only an unknown outcome can be resolved', () =>
+  withHarness({ NODE_ID: 'node-r' }, async (h) => {
+    const { key } = await h.key(['points:edit', 'audit:read']);
+    const operator = await h.key(['operations:resolve'], 'ops-desk');
+    const undo = failAppendsOf(h, 'OperationApplied');
+    const yes = { oId: ALICE.oId, point: 5, memo: 'resolved applied' };
+    const no = { oId: ALICE.oId, point: 5, memo: 'resolved not applied' };
+    const first = await send(h, key, 'yes', yes);
+    const second = await send(h, key, 'no', no);
+    undo();
+    await h.restart();
+    const resolve = (id: string, body: unknown, apiKey = operator.key) => h.post(`/adm/operations/${id}/resolve`, body, apiKey);
+
+    assert.is((await resolve(first.body.data.operationId, { applied: true }, key)).status, 403, 'needs operations:resolve');
+    const ok = await resolve(first.body.data.operationId, { applied: true, note: 'ledger shows +5' });
+    assert.equal([ok.status, ok.body], [200, { code: 0, msg: 'success', data: { operationId: first.body.data.operationId, status: 'applied' } }], ok.text);
+    const notApplied = await resolve(second.body.data.operationId, { applied: false, note: 'not in the ledger' });
+    assert.is(notApplied.body.data.status, 'failed');
+    const twice = await resolve(first.body.data.operationId, { applied: false });
+    assert.is(twice.status, 409, twice.text);
+    assert.match(twice.body.message, /is applied, not unknown/);
+    assert.is((await resolve('nosuchoperation', { applied: true })).status, 404);
+    assert.is((await resolve(first.body.data.operationId, { applied: 'yes' })).status, 400);
+
+    const retryYes = await send(h, key, 'yes', yes);
+    assert.equal([retryYes.status, retryYes.body.code], [200, 0], retryYes.text);
+    assert.match(retryYes.body.msg, /resolved by an operator: ledger shows \+5/);
+    const retryNo = await send(h, key, 'no', no);
+    assert.is(retryNo.status, 409, retryNo.text);
+    assert.match(retryNo.body.message, /was not applied .*send it again with a new Idempotency-Key/);
+    const audited = (await pointsAudit(h, key, 'resolved applied'))!.outcome;
+    assert.equal([audited.status, audited.resolution.note, audited.resolution.by.appId], ['applied', 'ledger shows +5', 'ops-desk']);
+    assert.match(audited.reason, /restarted/);
+    assert.is(applied(h, 'resolved applied') + applied(h, 'resolved not applied'), 2, 'each sent once, neither again');
+  }));
+
+test.run();

@@ -8,8 +8,8 @@ import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { streams } from '../../src/domain/events.js';
 import { IdempotencyService } from '../../src/services/idempotency.js';
-import type { EventToAppend } from '../../src/store/port.js';
 import { ALICE, startHarness, type Answer, type Harness } from '../support/harness.js';
+import { failAppendsOf } from '../support/storeFaults.js';
 
 const POINTS = '/adm/points/edit';
 
@@ -27,17 +27,6 @@ async function withHarness(env: Record<string, string>, run: (h: Harness) => Pro
   } finally {
     await h.close();
   }
-}
-
-/** Makes every append of an event of this type fail, as a full disk would, until the returned undo. */
-function failAppendsOf(h: Harness, type: string): () => void {
-  const store = h.service.deps.store;
-  const append = store.append;
-  store.append = (stream: string, events: EventToAppend[], options) =>
-    events.some((e) => e.type === type) ? Promise.reject(new Error('SQLITE_FULL: database or disk is full')) : append(stream, events, options);
-  return () => {
-    store.append = append;
-  };
 }
 
 async function pointsAudit(h: Harness, apiKey: string, memo: string) {
@@ -78,7 +67,7 @@ test('an unexpected error after the platform applied answers 502 outcome unknown
 test('an outcome append that fails after the platform applied answers 504 outcome unknown; a retry says pending and never re-sends', () =>
   withHarness({}, async (h) => {
     const { key } = await h.key();
-    const undo = failAppendsOf(h, 'OperationApplied');
+    const undo = failAppendsOf(h.service.deps.store, 'OperationApplied');
     const body = { oId: ALICE.oId, point: 7, memo: 'disk full' };
     const first = await send(h, key, 'full', body);
     undo();
@@ -93,7 +82,7 @@ test('an outcome append that fails after the platform applied answers 504 outcom
 test('a restart of the same NODE_ID closes what it left pending as unknown; the key answers unknown with the reason in the audit', () =>
   withHarness({ NODE_ID: 'node-a', IDEMPOTENCY_CLAIM_STALE_MS: '60000' }, async (h) => {
     const { key } = await h.key();
-    const undo = failAppendsOf(h, 'OperationApplied');
+    const undo = failAppendsOf(h.service.deps.store, 'OperationApplied');
     const body = { oId: ALICE.oId, point: 3, memo: 'left pending' };
     const first = await send(h, key, 'pending', body);
     undo();
@@ -110,7 +99,7 @@ test('a restart of the same NODE_ID closes what it left pending as unknown; the 
 test('any node marks an operation still pending after OPERATION_PENDING_GRACE_MS as unknown', () =>
   withHarness({ OPERATION_PENDING_GRACE_MS: '200' }, async (h) => {
     const { key } = await h.key();
-    const undo = failAppendsOf(h, 'OperationApplied');
+    const undo = failAppendsOf(h.service.deps.store, 'OperationApplied');
     await send(h, key, 'sweep', { oId: ALICE.oId, point: 2, memo: 'swept' });
     undo();
     const entry = await eventually(async () => {
@@ -164,7 +153,7 @@ test('an operator resolves an unknown outcome over HTTP: the key and the audit f
   withHarness({ NODE_ID: 'node-r' }, async (h) => {
     const { key } = await h.key(['points:edit', 'audit:read']);
     const operator = await h.key(['operations:resolve'], 'ops-desk');
-    const undo = failAppendsOf(h, 'OperationApplied');
+    const undo = failAppendsOf(h.service.deps.store, 'OperationApplied');
     const yes = { oId: ALICE.oId, point: 5, memo: 'resolved applied' };
     const no = { oId: ALICE.oId, point: 5, memo: 'resolved not applied' };
     const first = await send(h, key, 'yes', yes);

@@ -1,0 +1,70 @@
+// `cli operations`: an operator lists the operations whose outcome is unknown and resolves one,
+// as a child process on the store a running service uses; the service's answer to the request's
+// Idempotency-Key follows the resolution.
+import { execFile } from 'node:child_process';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ALICE, startHarness } from '../support/harness.js';
+import { failAppendsOf } from '../support/storeFaults.js';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+function cli(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'operations', ...args],
+      { cwd: root, env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', NODE_ID: 'cli-test' }, timeout: 30_000 },
+      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+test('list --unknown shows what a restart closed out; resolve --applied records who decided and the key answers accordingly', async () => {
+  const h = await startHarness({ env: { NODE_ID: 'node-cli' } });
+  try {
+    const { key } = await h.key();
+    const body = { oId: ALICE.oId, point: 8, memo: 'who knows' };
+    const send = () => h.request('POST', '/adm/points/edit', { body, apiKey: key, headers: { 'Idempotency-Key': 'cli-1' } });
+    const undo = failAppendsOf(h.service.deps.store, 'OperationApplied');
+    const first = await send();
+    undo();
+    await h.restart();
+    const operationId = first.body.data.operationId;
+
+    const listed = await cli(h.dataDir, 'list', '--unknown', '--json');
+    assert.is(listed.code, 0, listed.stderr);
+    const [entry, ...others] = JSON.parse(listed.stdout);
+    assert.is(others.length, 0);
+    assert.equal([entry.operationId, entry.status, entry.kind, entry.oId, entry.node, entry.request], [operationId, 'unknown', 'PointsEditRequested', ALICE.oId, 'node-cli', { point: 8, memo: 'who knows' }]);
+    assert.match(entry.reason, /restarted/);
+    const human = await cli(h.dataDir, 'list', '--unknown');
+    assert.match(human.stdout, new RegExp(`^OPERATION +STATUS[^\\n]*\\n${operationId} +unknown +PointsEdit +${ALICE.oId}`));
+
+    const resolved = await cli(h.dataDir, 'resolve', operationId, '--applied', '--note', 'seen in the ledger', '--by', 'carol', '--json');
+    assert.is(resolved.code, 0, resolved.stderr);
+    assert.equal([JSON.parse(resolved.stdout).status, JSON.parse(resolved.stdout).resolution.by], ['applied', { kind: 'operator', name: 'carol' }]);
+    assert.match((await cli(h.dataDir, 'list', '--unknown')).stdout, /No operation has an unknown outcome/);
+
+    const again = await cli(h.dataDir, 'resolve', operationId, '--not-applied');
+    assert.is(again.code, 1);
+    assert.match(again.stderr, /is applied, not unknown: only an unknown outcome can be resolved/);
+    const neither = await cli(h.dataDir, 'resolve', operationId);
+    assert.is(neither.code, 1);
+    assert.match(neither.stderr, /exactly one of --applied and --not-applied/);
+
+    // The running service learns the resolution through the store's subscription.
+    let retry = await send();
+    for (let i = 0; i < 40 && retry.status !== 200; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      retry = await send();
+    }
+    assert.is(retry.status, 200, retry.text);
+    assert.match(retry.body.msg, /resolved by an operator: seen in the ledger/);
+    assert.is(h.sim.user(ALICE.oId)!.ledger.filter((e) => e.memo === 'who knows').length, 1);
+  } finally {
+    await h.close();
+  }
+});
+
+test.run();

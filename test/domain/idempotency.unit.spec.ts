@@ -1,0 +1,67 @@
+// The Idempotency-Key rules as a pure function of the key's history and what the log says about
+// the operation it is bound to: given(events).judge(request) → verdict.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { fold } from '../../src/domain/decider.js';
+import { IdempotencyKeyReusedError } from '../../src/domain/errors.js';
+import type { IdempotencyEvent } from '../../src/domain/events.js';
+import { idempotencyDecider, judge, type OperationView } from '../../src/domain/idempotency.js';
+
+const NOW = '2026-11-23T12:00:00.000Z';
+const STALE_BEFORE = '2026-11-23T11:59:00.000Z';
+const FRESH = '2026-11-23T11:59:30.000Z';
+const OLD = '2026-11-23T11:58:00.000Z';
+const EXPIRES = '2026-11-24T12:00:00.000Z';
+
+const started = (at: string): IdempotencyEvent => ({ type: 'IdempotentRequestStarted', data: { appId: 'game', requestHash: 'h', at, expires: EXPIRES, node: 'n1' } });
+const bound: IdempotencyEvent = { type: 'IdempotentOperationBound', data: { appId: 'game', operationId: 'op1', at: FRESH } };
+const completed = (status: number, body: unknown = { code: 0, msg: 'ok' }, expires = EXPIRES): IdempotencyEvent => ({
+  type: 'IdempotentRequestCompleted',
+  data: { appId: 'game', requestHash: 'h', status, body, at: FRESH, expires },
+});
+const released: IdempotencyEvent = { type: 'IdempotentRequestReleased', data: { appId: 'game', at: FRESH } };
+
+const given = (...history: IdempotencyEvent[]) => ({
+  judge: (operation?: OperationView, requestHash = 'h') => judge(fold(idempotencyDecider, history), requestHash, NOW, STALE_BEFORE, operation),
+});
+
+const pending: OperationView = { status: 'pending', resolved: false };
+const unknown: OperationView = { status: 'unknown', resolved: false };
+const applied: OperationView = { status: 'applied', resolved: false };
+
+test('a new key runs; so does a released or an expired one', () => {
+  assert.equal(given().judge(), { action: 'execute' });
+  assert.equal(given(started(FRESH), released).judge(), { action: 'execute' });
+  assert.equal(given(started(OLD), completed(200, {}, OLD)).judge(), { action: 'execute' });
+});
+
+test('the same key with another request is refused', () => {
+  assert.throws(() => given(started(FRESH), completed(200)).judge(undefined, 'other'), (e: unknown) => e instanceof IdempotencyKeyReusedError);
+});
+
+test('a request still running makes a retry wait, bound or not', () => {
+  assert.equal(given(started(FRESH)).judge(), { action: 'wait' });
+  assert.equal(given(started(FRESH), bound).judge(pending), { action: 'wait' });
+});
+
+test('a stale claim that recorded no operation may be taken over', () => {
+  assert.equal(given(started(OLD)).judge(), { action: 'execute' });
+  // Bound, but the intent was never recorded: nothing can have been sent.
+  assert.equal(given(started(OLD), bound).judge(undefined), { action: 'execute' });
+});
+
+test('a stale claim bound to an operation is never run again: it answers for the operation', () => {
+  assert.equal(given(started(OLD), bound).judge(pending), { action: 'operation', operationId: 'op1' });
+  assert.equal(given(started(OLD), bound).judge(unknown), { action: 'operation', operationId: 'op1' });
+  assert.equal(given(started(FRESH), bound).judge(applied), { action: 'operation', operationId: 'op1' });
+});
+
+test('a kept answer is replayed, unless it said the outcome was unknown or an operator resolved it since', () => {
+  assert.equal(given(started(FRESH), bound, completed(200)).judge(applied), { action: 'replay', status: 200, body: { code: 0, msg: 'ok' } });
+  assert.equal(given(started(FRESH), completed(409, { code: 409 })).judge(), { action: 'replay', status: 409, body: { code: 409 } });
+  assert.equal(given(started(FRESH), bound, completed(504)).judge(unknown), { action: 'operation', operationId: 'op1' });
+  assert.equal(given(started(FRESH), bound, completed(504)).judge(applied), { action: 'operation', operationId: 'op1' });
+  assert.equal(given(started(FRESH), bound, completed(200)).judge({ status: 'failed', resolved: true }), { action: 'operation', operationId: 'op1' });
+});
+
+test.run();

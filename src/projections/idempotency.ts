@@ -8,6 +8,12 @@ export interface IdempotencyRecord {
   revision: number;
 }
 
+export interface StartedClaim {
+  stream: string;
+  revision: number;
+  state: Extract<IdempotencyState, { kind: 'started' }>;
+}
+
 const SWEEP_EVERY = 1000;
 
 /** Idempotency keys by stream, with the stream revision needed to claim one. */
@@ -30,8 +36,8 @@ export class IdempotencyReadModel implements Projection {
   }
 
   /** Claims `node` holds in the started state (at its start: the ones an earlier run left). */
-  startedBy(node: string): Array<{ stream: string; revision: number; state: Extract<IdempotencyState, { kind: 'started' }> }> {
-    const found: Array<{ stream: string; revision: number; state: Extract<IdempotencyState, { kind: 'started' }> }> = [];
+  startedBy(node: string): StartedClaim[] {
+    const found: StartedClaim[] = [];
     for (const [stream, { state, revision }] of this.byStream) {
       if (state.kind === 'started' && state.node === node) found.push({ stream, revision, state });
     }

@@ -61,28 +61,19 @@ export class IdempotencyService {
   }
 
   async begin(appId: string, key: string, requestHash: string): Promise<Decision> {
-    const { store, runner, model, clock, ttlMs, staleMs, nodeId } = this.deps;
+    const { store, runner, ttlMs, nodeId, clock } = this.deps;
     const stream = streams.idempotency(appId, sha256(key).slice(0, 40));
-    let known = model.get(stream);
-    let state: IdempotencyState = known?.state ?? idempotencyDecider.initialState();
-    let revision = known?.revision ?? -1;
-    let caughtUp = false;
+    let { state, revision } = this.known(stream);
+    if (state.kind === 'started' && this.judge(state, requestHash).action === 'execute') {
+      // Taking over a dead request's claim: first be sure the read models hold everything it
+      // recorded (an operation bound just before it died must be answered, not sent again).
+      await runner.waitFor(await store.headPosition());
+      ({ state, revision } = this.known(stream));
+    }
     for (let attempt = 0; attempt < 3; attempt++) {
-      const now = clock.now();
-      const staleBefore = new Date(Date.parse(now) - staleMs).toISOString();
-      const verdict = judge(state, requestHash, now, staleBefore, this.view(state));
+      const verdict = this.judge(state, requestHash);
       if (verdict.action !== 'execute') return verdict;
-      if (state.kind === 'started' && !caughtUp) {
-        // Taking over a dead request's claim: first be sure the read models hold everything it
-        // recorded (an operation bound just before it died must be answered, not sent again).
-        await runner.waitFor(await store.headPosition());
-        caughtUp = true;
-        known = model.get(stream);
-        state = known?.state ?? idempotencyDecider.initialState();
-        revision = known?.revision ?? -1;
-        attempt--;
-        continue;
-      }
+      const now = clock.now();
       const expires = new Date(Date.parse(now) + ttlMs).toISOString();
       try {
         const started: IdempotencyEvent = { type: 'IdempotentRequestStarted', data: { appId, requestHash, at: now, expires, node: nodeId } };
@@ -137,6 +128,17 @@ export class IdempotencyService {
       if (await this.appendUnlessMoved(stream, event, revision)) released++;
     }
     return released;
+  }
+
+  private known(stream: string): { state: IdempotencyState; revision: number } {
+    const known = this.deps.model.get(stream);
+    return { state: known?.state ?? idempotencyDecider.initialState(), revision: known?.revision ?? -1 };
+  }
+
+  private judge(state: IdempotencyState, requestHash: string): Verdict {
+    const now = this.deps.clock.now();
+    const staleBefore = new Date(Date.parse(now) - this.deps.staleMs).toISOString();
+    return judge(state, requestHash, now, staleBefore, this.view(state));
   }
 
   private view(state: IdempotencyState): OperationView | undefined {

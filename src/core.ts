@@ -1,6 +1,6 @@
 // The event-sourced core without any HTTP: the store and the read models folded from it. The
 // service (src/main.ts) and the operator CLI both start here.
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Config } from './config.js';
 import type { Metrics } from './metrics.js';
 import { createReadModels, inApplyOrder } from './projections/readModels.js';
@@ -9,6 +9,12 @@ import { systemClock, type Clock } from './services/runtime.js';
 import { instrumentedStore } from './store/instrumented.js';
 import type { EventStore } from './store/port.js';
 import { SqliteEventStore } from './store/sqlite.js';
+
+/** Which store this configuration uses, for people: the SQLite file, or the EventStoreDB host (no credentials). */
+export function describeStore(config: Config): string {
+  if (!config.eventStoreConnectionString) return `SQLite file ${resolve(config.dataDir, 'events.sqlite')}`;
+  return `EventStoreDB ${config.eventStoreConnectionString.replace(/\/\/[^@/]*@/, '//')}`;
+}
 
 export async function openStore(config: Config): Promise<EventStore> {
   if (config.eventStoreConnectionString) {

@@ -46,6 +46,7 @@ community-bridge (dev) on ${service.url}, data in ${config.dataDir}
 community platform simulator on ${platform.url}, users: ${DEMO_USERS.map((u) => `${u.userName} (${u.oId})`).join(', ')}
 
 API key (all permissions): ${apiKey}
+The operator CLI on this store: DATA_DIR=${config.dataDir} npm run --silent cli -- keys list
 Demo web client (realtime + sign-in in the browser): ${demoOrigin}/
 
 Try:

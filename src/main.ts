@@ -1,6 +1,5 @@
 // Composition root: the only module that knows every adapter. config → store → read models →
 // projections → platform → services → HTTP.
-import { readFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { FishpiPlatform } from './community/fishpi.js';
@@ -10,7 +9,9 @@ import { createHttpApp } from './http/app.js';
 import type { HttpDeps } from './http/deps.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
-import { openCore } from './core.js';
+import { describeStore, openCore } from './core.js';
+import { USER_AGENT, version } from './version.js';
+import { missingKeysWarning } from './community/goldFinger.js';
 import { instrumentedPlatform } from './community/instrumented.js';
 import { IdempotencyService } from './services/idempotency.js';
 import { createRealtime } from './realtime/index.js';
@@ -19,9 +20,6 @@ import { OperationOutcomes } from './services/operationOutcomes.js';
 import type { Clock } from './services/runtime.js';
 import { UserSync } from './services/userSync.js';
 
-// ../package.json from both src/ (tsx) and dist/ (the container image).
-const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-export const USER_AGENT = `community-bridge/${version}`;
 
 export interface RunningService {
   url: string;
@@ -66,6 +64,7 @@ export async function startService(
     }),
     metrics,
     rateLimit: config.rateLimit,
+    platformKeys: config.community.keys,
     pointsSource: config.community.pointsSource,
   };
   const orphans = await deps.realtime.hub.closeOrphans();
@@ -155,6 +154,22 @@ function sweepPendingOperations(outcomes: OperationOutcomes, config: Config, clo
   return () => clearInterval(timer);
 }
 
+/** What a person starting the service needs next, on stderr (stdout carries the JSON logs). */
+function nextSteps(config: Config, url: string): string {
+  const dataDir = config.eventStoreConnectionString ? '' : `DATA_DIR=${shellQuote(config.dataDir)} `;
+  const missingKeys = missingKeysWarning(config.community.keys);
+  return [
+    `community-bridge ${version} listening on ${url} (store: ${describeStore(config)})`,
+    `  API reference and "Try it out":  ${url}/docs`,
+    `  Create an API key:               ${dataDir}npm run --silent cli -- keys create --app <your game> --permissions '*'`,
+    `  Everything with a simulated platform, no account needed: npm run dev`,
+    ...(missingKeys ? [`  Warning: ${missingKeys}.`] : []),
+    '',
+  ].join('\n');
+}
+
+const shellQuote = (text: string) => (/^[\w./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`);
+
 async function main(): Promise<void> {
   let config: Config;
   try {
@@ -167,6 +182,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const service = await startService(config);
+  process.stderr.write(nextSteps(config, service.url));
   const stop = () => {
     // A close that hangs must not keep an orchestrator waiting past the promised deadline.
     setTimeout(() => process.exit(1), config.shutdownTimeoutMs).unref();

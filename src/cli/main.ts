@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { AppError } from '../domain/errors.js';
 import { ConfigError, loadConfig } from '../config.js';
-import { openCore, openStore } from '../core.js';
+import { describeStore, openCore, openStore } from '../core.js';
 import { createReadModels } from '../projections/readModels.js';
 import { ApiKeyService } from '../services/apiKeys.js';
 import { systemClock } from '../services/runtime.js';
@@ -30,7 +30,8 @@ const USAGE = `Usage: npm run --silent cli -- <command>
   operations resolve <id> --applied|--not-applied [--note <text>] [--by <name>] [--json]
                                      record what the platform shows for an unknown outcome
 
-The store is the one the service uses (DATA_DIR, or EVENTSTORE_CONNECTION_STRING).`;
+The store is the one the service uses (DATA_DIR, or EVENTSTORE_CONNECTION_STRING); --data-dir <dir>
+overrides DATA_DIR. Every command names the store it used on stderr.`;
 
 export class UsageError extends Error {}
 
@@ -49,6 +50,7 @@ async function run(argv: string[]): Promise<void> {
       'not-applied': { type: 'boolean', default: false },
       note: { type: 'string' },
       by: { type: 'string' },
+      'data-dir': { type: 'string' },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -58,7 +60,9 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
   if (!['keys', 'audit', 'events', 'projections', 'operations'].includes(area)) throw new UsageError(`Unknown command "${area}"`);
-  const config = loadConfig();
+  const dataDir = values['data-dir'];
+  const config = loadConfig(dataDir === undefined ? process.env : { ...process.env, DATA_DIR: dataDir });
+  process.stderr.write(`Store: ${describeStore(config)}\n`);
   const print = (text: string) => void process.stdout.write(text);
   if (area === 'events' || area === 'projections') {
     const store = await openStore(config);

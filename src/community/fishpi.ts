@@ -7,14 +7,14 @@ import axios, { type AxiosInstance } from 'axios';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
+import { missingKeyError, type GoldFingerKeys, type GoldFingerType } from './goldFinger.js';
 import type { CommunityPlatform, ItemBag, OpenIdRequest, PlatformUser, PointsSource } from './port.js';
 
-/** The platform issues one gold-finger key per type; an operator may hold one key for all. */
-export type GoldFingerType = 'point' | 'metal' | 'item' | 'liveness';
+export type { GoldFingerType } from './goldFinger.js';
 
 export interface FishpiPlatformOptions {
   baseUrl: string;
-  keys: Partial<Record<GoldFingerType, string>>;
+  keys: GoldFingerKeys;
   timeoutMs: number;
   userAgent: string;
 }
@@ -36,7 +36,7 @@ export class FishpiPlatform implements CommunityPlatform {
   readonly openIdEndpoint: string;
   readonly identityPattern: RegExp;
   private readonly baseUrl: string;
-  private readonly keys: Partial<Record<GoldFingerType, string>>;
+  private readonly keys: GoldFingerKeys;
   private readonly timeoutMs: number;
   private readonly httpAgent = new HttpAgent({ keepAlive: true });
   private readonly httpsAgent = new HttpsAgent({ keepAlive: true });
@@ -151,7 +151,7 @@ export class FishpiPlatform implements CommunityPlatform {
    */
   private async goldFinger<T>(type: GoldFingerType, path: string, body: Answer, read: (answer: Answer) => T | undefined): Promise<T> {
     const key = this.keys[type];
-    if (!key) throw new PlatformUnavailableError(`no gold-finger key configured for ${type}`, false);
+    if (!key) throw missingKeyError(type);
     const answer = await this.json('POST', path, { data: { ...body, goldFingerKey: key } });
     if (answer.code === -1) throw new PlatformRejectedError(typeof answer.msg === 'string' ? answer.msg : 'no message');
     const result = read(answer);

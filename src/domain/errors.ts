@@ -97,6 +97,12 @@ export class OperationNotAppliedError extends AppError {
   }
 }
 
+/**
+ * A setting the operation needs is missing on this service (not a platform failure): the
+ * operator must set it. Nothing was recorded or sent.
+ */
+export class NotConfiguredError extends AppError {}
+
 /** Optimistic concurrency: the stream moved on since it was read. */
 export class ConcurrencyError extends AppError {
   constructor(
@@ -136,6 +142,7 @@ export function changedNothing(error: unknown): boolean {
     error instanceof NotFoundError ||
     error instanceof PayloadTooLargeError ||
     error instanceof RateLimitedError ||
+    error instanceof NotConfiguredError ||
     // A conflicting append wrote nothing.
     error instanceof ConcurrencyError ||
     (error instanceof PlatformUnavailableError && !error.sent)

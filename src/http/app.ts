@@ -6,6 +6,7 @@ import { adminGuards } from './middleware/admin.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { requestLog } from './middleware/requestLog.js';
 import { healthRouter } from './routes/health.js';
+import { homeRouter } from './routes/home.js';
 import { auditRouter } from './routes/audit.js';
 import { messageRouter } from './routes/message.js';
 import { openApiRouter } from './routes/openapi.js';
@@ -26,7 +27,7 @@ export function createHttpApp(deps: HttpDeps, log: Logger): Koa {
   for (const router of [platformOperationsRouter(deps, guards), vipRouter(deps, guards), messageRouter(deps, guards), operationsRouter(deps, guards), auditRouter(deps, guards), userGetRouter(deps, guards)]) {
     app.use(router.routes()).use(router.allowedMethods());
   }
-  for (const router of [openApiRouter(deps), healthRouter(deps)]) app.use(router.routes()).use(router.allowedMethods());
+  for (const router of [homeRouter(), openApiRouter(deps), healthRouter(deps)]) app.use(router.routes()).use(router.allowedMethods());
   // Realtime stream, logout and sign-in pages.
   for (const router of [realtimeRouter(deps), loginRouter(deps)]) app.use(router.routes()).use(router.allowedMethods());
   return app;

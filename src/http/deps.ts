@@ -1,4 +1,5 @@
 import type { ReadModels } from '../projections/readModels.js';
+import type { GoldFingerKeys } from '../community/goldFinger.js';
 import type { CommunityPlatform } from '../community/port.js';
 import type { ApiKeysReadModel } from '../projections/apiKeys.js';
 import type { ItemsReadModel, MedalsReadModel } from '../projections/itemsAndMedals.js';
@@ -35,6 +36,8 @@ export interface HttpDeps {
   metrics: Metrics;
   /** undefined: no rate limit. */
   rateLimit: RateLimit | undefined;
+  /** The platform's admin keys this service holds (a route whose key is missing answers 503). */
+  platformKeys: GoldFingerKeys;
   /** Send the platform's source fields (sourceAppId, requestId, …) with points edits. */
   pointsSource: boolean;
   operations: PlatformOperations;

@@ -4,7 +4,7 @@
 // of OpenAPI 3.1. What JSON Schema cannot say (a trim, the date transform, a custom check) is
 // ignored by the converter and stated in a description instead.
 import { toJsonSchemaDefs, type JsonSchema, type OverrideActionContext, type OverrideSchemaContext } from '@valibot/to-json-schema';
-import { readFileSync } from 'node:fs';
+import { version } from '../version.js';
 import type * as v from 'valibot';
 import type { Permission } from '../domain/permissions.js';
 import * as res from './responses.js';
@@ -31,6 +31,8 @@ const COMPONENTS = {
   MessagePushBody: req.MessagePushBody,
   ResolveBody: req.ResolveBody,
   SuccessBody: res.SuccessBody,
+  OperationAnswer: res.OperationAnswer,
+  PushAnswer: res.PushAnswer,
   ErrorBody: res.ErrorBody,
   ItemsBody: res.ItemsBody,
   LivenessBody: res.LivenessBody,
@@ -152,7 +154,7 @@ function operations(communityName: string): Operation[] {
     before: 'only entries before this cursor (a `position`, or the `prev` of a page); without `after`, the newest of them',
   });
   return [
-    { method: 'post', path: '/adm/points/edit', tag: 'points', summary: 'Add or deduct points', permission: 'points:edit', body: 'PointsEditBody', ok: json(ref('SuccessBody'), "Applied; `msg` is the platform's message (it carries the transaction id)"), errors: PLATFORM_ERRORS },
+    { method: 'post', path: '/adm/points/edit', tag: 'points', summary: 'Add or deduct points', permission: 'points:edit', body: 'PointsEditBody', description: 'A deduction may take the balance below zero: the platform allows it (unless its newer builds check with `COMMUNITY_POINTS_SOURCE=true`).', ok: json(ref('OperationAnswer'), "Applied; `msg` is the platform's message, `data.transactionId` the transaction id it names"), errors: PLATFORM_ERRORS },
     { method: 'post', path: '/adm/medal/give', tag: 'medals', summary: 'Give a medal', permission: 'medal:give', body: 'MedalGiveBody', ok: json(ref('SuccessBody'), 'Applied'), errors: PLATFORM_ERRORS },
     { method: 'post', path: '/adm/medal/remove', tag: 'medals', summary: 'Remove a medal', permission: 'medal:remove', body: 'MedalRemoveBody', ok: json(ref('SuccessBody'), 'Applied'), errors: PLATFORM_ERRORS },
     { method: 'post', path: '/adm/items/query', tag: 'items', summary: "Read a user's item bag", permission: 'items:query', body: 'ItemsQueryBody', ok: json(ref('ItemsBody'), 'The bag'), errors: PLATFORM_ERRORS },
@@ -161,7 +163,7 @@ function operations(communityName: string): Operation[] {
     { method: 'get', path: '/adm/vip/{oId}', tag: 'vip', summary: "A user's VIP records", permission: 'vip:read', parameters: OID_PATH(), ok: json(ref('VipListBody'), 'The records, svip first'), errors: [400, 404, 502, 504] },
     { method: 'post', path: '/adm/vip/submit', tag: 'vip', summary: 'Grant or renew one VIP quality', description: 'Resubmitting a quality the user has keeps the record and its id and replaces `expired`.', permission: 'vip:write', body: 'VipSubmitBody', ok: json(ref('VipSubmitAnswer'), 'The record'), errors: [400, 404, 413, 502, 504] },
     { method: 'post', path: '/adm/vip/batch-submit', tag: 'vip', summary: 'Grant or renew several VIP qualities at once', description: 'Valid entries are applied in request order in one atomic append; `failures` lists the others.', permission: 'vip:write', body: 'VipBatchBody', ok: json(ref('VipBatchAnswer'), 'The applied entries and the failures'), errors: [400, 404, 413, 502, 504] },
-    { method: 'post', path: '/adm/message/push', tag: 'realtime', summary: 'Push a realtime message to online users', description: 'Each open connection of every targeted user receives an SSE `message` event `{app_id, name, data}`.', permission: 'message:push', body: 'MessagePushBody', ok: json(ref('SuccessBody'), 'Accepted'), errors: [400, 413] },
+    { method: 'post', path: '/adm/message/push', tag: 'realtime', summary: 'Push a realtime message to online users', description: 'Each open connection of every targeted user receives an SSE `message` event `{app_id, name, data}`.', permission: 'message:push', body: 'MessagePushBody', ok: json(ref('PushAnswer'), 'Accepted; `data` says which of the given ids were online, offline or unknown at that moment'), errors: [400, 413] },
     {
       method: 'get',
       path: '/adm/user/get',
@@ -228,6 +230,16 @@ function operations(communityName: string): Operation[] {
       ok: html('"Login succeeded", with a button that closes the window'),
       responses: { '4XX': html('A page that says what went wrong (cancelled, expired, invalid assertion, …)') },
     },
+    {
+      method: 'get',
+      path: '/',
+      tag: 'meta',
+      summary: 'What this service is, and where its documentation is',
+      ok: {
+        description: 'A short page; JSON `{service, version, links}` for `Accept: application/json`',
+        content: { 'text/html': { schema: { type: 'string' } }, 'application/json': { schema: { type: 'object', properties: { service: { type: 'string' }, version: { type: 'string' }, links: { type: 'object', additionalProperties: { type: 'string' } } } } } },
+      },
+    },
     { method: 'get', path: '/healthz', tag: 'meta', summary: 'Liveness: the process runs', ok: json(ref('HealthBody'), 'Alive') },
     {
       method: 'get',
@@ -267,7 +279,6 @@ function operationObject(op: Operation): Json {
   };
 }
 
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
 export interface OpenApiOptions {
   /** The login page's path segment (COMMUNITY_NAME). */

@@ -22,6 +22,27 @@ export const ErrorBody = v.object({
 
 export const ItemsBody = success({ data: v.pipe(v.record(v.string(), int), v.description('item name → quantity')) });
 export const LivenessBody = success({ liveness: v.number() });
+const ids = (description: string) => v.pipe(v.array(v.string()), v.description(description));
+export const PushAnswer = success({
+  data: v.object({
+    online: ids('given ids whose user had at least one open connection (on any node) when the push was accepted'),
+    offline: ids('given ids of known users with no open connection'),
+    unknown: ids('given ids that name no user this service knows'),
+  }),
+});
+export const OperationAnswer = v.object({
+  ...SuccessBody.entries,
+  data: v.optional(v.object({ transactionId: v.pipe(v.string(), v.description("the platform's transaction id, when its message carries one (points edits)")) })),
+});
+
+/** The platform writes its transaction id into a Chinese sentence: `…交易oId为：<id>`. */
+const TRANSACTION_ID = /交易oId为[：:]\s*([A-Za-z0-9_-]+)/;
+
+/** The answer to an applied platform operation: its message, and the transaction id it names. */
+export function operationAnswer(message: string): v.InferOutput<typeof OperationAnswer> {
+  const transactionId = TRANSACTION_ID.exec(message)?.[1];
+  return { code: 0, msg: message, ...(transactionId !== undefined && { data: { transactionId } }) };
+}
 
 const VipBrief = v.object({ id: v.string(), userId: v.string(), quality: v.picklist(['vip', 'svip']), expired: SpecTimestamp });
 export const VipRecord = v.object({ ...VipBrief.entries, created: SpecTimestamp, updated: SpecTimestamp });
@@ -52,8 +73,9 @@ export const UserGetAnswer = v.union([
 export const ClientNotFoundBody = v.object({ data: v.object({}), message: v.literal('Client not found or disconnected.'), status: v.literal(404) });
 
 export const HealthBody = v.object({ status: v.literal('ok') });
-export const ReadyBody = v.object({ status: v.literal('ready'), position: v.pipe(int, v.description('the log position the read models have applied')) });
-export const NotReadyBody = v.object({ status: v.literal('not ready'), reason: v.string(), position: int });
+const warnings = v.optional(v.pipe(v.array(v.string()), v.description('settings that leave some operations unavailable (e.g. no COMMUNITY_KEY)')));
+export const ReadyBody = v.object({ status: v.literal('ready'), position: v.pipe(int, v.description('the log position the read models have applied')), warnings });
+export const NotReadyBody = v.object({ status: v.literal('not ready'), reason: v.string(), position: int, warnings });
 
 const actor = {
   position: v.pipe(int, v.description('global log position: the cursor for `after` / `before`')),

@@ -19,22 +19,41 @@ export interface ConnectedClient {
 export class ClientsReadModel implements Projection {
   readonly name = 'clients';
   private readonly connected = new Map<string, ConnectedClient>();
+  /** Open connections per signed-in user (presence). */
+  private readonly connectionsByUser = new Map<string, number>();
 
   apply(recorded: RecordedEvent): void {
     const event = asDomain(recorded);
     switch (event.type) {
       case 'ClientConnected':
         this.connected.set(event.data.clientId, { clientId: event.data.clientId, node: event.data.node, user: event.data.session });
+        this.count(event.data.session?.userId, +1);
         break;
       case 'ClientSignedIn': {
         const client = this.connected.get(event.data.clientId);
-        if (client) client.user = { ...(event.data.sessionId !== undefined && { sessionId: event.data.sessionId }), userId: event.data.userId, oId: event.data.oId };
+        if (!client) break;
+        this.count(client.user?.userId, -1);
+        client.user = { ...(event.data.sessionId !== undefined && { sessionId: event.data.sessionId }), userId: event.data.userId, oId: event.data.oId };
+        this.count(client.user.userId, +1);
         break;
       }
       case 'ClientDisconnected':
+        this.count(this.connected.get(event.data.clientId)?.user?.userId, -1);
         this.connected.delete(event.data.clientId);
         break;
     }
+  }
+
+  /** Whether the user has at least one open connection, on any node. */
+  isOnline(userId: string): boolean {
+    return this.connectionsByUser.has(userId);
+  }
+
+  private count(userId: string | undefined, change: 1 | -1): void {
+    if (userId === undefined) return;
+    const count = (this.connectionsByUser.get(userId) ?? 0) + change;
+    if (count > 0) this.connectionsByUser.set(userId, count);
+    else this.connectionsByUser.delete(userId);
   }
 
   get(clientId: string): ConnectedClient | undefined {

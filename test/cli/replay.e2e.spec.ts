@@ -168,7 +168,7 @@ test('projections rebuild names the read model and the event when the log no lon
     await store.close();
     const run = await cli(dataDir, 'projections', 'rebuild');
     assert.is(run.code, 1, run.stdout + run.stderr);
-    assert.match(run.stderr, /^Read model "[\w-]+" failed on event #1 \(VipGranted in vip-u1@0\): /);
+    assert.match(run.stderr, /^Store: SQLite file .*events\.sqlite\nRead model "[\w-]+" failed on event #1 \(VipGranted in vip-u1@0\): /);
     assert.is(run.stdout, '');
   } finally {
     await rm(dataDir, { recursive: true, force: true });

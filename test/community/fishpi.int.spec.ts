@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FishpiPlatform, type FishpiPlatformOptions } from '../../src/community/fishpi.js';
 import { createSimulator, SIMULATOR_KEY, type SimulatorOptions, type SimulatorUserSeed } from '../../src/community/simulator.js';
-import { PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../../src/domain/errors.js';
+import { NotConfiguredError, PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../../src/domain/errors.js';
 
 const ALICE = '1630399136785';
 const BOB = '1630399136786';
@@ -191,13 +191,12 @@ test('one key for all types is refused for the types it does not open, naming th
     },
   ));
 
-test('a type without a configured key fails unsent, without calling the platform', () =>
+test('a type without a configured key is a configuration error naming the setting, without calling the platform', () =>
   withPlatform(
     async ({ platform, simulator }) => {
       const error = await failure(platform.giveMedal({ userName: 'alice', name: 'M', description: 'd', attr: '', data: '' }));
-      assert.instance(error, PlatformUnavailableError);
-      assert.is((error as PlatformUnavailableError).sent, false);
-      assert.match(error.message, 'no gold-finger key configured for metal');
+      assert.instance(error, NotConfiguredError);
+      assert.match(error.message, /gold-finger key for medals is not set on this service: set COMMUNITY_KEY \(or COMMUNITY_KEY_METAL\)/);
       assert.is(simulator.state.calls('/user/edit/give-metal'), 0);
     },
     { adapter: { keys: { point: SIMULATOR_KEY } } },

@@ -23,12 +23,12 @@ async function pushedAfter(h: Harness, count: number): Promise<RecordedEvent<str
   return (await h.events('message-')).slice(count) as RecordedEvent<string, any>[];
 }
 
-push('push to oIds answers {code:0,msg:"success"} and records one MessagePushed with the app, key, name, data and targets', async (c) => {
+push('push to oIds answers {code:0,msg:"success",data:<delivery report>} and records one MessagePushed with the app, key, name, data and targets', async (c) => {
   const count = (await c.h.events('message-')).length;
   const data = { kind: 'reward', amount: 5, nested: { list: [1, 'two', null], flag: true } };
   const res = await c.h.post('/adm/message/push', { oIds: [ALICE.oId, BOB.oId], name: 'game-event', data }, c.key);
   assert.is(res.status, 200, res.text);
-  assert.is(res.text, '{"code":0,"msg":"success"}');
+  assert.is(res.text, `{"code":0,"msg":"success","data":{"online":[],"offline":[],"unknown":["${ALICE.oId}","${BOB.oId}"]}}`, 'no user the service knows yet');
   const events = await pushedAfter(c.h, count);
   assert.is(events.length, 1);
   const [event] = events as [RecordedEvent<string, any>];
@@ -51,9 +51,9 @@ push('push to oIds answers {code:0,msg:"success"} and records one MessagePushed 
 push('push to userIds alone, and to both, is accepted and recorded as given', async (c) => {
   const count = (await c.h.events('message-')).length;
   const one = await c.h.post('/adm/message/push', { userIds: ['abcdefghij12345'], name: 'dm', data: {} }, c.key);
-  assert.equal([one.status, one.body], [200, { code: 0, msg: 'success' }]);
+  assert.equal([one.status, one.body], [200, { code: 0, msg: 'success', data: { online: [], offline: [], unknown: ['abcdefghij12345'] } }]);
   const both = await c.h.post('/adm/message/push', { oIds: [ALICE.oId], userIds: ['abcdefghij12345'], name: 'both', data: { x: 1 } }, c.key);
-  assert.equal([both.status, both.body], [200, { code: 0, msg: 'success' }]);
+  assert.equal([both.status, both.body.data.unknown], [200, [ALICE.oId, 'abcdefghij12345']]);
   const events = await pushedAfter(c.h, count);
   assert.equal(
     events.map((e) => [e.type, e.data.name, e.data.oIds, e.data.userIds, e.data.data]),

@@ -75,13 +75,15 @@ ops.after(async ({ h }) => {
   await h?.close();
 });
 
-ops('points edit takes the spec body, answers {code:0,msg} and changes the balance on the platform', async (c) => {
+ops('points edit takes the spec body, answers {code:0,msg,data:{transactionId}} and changes the balance on the platform', async (c) => {
   const before = await lastPosition(c.h);
   const res = await c.h.post('/adm/points/edit', { oId: ALICE.oId, point: 10, memo: 'daily reward' }, c.key);
   assert.is(res.status, 200, res.text);
-  assert.equal(Object.keys(res.body), SPEC_OK_KEYS);
+  assert.equal(Object.keys(res.body), [...SPEC_OK_KEYS, 'data']);
   assert.is(res.body.code, 0);
   assert.match(res.body.msg, /交易oId为/, 'msg is the platform message');
+  assert.is(res.body.msg, `积分变更成功，交易oId为：${res.body.data.transactionId}`, 'the transaction id it names');
+  assert.ok(c.h.sim.user(ALICE.oId)!.ledger.some((e) => e.transactionId === res.body.data.transactionId));
   assert.is(c.h.sim.user(ALICE.oId)!.points, 110);
   const [intent, outcome] = await oneOperationAfter(c.h, before);
   assertIntent(intent, 'PointsEditRequested', c, ALICE.oId, { point: 10, memo: 'daily reward' });

@@ -7,6 +7,7 @@ import {
   ConflictError,
   IdempotencyKeyReusedError,
   InvalidApiKeyError,
+  NotConfiguredError,
   NotFoundError,
   OperationNotAppliedError,
   OutcomeUnknownError,
@@ -34,6 +35,7 @@ const STATUS = new Map<Function, number>([
   [PlatformUnavailableError, 502],
   [PlatformTimeoutError, 504],
   [OutcomeUnknownError, 504],
+  [NotConfiguredError, 503],
   [OperationNotAppliedError, 409],
 ]);
 

@@ -8,6 +8,7 @@ import type { OperationsReadModel } from '../../projections/operations.js';
 import { IdempotencyService, type Claim } from '../../services/idempotency.js';
 import { answerFor } from '../../services/operationOutcomes.js';
 import type { OperationClaim } from '../../services/platformOperations.js';
+import { operationAnswer } from '../responses.js';
 import type { AuthState } from './apiKey.js';
 import { renderError, type OnUnexpected } from './errors.js';
 
@@ -38,7 +39,7 @@ export function idempotency(service: IdempotencyService, operations: OperationsR
       case 'operation':
         ctx.set('Idempotent-Replayed', 'true');
         try {
-          ctx.body = { code: 0, msg: answerFor(operations.get(decision.operationId)!).message };
+          ctx.body = operationAnswer(answerFor(operations.get(decision.operationId)!).message);
         } catch (error) {
           renderError(ctx, error, onUnexpected);
         }

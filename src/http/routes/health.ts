@@ -1,5 +1,6 @@
 // Liveness, readiness and Prometheus metrics for whoever runs the service.
 import Router from '@koa/router';
+import { missingKeysWarning, type GoldFingerKeys } from '../../community/goldFinger.js';
 import type { Metrics } from '../../metrics.js';
 import type { ProjectionRunner } from '../../projections/runner.js';
 import type { EventStore } from '../../store/port.js';
@@ -14,8 +15,11 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-export function healthRouter({ store, runner, metrics }: { store: EventStore; runner: ProjectionRunner; metrics: Metrics }): Router {
+export function healthRouter({ store, runner, metrics, platformKeys }: { store: EventStore; runner: ProjectionRunner; metrics: Metrics; platformKeys: GoldFingerKeys }): Router {
   const router = new Router();
+  // Settings that leave some operations answering 503: ready all the same, but said.
+  const missingKeys = missingKeysWarning(platformKeys);
+  const warnings = missingKeys ? { warnings: [missingKeys] } : {};
 
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
@@ -26,10 +30,10 @@ export function healthRouter({ store, runner, metrics }: { store: EventStore; ru
     try {
       const head = await withTimeout(store.headPosition(), READY_WAIT_MS, 'the event store');
       await runner.waitFor(head, READY_WAIT_MS);
-      ctx.body = { status: 'ready', position: runner.position };
+      ctx.body = { status: 'ready', position: runner.position, ...warnings };
     } catch (error) {
       ctx.status = 503;
-      ctx.body = { status: 'not ready', reason: (error as Error).message, position: runner.position };
+      ctx.body = { status: 'not ready', reason: (error as Error).message, position: runner.position, ...warnings };
     }
   });
 

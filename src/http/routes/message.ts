@@ -9,7 +9,20 @@ import { MessagePushBody } from '../schemas.js';
 import { parse } from '../validation.js';
 import { actorOf } from './actor.js';
 
-export function messageRouter({ store, clock }: HttpDeps, guards: AdminGuards) {
+/**
+ * Who the push reaches, as far as this service knows when it accepts it: each given id that has
+ * an open connection on any node, that names a known user with none, or that names no user.
+ */
+function deliveryReport({ users, clients }: HttpDeps['readModels'], oIds: string[], userIds: string[]) {
+  const report = { online: [] as string[], offline: [] as string[], unknown: [] as string[] };
+  const place = (id: string, userId: string | undefined) =>
+    (userId === undefined ? report.unknown : clients.isOnline(userId) ? report.online : report.offline).push(id);
+  for (const oId of oIds) place(oId, users.byOid(oId)?.id);
+  for (const userId of userIds) place(userId, users.byUserId(userId)?.id);
+  return report;
+}
+
+export function messageRouter({ store, clock, readModels }: HttpDeps, guards: AdminGuards) {
   const router = exactRouter<AdminState>('/adm/message');
 
   router.post('/push', ...guards.write('message:push'), async (ctx) => {
@@ -20,7 +33,7 @@ export function messageRouter({ store, clock }: HttpDeps, guards: AdminGuards) {
       [{ type: 'MessagePushed', data: { messageId, name, data, oIds, userIds, at: clock.now(), ...actorOf(ctx) } }],
       { expectedRevision: 'no_stream' },
     );
-    ctx.body = { code: 0, msg: 'success' };
+    ctx.body = { code: 0, msg: 'success', data: deliveryReport(readModels, oIds, userIds) };
   });
 
   return router;

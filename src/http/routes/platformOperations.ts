@@ -9,6 +9,7 @@ import type { AdminGuards, AdminState } from '../middleware/admin.js';
 import { exactRouter } from '../router.js';
 import { actorOf } from './actor.js';
 import { ItemsEditBody, ItemsQueryBody, MedalGiveBody, MedalRemoveBody, OIdParam, PointsEditBody } from '../schemas.js';
+import { operationAnswer } from '../responses.js';
 import { parse } from '../validation.js';
 
 const applied = (message: string): CallResult => ({ applied: true, result: { message } });
@@ -24,7 +25,7 @@ function pointsRequestId(appId: string, operationId: string, idempotencyKey: str
 export function platformOperationsRouter({ userSync, operations, platform, pointsSource }: HttpDeps, guards: AdminGuards) {
   const router = exactRouter<AdminState>('/adm');
 
-  router.post('/points/edit', ...guards.write('points:edit'), async (ctx) => {
+  router.post('/points/edit', ...guards.write('points:edit', 'point'), async (ctx) => {
     const { oId, point, memo } = parse(PointsEditBody, ctx.request.body);
     const target = await userSync.sync(oId);
     const { appId, app } = ctx.state.actor;
@@ -35,32 +36,32 @@ export function platformOperationsRouter({ userSync, operations, platform, point
         : undefined;
       return applied(await platform.editPoints({ userName: target.userName, point, memo, ...(source && { source }) }));
     });
-    ctx.body = { code: 0, msg: message };
+    ctx.body = operationAnswer(message);
   });
 
-  router.post('/medal/give', ...guards.write('medal:give'), async (ctx) => {
+  router.post('/medal/give', ...guards.write('medal:give', 'metal'), async (ctx) => {
     const { oId, ...medal } = parse(MedalGiveBody, ctx.request.body);
     const target = await userSync.sync(oId);
     const intent = { type: 'MedalGiveRequested', actor: actorOf(ctx), target, request: medal, claim: ctx.state.operationClaim } as const;
     const { message } = await operations.run<MedalGiveRequested>(intent, async () => applied(await platform.giveMedal({ userName: target.userName, ...medal })));
-    ctx.body = { code: 0, msg: message };
+    ctx.body = operationAnswer(message);
   });
 
-  router.post('/medal/remove', ...guards.write('medal:remove'), async (ctx) => {
+  router.post('/medal/remove', ...guards.write('medal:remove', 'metal'), async (ctx) => {
     const { oId, name } = parse(MedalRemoveBody, ctx.request.body);
     const target = await userSync.sync(oId);
     const intent = { type: 'MedalRemoveRequested', actor: actorOf(ctx), target, request: { name }, claim: ctx.state.operationClaim } as const;
     const { message } = await operations.run<MedalRemoveRequested>(intent, async () => applied(await platform.removeMedal({ userName: target.userName, name })));
-    ctx.body = { code: 0, msg: message };
+    ctx.body = operationAnswer(message);
   });
 
-  router.post('/items/query', ...guards.write('items:query'), async (ctx) => {
+  router.post('/items/query', ...guards.write('items:query', 'item'), async (ctx) => {
     const { oId } = parse(ItemsQueryBody, ctx.request.body);
     const { userName } = await userSync.sync(oId);
     ctx.body = { code: 0, msg: 'success', data: await platform.queryItems(userName) };
   });
 
-  router.post('/items/edit', ...guards.write('items:edit'), async (ctx) => {
+  router.post('/items/edit', ...guards.write('items:edit', 'item'), async (ctx) => {
     const { oId, item, sum } = parse(ItemsEditBody, ctx.request.body);
     const target = await userSync.sync(oId);
     const intent = { type: 'ItemsEditRequested', actor: actorOf(ctx), target, request: { item, sum }, claim: ctx.state.operationClaim } as const;
@@ -77,10 +78,10 @@ export function platformOperationsRouter({ userSync, operations, platform, point
       }
       return { applied: true, result: { message, bag } };
     });
-    ctx.body = { code: 0, msg: message };
+    ctx.body = operationAnswer(message);
   });
 
-  router.get('/liveness/:oId', ...guards.read('liveness:read'), async (ctx) => {
+  router.get('/liveness/:oId', ...guards.read('liveness:read', 'liveness'), async (ctx) => {
     const { oId } = parse(OIdParam, ctx.params);
     const { userName } = await userSync.sync(oId);
     ctx.body = { code: 0, msg: 'success', liveness: await platform.liveness(userName) };

@@ -10,12 +10,15 @@ import { createHttpApp } from './http/app.js';
 import type { HttpDeps } from './http/deps.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
-import { openCore } from './core.js';
+import { openCore, StoreOpenError } from './core.js';
 import { instrumentedPlatform } from './community/instrumented.js';
 import { IdempotencyService } from './services/idempotency.js';
 import { createRealtime } from './realtime/index.js';
 import { PlatformOperations } from './services/platformOperations.js';
-import type { Clock } from './services/runtime.js';
+import { systemClock, type Clock } from './services/runtime.js';
+import { StoreWriteHealth } from './services/storeHealth.js';
+import { describeFailure } from './projections/runner.js';
+import { SubscriptionInterruptedError, type EventStore } from './store/port.js';
 import { UserSync } from './services/userSync.js';
 
 // ../package.json from both src/ (tsx) and dist/ (the container image).
@@ -34,11 +37,29 @@ export interface RunningService {
 
 export async function startService(
   config: Config,
-  overrides: { platform?: CommunityPlatform; clock?: Clock; log?: Logger } = {},
+  overrides: { platform?: CommunityPlatform; clock?: Clock; log?: Logger; wrapStore?: (store: EventStore) => EventStore } = {},
 ): Promise<RunningService> {
   const log = overrides.log ?? createLogger(config.logLevel);
   const metrics = createMetrics();
-  const { store, readModels, runner, clock } = await openCore(config, overrides.clock, metrics);
+  const storeHealth = new StoreWriteHealth(config.nodeId, overrides.clock ?? systemClock);
+  const { store, readModels, runner, clock } = await openCore(config, overrides.clock, metrics, {
+    writeHealth: storeHealth,
+    wrapAdapter: overrides.wrapStore,
+    runnerObserver: {
+      projectionFailed(failure) {
+        metrics.projectionErrors.inc({ read_model: failure.readModel });
+        log.error({ err: failure.error, readModel: failure.readModel, position: failure.event.position }, describeFailure(failure));
+      },
+      subscriptionTrouble(error) {
+        if (error instanceof SubscriptionInterruptedError) {
+          metrics.subscriptionResumes.inc();
+          log.warn({ cause: error.cause.message, after: error.after, attempt: error.attempt, retryInMs: error.retryInMs }, 'event store subscription interrupted; resuming');
+        } else {
+          log.error({ err: error }, 'event store subscription trouble');
+        }
+      },
+    },
+  });
   const platform = instrumentedPlatform(
     overrides.platform ??
       new FishpiPlatform({ baseUrl: config.community.url, keys: config.community.keys, timeoutMs: config.community.timeoutMs, userAgent: USER_AGENT }),
@@ -57,6 +78,7 @@ export async function startService(
     operations: new PlatformOperations({ store, runner, clock }),
     idempotency: new IdempotencyService({ store, runner, model: readModels.idempotency, clock, ttlMs: config.idempotencyTtlMs, staleMs: IDEMPOTENCY_STALE_MS }),
     metrics,
+    storeHealth,
     rateLimit: config.rateLimit,
     pointsSource: config.community.pointsSource,
   };
@@ -132,7 +154,17 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const service = await startService(config);
+  let service: RunningService;
+  try {
+    service = await startService(config);
+  } catch (error) {
+    // What an operator has to fix (a path, a file, a server): one line, no stack.
+    if (error instanceof StoreOpenError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
   const stop = () => {
     // A close that hangs must not keep an orchestrator waiting past the promised deadline.
     setTimeout(() => process.exit(1), config.shutdownTimeoutMs).unref();

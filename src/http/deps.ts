@@ -19,6 +19,7 @@ import type { PlatformOperations } from '../services/platformOperations.js';
 import type { Clock } from '../services/runtime.js';
 import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
+import type { StoreWriteHealth } from '../services/storeHealth.js';
 
 
 export type { ReadModels };
@@ -32,6 +33,8 @@ export interface HttpDeps {
   userSync: UserSync;
   idempotency: IdempotencyService;
   metrics: Metrics;
+  /** Whether the event store takes appends (/readyz). */
+  storeHealth: StoreWriteHealth;
   /** undefined: no rate limit. */
   rateLimit: RateLimit | undefined;
   /** Send the platform's source fields (sourceAppId, requestId, …) with points edits. */

@@ -17,8 +17,8 @@ import { createRealtime } from './realtime/index.js';
 import { PlatformOperations } from './services/platformOperations.js';
 import { systemClock, type Clock } from './services/runtime.js';
 import { StoreWriteHealth } from './services/storeHealth.js';
-import { describeFailure } from './projections/runner.js';
-import { SubscriptionInterruptedError, type EventStore } from './store/port.js';
+import { reportRunnerTrouble } from './projections/runnerReports.js';
+import type { EventStore } from './store/port.js';
 import { UserSync } from './services/userSync.js';
 
 // ../package.json from both src/ (tsx) and dist/ (the container image).
@@ -45,20 +45,7 @@ export async function startService(
   const { store, readModels, runner, clock } = await openCore(config, overrides.clock, metrics, {
     writeHealth: storeHealth,
     wrapAdapter: overrides.wrapStore,
-    runnerObserver: {
-      projectionFailed(failure) {
-        metrics.projectionErrors.inc({ read_model: failure.readModel });
-        log.error({ err: failure.error, readModel: failure.readModel, position: failure.event.position }, describeFailure(failure));
-      },
-      subscriptionTrouble(error) {
-        if (error instanceof SubscriptionInterruptedError) {
-          metrics.subscriptionResumes.inc();
-          log.warn({ cause: error.cause.message, after: error.after, attempt: error.attempt, retryInMs: error.retryInMs }, 'event store subscription interrupted; resuming');
-        } else {
-          log.error({ err: error }, 'event store subscription trouble');
-        }
-      },
-    },
+    runnerObserver: reportRunnerTrouble(log, metrics),
   });
   const platform = instrumentedPlatform(
     overrides.platform ??

@@ -2,21 +2,30 @@
 // a live subscription that drops, and a read model that throws on an event. Failures are
 // injected under resumingStore by test/support/faultyStore.ts (this runs as root, so file modes
 // cannot make the SQLite file unwritable).
+import { pino } from 'pino';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FaultyStore } from '../support/faultyStore.js';
 import { ALICE, startHarness, type Harness } from '../support/harness.js';
 
-async function withFaults(run: (h: Harness, faults: FaultyStore) => Promise<void>) {
+async function withFaults(run: (h: Harness, faults: FaultyStore, logLines: () => Array<Record<string, unknown>>) => Promise<void>) {
   let faults: FaultyStore | undefined;
+  let logged = '';
+  const log = pino({ level: 'warn' }, { write: (line: string) => void (logged += line) });
   const h = await startHarness({
     wrapStore: (store) => {
       faults = new FaultyStore(store);
       return faults;
     },
+    log,
   });
   try {
-    await run(h, faults!);
+    await run(h, faults!, () =>
+      logged
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+    );
   } finally {
     await h.close();
   }
@@ -62,15 +71,25 @@ test('a write answered while appends fail is not the last word: a successful app
     assert.equal(await h.events('store-'), [], 'no probe was needed');
   }));
 
-test('a dropped live subscription resumes: later writes reach the read models, and each resume is counted', () =>
-  withFaults(async (h, faults) => {
+test('a dropped live subscription resumes: later writes reach the read models, and each resume is logged and counted', () =>
+  withFaults(async (h, faults, logLines) => {
     await h.key();
     faults.endSubscriptions();
     // Issuing a key waits until the read models have applied it: it only answers if the runner follows the log again.
     const { key } = await h.key();
+    faults.dropSubscriptions(new Error('connection reset by peer'));
+    assert.is((await h.get(`/adm/vip/${ALICE.oId}`, (await h.key()).key)).status, 200);
     assert.is((await h.get(`/adm/vip/${ALICE.oId}`, key)).status, 200);
     assert.is((await h.get('/readyz')).status, 200);
-    assert.ok(metric((await h.get('/metrics')).text, 'store_subscription_resumes_total') >= 1);
+    assert.is(metric((await h.get('/metrics')).text, 'store_subscription_resumes_total'), 2);
+    const warnings = logLines().filter((l) => l.msg === 'event store subscription interrupted; resuming');
+    assert.equal(
+      warnings.map((w) => [w.cause, w.attempt]),
+      [
+        ['The event store ended the subscription', 1],
+        ['connection reset by peer', 1],
+      ],
+    );
   }));
 
 test('a read model that throws on an event: the others apply it and the service goes on, /readyz answers 503 naming it, also after a restart', async () => {

@@ -2,6 +2,7 @@
 // and has a default; a bad value stops start-up with a message that names the variable.
 import { hostname } from 'node:os';
 import * as v from 'valibot';
+import { connectionStringProblem } from './store/connectionString.js';
 
 const port = (fallback: string) =>
   v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.integer('must be a whole number'), v.minValue(0), v.maxValue(65535));
@@ -18,7 +19,7 @@ const EnvSchema = v.object({
   PORT: port('8090'),
   HOST: v.optional(v.string(), '127.0.0.1'),
   DATA_DIR: v.optional(v.string(), './data'),
-  EVENTSTORE_CONNECTION_STRING: v.optional(v.pipe(v.string(), v.regex(/^(esdb|kurrentdb)(\+discover)?:\/\//, 'must start with esdb://'))),
+  EVENTSTORE_CONNECTION_STRING: v.optional(v.pipe(v.string(), v.check((s) => !connectionStringProblem(s), (issue) => connectionStringProblem(String(issue.input))!))),
   COMMUNITY_URL: v.optional(url, 'https://fishpi.cn'),
   COMMUNITY_KEY: optionalText,
   COMMUNITY_KEY_POINT: optionalText,

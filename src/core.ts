@@ -4,34 +4,72 @@ import { join, resolve } from 'node:path';
 import type { Config } from './config.js';
 import type { Metrics } from './metrics.js';
 import { createReadModels, inApplyOrder } from './projections/readModels.js';
-import { ProjectionRunner } from './projections/runner.js';
+import { ProjectionRunner, type RunnerObserver } from './projections/runner.js';
 import { systemClock, type Clock } from './services/runtime.js';
+import type { StoreWriteHealth } from './services/storeHealth.js';
+import { redactedConnectionString } from './store/connectionString.js';
 import { instrumentedStore } from './store/instrumented.js';
 import type { EventStore } from './store/port.js';
+import { resumingStore } from './store/resuming.js';
 import { SqliteEventStore } from './store/sqlite.js';
 
-/** Which store this configuration uses, for people: the SQLite file, or the EventStoreDB host (no credentials). */
+/** The store could not be opened or read at start; the message names where it is and why. */
+export class StoreOpenError extends Error {}
+
+/** Where the configured store is, for messages (never with a password). */
 export function describeStore(config: Config): string {
-  if (!config.eventStoreConnectionString) return `SQLite file ${resolve(config.dataDir, 'events.sqlite')}`;
-  return `EventStoreDB ${config.eventStoreConnectionString.replace(/\/\/[^@/]*@/, '//')}`;
+  return config.eventStoreConnectionString
+    ? `EventStoreDB at ${redactedConnectionString(config.eventStoreConnectionString)}`
+    : `SQLite file ${resolve(config.dataDir, 'events.sqlite')}`;
 }
 
-export async function openStore(config: Config): Promise<EventStore> {
-  if (config.eventStoreConnectionString) {
-    // Loaded only when used: the gRPC client is heavy and most installs run embedded.
-    const { EventStoreDbEventStore } = await import('./store/eventstoredb.js');
-    return new EventStoreDbEventStore(config.eventStoreConnectionString);
+const reason = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * Opens the configured adapter inside resumingStore, so that subscriptions resume by themselves.
+ * `wrapAdapter` goes between the two (tests inject faults there).
+ */
+export async function openStore(config: Config, wrapAdapter: (store: EventStore) => EventStore = (store) => store): Promise<EventStore> {
+  let adapter: EventStore;
+  try {
+    if (config.eventStoreConnectionString) {
+      // Loaded only when used: the gRPC client is heavy and most installs run embedded.
+      const { EventStoreDbEventStore } = await import('./store/eventstoredb.js');
+      adapter = new EventStoreDbEventStore(config.eventStoreConnectionString);
+    } else {
+      adapter = new SqliteEventStore({ file: join(config.dataDir, 'events.sqlite') });
+    }
+  } catch (error) {
+    throw new StoreOpenError(`Cannot open the event store (${describeStore(config)}): ${reason(error)}`);
   }
-  return new SqliteEventStore({ file: join(config.dataDir, 'events.sqlite') });
+  return resumingStore(wrapAdapter(adapter));
+}
+
+export interface CoreOptions {
+  /** Appends that fail because of the store are reported here (/readyz). */
+  writeHealth?: StoreWriteHealth;
+  /** Hears of read models that throw and of subscription interruptions. */
+  runnerObserver?: RunnerObserver;
+  /** Wraps the adapter before anything else sees it (tests inject faults here). */
+  wrapAdapter?: (store: EventStore) => EventStore;
 }
 
 /** Opens the store and brings every read model up to date with the log. */
-export async function openCore(config: Config, clock: Clock = systemClock, metrics?: Pick<Metrics, 'eventsAppended'>) {
-  const opened = await openStore(config);
-  const store = metrics ? instrumentedStore(opened, metrics) : opened;
+export async function openCore(
+  config: Config,
+  clock: Clock = systemClock,
+  metrics?: Pick<Metrics, 'eventsAppended' | 'storeAppendFailures'>,
+  options: CoreOptions = {},
+) {
+  const opened = await openStore(config, options.wrapAdapter);
+  const store = metrics ? instrumentedStore(opened, metrics, options.writeHealth) : opened;
   const readModels = createReadModels(clock, config.realtime.replayMs);
-  const runner = new ProjectionRunner(store, inApplyOrder(readModels));
-  await runner.start();
+  const runner = new ProjectionRunner(store, inApplyOrder(readModels), options.runnerObserver);
+  try {
+    await runner.start();
+  } catch (error) {
+    await store.close().catch(() => undefined);
+    throw new StoreOpenError(`Cannot read the event store (${describeStore(config)}): ${reason(error)}`);
+  }
   return { store, readModels, runner, clock };
 }
-

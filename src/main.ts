@@ -9,7 +9,7 @@ import { createHttpApp } from './http/app.js';
 import type { HttpDeps } from './http/deps.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
-import { describeStore, openCore } from './core.js';
+import { describeStore, openCore, StoreOpenError } from './core.js';
 import { USER_AGENT, version } from './version.js';
 import { missingKeysWarning } from './community/goldFinger.js';
 import { instrumentedPlatform } from './community/instrumented.js';
@@ -17,7 +17,10 @@ import { IdempotencyService } from './services/idempotency.js';
 import { createRealtime } from './realtime/index.js';
 import { PlatformOperations } from './services/platformOperations.js';
 import { OperationOutcomes } from './services/operationOutcomes.js';
-import type { Clock } from './services/runtime.js';
+import { systemClock, type Clock } from './services/runtime.js';
+import { StoreWriteHealth } from './services/storeHealth.js';
+import { reportRunnerTrouble } from './projections/runnerReports.js';
+import type { EventStore } from './store/port.js';
 import { UserSync } from './services/userSync.js';
 
 
@@ -30,11 +33,16 @@ export interface RunningService {
 
 export async function startService(
   config: Config,
-  overrides: { platform?: CommunityPlatform; clock?: Clock; log?: Logger } = {},
+  overrides: { platform?: CommunityPlatform; clock?: Clock; log?: Logger; wrapStore?: (store: EventStore) => EventStore } = {},
 ): Promise<RunningService> {
   const log = overrides.log ?? createLogger(config.logLevel);
   const metrics = createMetrics();
-  const { store, readModels, runner, clock } = await openCore(config, overrides.clock, metrics);
+  const storeHealth = new StoreWriteHealth(config.nodeId, overrides.clock ?? systemClock);
+  const { store, readModels, runner, clock } = await openCore(config, overrides.clock, metrics, {
+    writeHealth: storeHealth,
+    wrapAdapter: overrides.wrapStore,
+    runnerObserver: reportRunnerTrouble(log, metrics),
+  });
   const platform = instrumentedPlatform(
     overrides.platform ??
       new FishpiPlatform({ baseUrl: config.community.url, keys: config.community.keys, timeoutMs: config.community.timeoutMs, userAgent: USER_AGENT }),
@@ -63,6 +71,7 @@ export async function startService(
       nodeId: config.nodeId,
     }),
     metrics,
+    storeHealth,
     rateLimit: config.rateLimit,
     platformKeys: config.community.keys,
     pointsSource: config.community.pointsSource,
@@ -181,7 +190,17 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const service = await startService(config);
+  let service: RunningService;
+  try {
+    service = await startService(config);
+  } catch (error) {
+    // What an operator has to fix (a path, a file, a server): one line, no stack.
+    if (error instanceof StoreOpenError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
   process.stderr.write(nextSteps(config, service.url));
   const stop = () => {
     // A close that hangs must not keep an orchestrator waiting past the promised deadline.

@@ -24,6 +24,9 @@ export function createMetrics() {
       openConnections = count;
     },
     eventsAppended: new Counter({ name: 'events_appended_total', help: 'Events appended to the store by this node', registers: [registry] }),
+    storeAppendFailures: new Counter({ name: 'store_append_failures_total', help: 'Appends that failed because of the event store (not a conflict or an oversized append)', registers: [registry] }),
+    subscriptionResumes: new Counter({ name: 'store_subscription_resumes_total', help: 'Interruptions of the live subscription to the event store, each followed by a resume', registers: [registry] }),
+    projectionErrors: new Counter({ name: 'projection_errors_total', help: 'Events a read model threw on, by read model', labelNames: ['read_model'], registers: [registry] }),
     projectionLag: new Gauge({ name: 'projection_lag_events', help: 'Events in the store that the read models have not applied yet', registers: [registry] }),
     platformCalls: new Counter({ name: 'platform_calls_total', help: 'Calls to the community platform by endpoint and outcome', labelNames: ['endpoint', 'outcome'], registers: [registry] }),
     platformDuration: new Histogram({ name: 'platform_call_duration_seconds', help: 'Duration of calls to the community platform', labelNames: ['endpoint', 'outcome'], buckets: seconds, registers: [registry] }),

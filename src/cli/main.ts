@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { AppError } from '../domain/errors.js';
 import { ConfigError, loadConfig } from '../config.js';
-import { describeStore, openCore, openStore } from '../core.js';
+import { describeStore, openCore, openStore, StoreOpenError } from '../core.js';
 import { createReadModels } from '../projections/readModels.js';
 import { ApiKeyService } from '../services/apiKeys.js';
 import { systemClock } from '../services/runtime.js';
@@ -113,7 +113,7 @@ run(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
     process.exit(64);
   }
-  if (error instanceof AppError || error instanceof ConfigError || error instanceof ReplayError) {
+  if (error instanceof AppError || error instanceof ConfigError || error instanceof ReplayError || error instanceof StoreOpenError) {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
   }

@@ -6,8 +6,8 @@
 import { performance } from 'node:perf_hooks';
 import { ValidationError } from '../domain/errors.js';
 import { inApplyOrder, type ReadModels } from '../projections/readModels.js';
-import { ProjectionRunner, type CatchUpProgress, type Projection } from '../projections/runner.js';
-import type { EventStore, RecordedEvent } from '../store/port.js';
+import { describeFailure, ProjectionRunner, type CatchUpProgress } from '../projections/runner.js';
+import type { EventStore } from '../store/port.js';
 
 /** A read model threw on an event: the log no longer folds. */
 export class ReplayError extends Error {}
@@ -30,22 +30,6 @@ export interface RebuildReport {
 
 const BAR = 30;
 const LINE_EVERY_MS = 1000;
-
-/** Names the read model and the event when a fold fails. */
-function guarded(projection: Projection): Projection {
-  return {
-    name: projection.name,
-    apply(event: RecordedEvent) {
-      try {
-        projection.apply(event);
-      } catch (error) {
-        throw new ReplayError(
-          `Read model "${projection.name}" failed on event #${event.position} (${event.type} in ${event.streamName}@${event.revision}): ${(error as Error).message}`,
-        );
-      }
-    },
-  };
-}
 
 function progressReporter(head: number, output: ProgressOutput, started: number) {
   let lastLine = started;
@@ -77,7 +61,7 @@ export async function rebuild(store: EventStore, readModels: ReadModels, output:
   const head = await store.headPosition();
   const started = performance.now();
   const progress = progressReporter(head, output, started);
-  const runner = new ProjectionRunner(store, projections.map(guarded));
+  const runner = new ProjectionRunner(store, projections);
   let events = 0;
   try {
     await runner.start((step) => {
@@ -88,6 +72,9 @@ export async function rebuild(store: EventStore, readModels: ReadModels, output:
     progress.done();
     await runner.stop();
   }
+  // The runner folds on past a read model that throws; the first failure is what to report.
+  const [failure] = runner.failures;
+  if (failure) throw new ReplayError(describeFailure(failure));
   const seconds = (performance.now() - started) / 1000;
   return { events, seconds, eventsPerSecond: Math.round(events / Math.max(seconds, 1e-6)), readModels: projections.map((p) => p.name) };
 }

@@ -137,6 +137,12 @@ export type IdempotentRequestCompleted = {
 export type IdempotentRequestReleased = { type: 'IdempotentRequestReleased'; data: { appId: string; at: string } };
 export type IdempotencyEvent = IdempotentRequestStarted | IdempotentOperationBound | IdempotentRequestCompleted | IdempotentRequestReleased;
 
+/**
+ * Appends failed on `node` since `failedSince` and succeed again (the write that shows it). Not a
+ * DomainEvent: no read model folds it; it is in the log for whoever reads about an outage.
+ */
+export type StoreWritesRecovered = { type: 'StoreWritesRecovered'; data: { node: string; failedSince: string; at: string } };
+
 export type DomainEvent = ApiKeyEvent | UserEvent | VipEvent | OperationEvent | MessagePushed | ClientEvent | LoginEvent | SessionEvent | IdempotencyEvent;
 export type DomainEventType = DomainEvent['type'];
 
@@ -151,4 +157,5 @@ export const streams = {
   login: (stateHash: string) => `login-${stateHash}`,
   session: (sessionId: string) => `session-${sessionId}`,
   idempotency: (appId: string, keyHash: string) => `idempotency-${appId}-${keyHash}`,
+  store: (nodeId: string) => `store-${nodeId}`,
 };

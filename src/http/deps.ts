@@ -21,6 +21,7 @@ import type { OperationOutcomes } from '../services/operationOutcomes.js';
 import type { Clock } from '../services/runtime.js';
 import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
+import type { StoreWriteHealth } from '../services/storeHealth.js';
 
 
 export type { ReadModels };
@@ -34,6 +35,8 @@ export interface HttpDeps {
   userSync: UserSync;
   idempotency: IdempotencyService;
   metrics: Metrics;
+  /** Whether the event store takes appends (/readyz). */
+  storeHealth: StoreWriteHealth;
   /** undefined: no rate limit. */
   rateLimit: RateLimit | undefined;
   /** The platform's admin keys this service holds (a route whose key is missing answers 503). */

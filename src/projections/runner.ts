@@ -1,8 +1,13 @@
 // Folds the log into the read models: catch up page by page from the start, then follow the
 // store's live subscription. Handlers call waitFor(position) after an append so that the answer
 // they read back includes their own write (design.md "read your writes").
+//
+// Nothing stops the runner for good. The subscription resumes by itself after an interruption
+// (port.ts); the runner only hears of it. A read model that throws on an event is recorded as
+// failed (the service is then not ready: its answers may be wrong) while the other read models
+// apply the event and the runner goes on, so one bad event cannot freeze every read model.
 import { Subject } from 'rxjs';
-import type { EventStore, RecordedEvent, Subscription } from '../store/port.js';
+import { OutOfOrderEventError, type EventStore, type RecordedEvent, type Subscription } from '../store/port.js';
 
 export interface Projection {
   readonly name: string;
@@ -14,6 +19,24 @@ export interface CatchUpProgress {
   events: number;
 }
 
+/** A read model threw on an event. */
+export interface ProjectionFailure {
+  readModel: string;
+  event: RecordedEvent;
+  error: Error;
+}
+
+export interface RunnerObserver {
+  /** A read model threw on an event; the first failure of each read model is kept in `failures`. */
+  projectionFailed?(failure: ProjectionFailure): void;
+  /** The live subscription reported trouble (an interruption it resumes from). */
+  subscriptionTrouble?(error: Error): void;
+}
+
+export function describeFailure({ readModel, event, error }: ProjectionFailure): string {
+  return `Read model "${readModel}" failed on event #${event.position} (${event.type} in ${event.streamName}@${event.revision}): ${error.message}`;
+}
+
 const PAGE = 5000;
 
 export class ProjectionRunner {
@@ -22,15 +45,21 @@ export class ProjectionRunner {
   private current = 0;
   private subscription: Subscription | undefined;
   private waiters: Array<{ position: number; resolve(): void }> = [];
-  private failure: Error | undefined;
+  private readonly failed = new Map<string, ProjectionFailure>();
 
   constructor(
     private readonly store: EventStore,
     private readonly projections: readonly Projection[],
+    private readonly observer: RunnerObserver = {},
   ) {}
 
   get position(): number {
     return this.current;
+  }
+
+  /** The first failure of each read model that threw on an event, oldest first. */
+  get failures(): ProjectionFailure[] {
+    return [...this.failed.values()];
   }
 
   /** Catches up with the whole log, then follows it live. Resolves once caught up. */
@@ -46,13 +75,12 @@ export class ProjectionRunner {
     this.subscription = this.store.subscribeToAll({
       after: this.current,
       onEvent: (event) => this.apply(event),
-      onError: (error) => this.fail(error),
+      onError: (error) => this.observer.subscriptionTrouble?.(error),
     });
   }
 
   /** Resolves once every read model has applied the event at `position` (or a later one). */
   waitFor(position: number, timeoutMs = 5000): Promise<void> {
-    if (this.failure) return Promise.reject(this.failure);
     if (this.current >= position) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const waiter = { position, resolve: () => (clearTimeout(timer), resolve()) };
@@ -71,12 +99,23 @@ export class ProjectionRunner {
   }
 
   private apply(event: RecordedEvent): void {
-    // A subscription may hand over an event the catch-up already applied.
-    if (event.position <= this.current) return;
-    for (const projection of this.projections) projection.apply(event);
+    // The store guarantees it (port.ts); applying an event twice would corrupt the read models.
+    if (event.position <= this.current) throw new OutOfOrderEventError(event.position, this.current);
+    for (const projection of this.projections) {
+      try {
+        projection.apply(event);
+      } catch (error) {
+        this.projectionFailed({ readModel: projection.name, event, error: error as Error });
+      }
+    }
     this.current = event.position;
     this.applied$.next(event);
     if (this.waiters.length > 0) this.release();
+  }
+
+  private projectionFailed(failure: ProjectionFailure): void {
+    if (!this.failed.has(failure.readModel)) this.failed.set(failure.readModel, failure);
+    this.observer.projectionFailed?.(failure);
   }
 
   private release(): void {
@@ -84,10 +123,5 @@ export class ProjectionRunner {
     if (ready.length === 0) return;
     this.waiters = this.waiters.filter((w) => w.position > this.current);
     for (const waiter of ready) waiter.resolve();
-  }
-
-  private fail(error: Error): void {
-    this.failure = error;
-    this.applied$.error(error);
   }
 }

@@ -12,26 +12,67 @@
 //
 // System events (type starting with `$`: stats, link events, stream metadata) are not part of
 // the domain log and are hidden, as `excludeSystemEvents()` does for subscriptions.
+//
+// Transient trouble (the server unreachable, a leader change, a deadline or commit timeout) is
+// retried within a window; a subscription stops at its first failure or end and says so, and
+// resumingStore (src/core.ts puts it around this adapter) resumes it.
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ANY,
   BACKWARDS,
+  DeadlineExceededError,
   END,
   EventStoreDBClient,
+  MaxAppendSizeExceededError,
   NO_STREAM,
+  NotLeaderError,
   START,
   StreamNotFoundError,
+  TimeoutError,
+  UnavailableError,
   WrongExpectedVersionError,
   excludeSystemEvents,
   jsonEvent,
   type AppendExpectedRevision,
+  type EventData,
   type CurrentRevision,
   type JSONType,
   type Position,
   type ReadPosition,
   type RecordedEvent as EsdbRecordedEvent,
 } from '@eventstore/db-client';
-import { ConcurrencyError } from '../domain/errors.js';
-import type { AppendResult, EventStore, EventToAppend, ExpectedRevision, RecordedEvent, SubscribeOptions, Subscription } from './port.js';
+import { ConcurrencyError, PayloadTooLargeError } from '../domain/errors.js';
+import { forEventStoreDbClient } from './connectionString.js';
+import {
+  SubscriptionEndedError,
+  type AppendResult,
+  type EventStore,
+  type EventToAppend,
+  type ExpectedRevision,
+  type RecordedEvent,
+  type SubscribeOptions,
+  type Subscription,
+} from './port.js';
+import { resumeDelay, type ResumeBackoff } from './resuming.js';
+
+/** What the adapter uses of the client (a test passes a stand-in). */
+export type EventStoreDbClientApi = Pick<EventStoreDBClient, 'appendToStream' | 'readStream' | 'readAll' | 'subscribeToAll' | 'dispose'>;
+
+export interface RetryPolicy extends ResumeBackoff {
+  /** No new attempt starts once this much time has passed since the first one. */
+  windowMs: number;
+}
+
+export const DEFAULT_RETRY: RetryPolicy = { windowMs: 10_000, firstDelayMs: 100, maxDelayMs: 2000 };
+
+/** How many of a stream's newest events a retried 'any' append looks through for its own. */
+const RETRY_LOOKBACK = 100;
+
+/** Failures that say nothing about the request itself: another attempt may well succeed. */
+function isTransient(error: unknown): boolean {
+  return error instanceof UnavailableError || error instanceof DeadlineExceededError || error instanceof TimeoutError || error instanceof NotLeaderError;
+}
 
 function toPosition(position: number): ReadPosition {
   return position > 0 ? { commit: BigInt(position), prepare: BigInt(position) } : START;
@@ -71,48 +112,94 @@ function toRecorded(event: EsdbRecordedEvent): RecordedEvent {
 }
 
 export class EventStoreDbEventStore implements EventStore {
-  private readonly client: EventStoreDBClient;
+  private readonly client: EventStoreDbClientApi;
   private readonly subscriptions = new Set<Subscription>();
 
-  /** @param connectionString e.g. `esdb://localhost:2113?tls=false` */
-  constructor(connectionString: string) {
-    this.client = EventStoreDBClient.connectionString(connectionString);
+  /** @param connection e.g. `esdb://localhost:2113?tls=false` (or `kurrentdb://…`), or a client */
+  constructor(
+    connection: string | EventStoreDbClientApi,
+    private readonly retry: RetryPolicy = DEFAULT_RETRY,
+  ) {
+    this.client = typeof connection === 'string' ? EventStoreDBClient.connectionString(forEventStoreDbClient(connection)) : connection;
   }
 
   async append(streamName: string, events: EventToAppend[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
     if (events.length === 0) throw new Error('Nothing to append');
     const expected = options.expectedRevision ?? 'any';
-    // 'any' never conflicts, so a conflict always has a revision or 'no_stream' as expected.
-    const conflict = (actual: number | 'no_stream') => new ConcurrencyError(streamName, expected as number | 'no_stream', actual);
+    // Ids are given once, before the first attempt: every retry sends the very same events.
+    const eventData = events.map((e) => jsonEvent({ id: randomUUID(), type: e.type, data: e.data as JSONType, metadata: e.metadata }));
     try {
-      const result = await this.client.appendToStream(
-        streamName,
-        events.map((e) => jsonEvent({ type: e.type, data: e.data as JSONType, metadata: e.metadata })),
-        { expectedRevision: toExpected(expected) },
-      );
-      // Only reached when the connection string sets throwOnAppendFailure=false.
-      if (!result.success) throw conflict(result.nextExpectedRevision < 0n ? 'no_stream' : Number(result.nextExpectedRevision));
-      return { nextExpectedRevision: Number(result.nextExpectedRevision), position: positionOf(streamName, result.position) };
+      return await this.retrying((attempt) => this.appendOnce(streamName, eventData, expected, attempt > 1));
     } catch (error) {
-      if (error instanceof WrongExpectedVersionError) throw conflict(fromCurrent(error.actualVersion));
+      // 'any' never conflicts, so a conflict always has a revision or 'no_stream' as expected.
+      if (error instanceof WrongExpectedVersionError) throw new ConcurrencyError(streamName, expected as number | 'no_stream', fromCurrent(error.actualVersion));
+      if (error instanceof MaxAppendSizeExceededError) {
+        throw new PayloadTooLargeError(`The events are larger than the event store accepts in one append (${error.maxAppendSize} bytes)`);
+      }
       throw error;
     }
   }
 
-  async readStream(streamName: string): Promise<RecordedEvent[]> {
-    const events: RecordedEvent[] = [];
+  /**
+   * One attempt. A retry cannot append twice: an attempt that failed may still have been written,
+   * but the retry carries the same event ids. With an expected revision, EventStoreDB finds those
+   * ids at that revision and answers success without writing them again (its idempotent append);
+   * with 'any' it does so only while it still has the ids in its cache of recent writes, so a
+   * retried 'any' append first looks for them at the end of the stream itself.
+   */
+  private async appendOnce(streamName: string, eventData: EventData[], expected: ExpectedRevision, isRetry: boolean): Promise<AppendResult> {
+    if (isRetry && expected === 'any') {
+      const written = await this.findWritten(streamName, eventData);
+      if (written) return written;
+    }
+    const result = await this.client.appendToStream(streamName, eventData, { expectedRevision: toExpected(expected) });
+    if (!result.success) {
+      // Only reached when the connection string sets throwOnAppendFailure=false.
+      throw new ConcurrencyError(streamName, expected as number | 'no_stream', result.nextExpectedRevision < 0n ? 'no_stream' : Number(result.nextExpectedRevision));
+    }
+    // An idempotent answer may come without a position: read it back then.
+    if (!result.position && isRetry) {
+      const written = await this.findWritten(streamName, eventData);
+      if (written) return written;
+    }
+    return { nextExpectedRevision: Number(result.nextExpectedRevision), position: positionOf(streamName, result.position) };
+  }
+
+  /** Where the last of `eventData` was written, if it is among the stream's newest events. */
+  private async findWritten(streamName: string, eventData: EventData[]): Promise<AppendResult | undefined> {
+    const lastId = eventData.at(-1)!.id;
     try {
-      for await (const resolved of this.client.readStream(streamName)) {
-        if (resolved.event) events.push(toRecorded(resolved.event));
+      for await (const resolved of this.client.readStream(streamName, { direction: BACKWARDS, fromRevision: END, maxCount: RETRY_LOOKBACK })) {
+        const event = resolved.event;
+        if (event?.id === lastId) return { nextExpectedRevision: Number(event.revision), position: positionOf(streamName, event.position) };
       }
     } catch (error) {
-      if (error instanceof StreamNotFoundError) return [];
+      if (error instanceof StreamNotFoundError) return undefined;
       throw error;
     }
-    return events;
+    return undefined;
   }
 
-  async readAll(options: { after: number; limit: number }): Promise<RecordedEvent[]> {
+  readStream(streamName: string): Promise<RecordedEvent[]> {
+    return this.retrying(async () => {
+      const events: RecordedEvent[] = [];
+      try {
+        for await (const resolved of this.client.readStream(streamName)) {
+          if (resolved.event) events.push(toRecorded(resolved.event));
+        }
+      } catch (error) {
+        if (error instanceof StreamNotFoundError) return [];
+        throw error;
+      }
+      return events;
+    });
+  }
+
+  readAll(options: { after: number; limit: number }): Promise<RecordedEvent[]> {
+    return this.retrying(() => this.readAllOnce(options));
+  }
+
+  private async readAllOnce(options: { after: number; limit: number }): Promise<RecordedEvent[]> {
     // readAll in client 6.x takes no server-side filter, so system events are dropped here and
     // the read goes on page by page until `limit` domain events are found or $all ends.
     const events: RecordedEvent[] = [];
@@ -133,39 +220,51 @@ export class EventStoreDbEventStore implements EventStore {
     return events;
   }
 
-  async headPosition(): Promise<number> {
-    // The newest domain event: read $all backwards past any system events written after it.
-    for await (const resolved of this.client.readAll({ direction: BACKWARDS, fromPosition: END })) {
-      const event = resolved.event;
-      if (event && !isSystemEvent(event)) return Number(event.position.commit);
-    }
-    return 0;
+  headPosition(): Promise<number> {
+    return this.retrying(async () => {
+      // The newest domain event: read $all backwards past any system events written after it.
+      for await (const resolved of this.client.readAll({ direction: BACKWARDS, fromPosition: END })) {
+        const event = resolved.event;
+        if (event && !isSystemEvent(event)) return Number(event.position.commit);
+      }
+      return 0;
+    });
   }
 
+  /** Stops at the first failure or end of the server's stream and reports it (see port.ts). */
   subscribeToAll(options: SubscribeOptions): Subscription {
     const subscription = this.client.subscribeToAll({ fromPosition: toPosition(options.after), filter: excludeSystemEvents() });
-    let lastDelivered = options.after;
-    let closed = false;
+    let stopped = false;
+    const stop = () => {
+      stopped = true;
+      this.subscriptions.delete(handle);
+    };
+    const fail = (error: Error) => {
+      if (stopped) return;
+      stop();
+      void subscription.unsubscribe().catch(() => undefined);
+      options.onError?.(error);
+    };
     subscription.on('data', (resolved) => {
-      if (closed || !resolved.event) return;
+      if (stopped || !resolved.event) return;
       try {
         const recorded = toRecorded(resolved.event);
-        // The port is exclusive of `after`; the server may start at it, so guard here.
-        if (recorded.position <= lastDelivered) return;
-        lastDelivered = recorded.position;
+        // A subscription from a position starts after it; should the server hand over the event
+        // at that very position, it is the one the subscriber named as already had. Any other
+        // event at or before it goes through and is reported as out of order.
+        if (recorded.position === options.after) return;
         options.onEvent(recorded);
       } catch (error) {
-        options.onError?.(error as Error);
+        fail(error as Error);
       }
     });
-    subscription.on('error', (error) => {
-      if (!closed) options.onError?.(error);
-    });
+    subscription.on('error', (error) => fail(error));
+    subscription.on('end', () => fail(new SubscriptionEndedError()));
+    subscription.on('close', () => fail(new SubscriptionEndedError()));
     const handle: Subscription = {
       unsubscribe: async () => {
-        if (closed) return;
-        closed = true;
-        this.subscriptions.delete(handle);
+        if (stopped) return;
+        stop();
         await subscription.unsubscribe();
       },
     };
@@ -177,5 +276,19 @@ export class EventStoreDbEventStore implements EventStore {
     // Cancel the live subscriptions first so their streams end quietly rather than erroring.
     await Promise.all([...this.subscriptions].map((s) => s.unsubscribe()));
     await this.client.dispose();
+  }
+
+  /** Runs `attempt` again after a transient failure, with a backoff, within the retry window. */
+  private async retrying<T>(attempt: (n: number) => Promise<T>): Promise<T> {
+    const started = Date.now();
+    for (let n = 1; ; n++) {
+      try {
+        return await attempt(n);
+      } catch (error) {
+        const delayMs = resumeDelay(n, this.retry);
+        if (!isTransient(error) || Date.now() - started + delayMs > this.retry.windowMs) throw error;
+        await sleep(delayMs);
+      }
+    }
   }
 }

@@ -1,13 +1,23 @@
 import type { Metrics } from '../metrics.js';
+import { isStoreFailure, type StoreWriteHealth } from '../services/storeHealth.js';
 import type { EventStore } from './port.js';
 
-/** Counts the events this node appends, around any adapter. */
-export function instrumentedStore(store: EventStore, metrics: Pick<Metrics, 'eventsAppended'>): EventStore {
+/** Counts the events this node appends and the appends the store fails, around any adapter. */
+export function instrumentedStore(store: EventStore, metrics: Pick<Metrics, 'eventsAppended' | 'storeAppendFailures'>, health?: StoreWriteHealth): EventStore {
   return {
     async append(streamName, events, options) {
-      const result = await store.append(streamName, events, options);
-      metrics.eventsAppended.inc(events.length);
-      return result;
+      try {
+        const result = await store.append(streamName, events, options);
+        metrics.eventsAppended.inc(events.length);
+        health?.appendSucceeded();
+        return result;
+      } catch (error) {
+        if (isStoreFailure(error)) {
+          metrics.storeAppendFailures.inc();
+          health?.appendFailed(error);
+        }
+        throw error;
+      }
     },
     readStream: (streamName) => store.readStream(streamName),
     readAll: (options) => store.readAll(options),

@@ -34,6 +34,26 @@ export interface Subscription {
   unsubscribe(): Promise<void>;
 }
 
+/**
+ * Subscription semantics, as the store that openStore (src/core.ts) hands out keeps them: an
+ * adapter wrapped in resumingStore (src/store/resuming.ts).
+ *
+ * - Delivery: onEvent is called once per event, in strictly increasing position order, catch-up
+ *   first and then live, with no gaps and no duplicates, until unsubscribe(). Nothing else ends
+ *   a subscription.
+ * - onError tells of trouble; none of it stops the subscription:
+ *   - SubscriptionInterruptedError: the connection failed, the server ended the stream (an end
+ *     is always reported, never silent), or the store handed over an event whose position was
+ *     not greater than the last delivered one (OutOfOrderEventError: asserted, never dropped).
+ *     The subscription resumes by itself from the last delivered position, so nothing is lost
+ *     or repeated, after a backoff that doubles with each interruption in a row.
+ *   - EventHandlerError: onEvent threw. The event counts as delivered (delivering it again
+ *     would throw again) and delivery goes on with the next one.
+ *
+ * An adapter's own subscription is simpler: it stops at the first failure or at the end of its
+ * stream, reports that once through onError (an end as SubscriptionEndedError), and delivers
+ * nothing after it; resumingStore adds the rest.
+ */
 export interface SubscribeOptions {
   /** Deliver events with a global position greater than this (0: from the start). */
   after: number;
@@ -45,7 +65,8 @@ export interface SubscribeOptions {
 export interface EventStore {
   /**
    * Appends atomically. Rejects with ConcurrencyError (src/domain/errors.ts) when
-   * `expectedRevision` does not match the stream.
+   * `expectedRevision` does not match the stream, and with PayloadTooLargeError when the events
+   * are more than the store takes in one append. Any other rejection is the store's own failure.
    */
   append(streamName: string, events: EventToAppend[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;
   /** The whole stream, oldest first; [] when it does not exist. */
@@ -56,4 +77,49 @@ export interface EventStore {
   /** Global position of the newest event in the log; 0 when the log is empty. */
   headPosition(): Promise<number>;
   close(): Promise<void>;
+}
+
+/** The server ended a subscription's stream (it is never expected to end on its own). */
+export class SubscriptionEndedError extends Error {
+  constructor() {
+    super('The event store ended the subscription');
+    this.name = 'SubscriptionEndedError';
+  }
+}
+
+/** The store handed over an event at or before the last delivered position. */
+export class OutOfOrderEventError extends Error {
+  constructor(
+    readonly position: number,
+    readonly lastDelivered: number,
+  ) {
+    super(`The event store delivered position ${position} after position ${lastDelivered}`);
+    this.name = 'OutOfOrderEventError';
+  }
+}
+
+/** A subscription stopped receiving; it resumes after `after` in `retryInMs`. */
+export class SubscriptionInterruptedError extends Error {
+  constructor(
+    override readonly cause: Error,
+    /** The last delivered position: the subscription resumes after it. */
+    readonly after: number,
+    /** Interruptions in a row without an event delivered in between, this one included. */
+    readonly attempt: number,
+    readonly retryInMs: number,
+  ) {
+    super(`The event store subscription was interrupted (${cause.message}); resuming after position ${after} in ${retryInMs} ms`);
+    this.name = 'SubscriptionInterruptedError';
+  }
+}
+
+/** onEvent threw on an event; delivery went on with the next one. */
+export class EventHandlerError extends Error {
+  constructor(
+    readonly event: RecordedEvent,
+    override readonly cause: Error,
+  ) {
+    super(`The subscriber failed on the event at position ${event.position} (${event.type}): ${cause.message}`);
+    this.name = 'EventHandlerError';
+  }
 }

@@ -286,7 +286,13 @@ export class SqliteEventStore implements EventStore {
 
   private pollForOtherWriters(): void {
     if (this.closed) return;
-    const version = this.stmt.dataVersion.get()!.data_version;
+    let version: number;
+    try {
+      version = this.stmt.dataVersion.get()!.data_version;
+    } catch (error) {
+      for (const subscriber of this.subscribers) this.stop(subscriber, error as Error);
+      return;
+    }
     if (version === this.dataVersion) return;
     this.dataVersion = version;
     for (const subscriber of this.subscribers) this.pump(subscriber);
@@ -298,7 +304,12 @@ export class SqliteEventStore implements EventStore {
     subscriber.pumping = true;
     const step = () => {
       if (subscriber.closed || this.closed) return;
-      const rows = this.stmt.readAfter.all(subscriber.lastDelivered, PAGE);
+      let rows: Row[];
+      try {
+        rows = this.stmt.readAfter.all(subscriber.lastDelivered, PAGE);
+      } catch (error) {
+        return this.stop(subscriber, error as Error);
+      }
       for (const row of rows) {
         if (subscriber.closed) return;
         subscriber.lastDelivered = row[0];
@@ -317,7 +328,15 @@ export class SqliteEventStore implements EventStore {
     try {
       subscriber.onEvent(event);
     } catch (error) {
-      subscriber.onError?.(error as Error);
+      this.stop(subscriber, error as Error);
     }
+  }
+
+  /** A subscription stops at its first failure and says so once (port.ts). */
+  private stop(subscriber: Subscriber, error: Error): void {
+    if (subscriber.closed) return;
+    subscriber.closed = true;
+    this.subscribers.delete(subscriber);
+    subscriber.onError?.(error);
   }
 }

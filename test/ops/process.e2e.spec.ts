@@ -1,7 +1,8 @@
 // Issue 4, "Running it": the service as an operator runs it — a child process started like
 // `npm start`, JSON logs on stdout, and SIGTERM.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -120,5 +121,52 @@ test('SIGTERM: open SSE streams end cleanly, in-flight requests finish, new conn
     assert.ok(at - signalled < 10_000, `exited after ${at - signalled} ms`);
     assert.is(sim.state.user(ALICE.oId)!.points, 101);
   }));
+
+/** Runs the service until it exits by itself (or 20 s pass), with its stderr apart. */
+function runToExit(env: Record<string, string>): Promise<{ code: number | null; stderr: string; stdout: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stderr, stdout });
+    });
+  });
+}
+
+function assertOneLine(run: { code: number | null; stderr: string; stdout: string }, pattern: RegExp) {
+  assert.is(run.code, 1, run.stdout + run.stderr);
+  const lines = run.stderr.split('\n').filter(Boolean);
+  assert.is(lines.length, 1, run.stderr);
+  assert.match(lines[0]!, pattern);
+  assert.not.match(run.stderr + run.stdout, /\n\s+at /, 'no stack trace');
+}
+
+test('a DATA_DIR that cannot be created stops the start with one line naming the path and the cause, exit 1', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'community-bridge-process-'));
+  try {
+    await writeFile(join(dir, 'a-file'), 'not a directory');
+    const dataDir = join(dir, 'a-file', 'data');
+    const run = await runToExit({ DATA_DIR: dataDir });
+    assertOneLine(run, new RegExp(`^Cannot open the event store \\(SQLite file ${join(dataDir, 'events.sqlite').replace(/[.]/g, '\\.')}\\): ENOTDIR: not a directory`));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a corrupt events.sqlite stops the start with one line naming the file and the cause, exit 1', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'community-bridge-process-'));
+  try {
+    await writeFile(join(dataDir, 'events.sqlite'), randomBytes(8192));
+    const run = await runToExit({ DATA_DIR: dataDir });
+    assertOneLine(run, new RegExp(`^Cannot open the event store \\(SQLite file ${join(dataDir, 'events.sqlite').replace(/[.]/g, '\\.')}\\): file is not a database$`));
+  } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
 
 test.run();

@@ -1,5 +1,7 @@
 // The one behaviour both event store adapters must show (design.md §3). Each adapter's spec runs
-// this suite against a fresh store per test.
+// this suite against a fresh store per test, as the service uses it: the adapter inside
+// resumingStore, with a fault-injecting wrapper between the two (test/support/faultyStore.ts),
+// which stays out of the way until a test asks it for a dropped, ended or refused subscription.
 //
 // The tests never assume an empty store: stream names are random and reads are narrowed to the
 // test's own streams, so the suite also runs against a shared EventStoreDB whose $all already
@@ -8,17 +10,33 @@ import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConcurrencyError } from '../../src/domain/errors.js';
-import type { AppendResult, EventStore, RecordedEvent, Subscription } from '../../src/store/port.js';
+import {
+  EventHandlerError,
+  OutOfOrderEventError,
+  SubscriptionEndedError,
+  SubscriptionInterruptedError,
+  type AppendResult,
+  type EventStore,
+  type RecordedEvent,
+  type Subscription,
+} from '../../src/store/port.js';
+import { resumingStore, type ResumeBackoff } from '../../src/store/resuming.js';
+import { FaultyStore } from '../support/faultyStore.js';
 
 export interface StoreUnderTest {
+  /** The adapter itself; the suite wraps it. */
   store: EventStore;
   cleanup(): Promise<void>;
 }
 
 interface Context {
   store: EventStore;
+  faults: FaultyStore;
   cleanup(): Promise<void>;
 }
+
+/** Short waits, so that a test sees several resumes in a row. */
+const BACKOFF: ResumeBackoff = { firstDelayMs: 10, maxDelayMs: 80 };
 
 const uniqueStream = (category: string) => `${category}-${randomUUID()}`;
 const event = (type: string, data: unknown = {}) => ({ type, data });
@@ -77,6 +95,13 @@ function assertStrictlyIncreasing(positions: number[], what: string) {
 async function mark(store: EventStore): Promise<number> {
   return (await store.append(uniqueStream('marker'), [event('Marked')])).position;
 }
+
+/** The interruptions among the errors a subscription reported. */
+function interruptions(errors: Error[]) {
+  return errors.filter((e): e is SubscriptionInterruptedError => e instanceof SubscriptionInterruptedError);
+}
+
+const values = (events: RecordedEvent[]) => events.map((e) => (e.data as { i: number }).i);
 
 const cases: Record<string, (ctx: Context) => Promise<void>> = {
   'append then readStream returns the events in order with revisions 0..n': async ({ store }) => {
@@ -361,24 +386,170 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
   },
 };
 
+const faultCases: Record<string, (ctx: Context) => Promise<void>> = {
+  'a dropped subscription is reported and resumes from the last delivered position: no gap, no duplicate': async ({ store, faults }) => {
+    const stream = uniqueStream('drop');
+    const sub = collect(store, await mark(store), [stream]);
+    try {
+      for (let i = 0; i < 3; i++) await store.append(stream, [event('E', { i })]);
+      await eventually(() => sub.events.length === 3, `3 events expected, ${sub.events.length} delivered`);
+      const lastDelivered = sub.allPositions.at(-1)!;
+      faults.dropSubscriptions(new Error('connection reset by peer'));
+      for (let i = 3; i < 6; i++) await store.append(stream, [event('E', { i })]);
+      await eventually(() => sub.events.length >= 6, `6 events expected, ${sub.events.length} delivered`);
+      await new Promise((resolve) => setTimeout(resolve, 200)); // room for an unwanted duplicate to show
+
+      assert.equal(values(sub.events), [0, 1, 2, 3, 4, 5]);
+      assertStrictlyIncreasing(sub.allPositions, 'delivered positions');
+      const [interrupted, ...more] = interruptions(sub.errors);
+      assert.equal(more, [], 'one interruption');
+      assert.is(interrupted!.cause.message, 'connection reset by peer');
+      assert.is(interrupted!.after, lastDelivered, 'it resumes after the last delivered event');
+      assert.is(interrupted!.attempt, 1);
+      assert.is(interrupted!.retryInMs, BACKOFF.firstDelayMs);
+      assert.is(faults.subscribedAfter.at(-1), lastDelivered, 'the new subscription starts there');
+    } finally {
+      await sub.subscription.unsubscribe();
+    }
+  },
+
+  'an end of the stream is reported, never silent, and the subscription resumes': async ({ store, faults }) => {
+    const stream = uniqueStream('end');
+    const sub = collect(store, await mark(store), [stream]);
+    try {
+      await store.append(stream, [event('E', { i: 0 })]);
+      await eventually(() => sub.events.length === 1, 'the first event was not delivered');
+      faults.endSubscriptions();
+      await store.append(stream, [event('E', { i: 1 })]);
+      await eventually(() => sub.events.length === 2, 'the event after the end was not delivered');
+      const [interrupted] = interruptions(sub.errors);
+      assert.instance(interrupted!.cause, SubscriptionEndedError);
+      assert.equal(values(sub.events), [0, 1]);
+    } finally {
+      await sub.subscription.unsubscribe();
+    }
+  },
+
+  'while the store refuses to subscribe, resumes back off (doubling, capped) and go on until one succeeds': async ({ store, faults }) => {
+    const stream = uniqueStream('refused');
+    const sub = collect(store, await mark(store), [stream]);
+    try {
+      await store.append(stream, [event('E', { i: 0 })]);
+      await eventually(() => sub.events.length === 1, 'the first event was not delivered');
+      faults.subscribeFailure = new Error('unavailable');
+      faults.dropSubscriptions();
+      await store.append(stream, [event('E', { i: 1 })]);
+      await eventually(() => interruptions(sub.errors).length >= 5, `5 interruptions expected, ${interruptions(sub.errors).length} seen`);
+      assert.equal(
+        interruptions(sub.errors)
+          .slice(0, 5)
+          .map((e) => [e.attempt, e.retryInMs]),
+        [
+          [1, 10],
+          [2, 20],
+          [3, 40],
+          [4, 80],
+          [5, 80],
+        ],
+      );
+      faults.subscribeFailure = undefined;
+      await eventually(() => sub.events.length === 2, 'the event appended during the outage was not delivered');
+      await store.append(stream, [event('E', { i: 2 })]);
+      await eventually(() => sub.events.length === 3, 'live delivery did not go on');
+      assert.equal(values(sub.events), [0, 1, 2]);
+
+      const before = interruptions(sub.errors).length;
+      faults.dropSubscriptions();
+      await eventually(() => interruptions(sub.errors).length > before, 'the next drop was not reported');
+      assert.is(interruptions(sub.errors)[before]!.attempt, 1, 'a delivered event starts the backoff over');
+    } finally {
+      await sub.subscription.unsubscribe();
+    }
+  },
+
+  'an event at or before the last delivered position is reported as out of order and not delivered again': async ({ store, faults }) => {
+    const stream = uniqueStream('repeat');
+    const sub = collect(store, await mark(store), [stream]);
+    try {
+      await store.append(stream, [event('E', { i: 0 })]);
+      await store.append(stream, [event('E', { i: 1 })]);
+      await eventually(() => sub.events.length === 2, '2 events expected');
+      faults.repeatLastEvent();
+      await store.append(stream, [event('E', { i: 2 })]);
+      await eventually(() => sub.events.length >= 3, 'the next event was not delivered');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(values(sub.events), [0, 1, 2]);
+      assertStrictlyIncreasing(sub.allPositions, 'delivered positions');
+      const [interrupted] = interruptions(sub.errors);
+      assert.instance(interrupted?.cause, OutOfOrderEventError);
+      assert.is((interrupted!.cause as OutOfOrderEventError).position, sub.events[1]!.position);
+    } finally {
+      await sub.subscription.unsubscribe();
+    }
+  },
+
+  'a handler that throws is reported with its event, and delivery goes on with the next event': async ({ store, faults }) => {
+    const stream = uniqueStream('throws');
+    const seen: number[] = [];
+    const errors: Error[] = [];
+    const subscription = store.subscribeToAll({
+      after: await mark(store),
+      onEvent(e) {
+        if (e.streamName !== stream) return;
+        seen.push((e.data as { i: number }).i);
+        if ((e.data as { i: number }).i === 1) throw new Error('handler bug');
+      },
+      onError: (error) => errors.push(error),
+    });
+    try {
+      for (let i = 0; i < 3; i++) await store.append(stream, [event('E', { i })]);
+      await eventually(() => seen.length === 3, `3 events expected, ${seen.length} delivered`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(seen, [0, 1, 2], 'the event is not delivered again');
+      assert.is(errors.length, 1);
+      assert.instance(errors[0], EventHandlerError);
+      assert.is((errors[0] as EventHandlerError).cause.message, 'handler bug');
+      assert.equal((errors[0] as EventHandlerError).event.data, { i: 1 });
+      assert.is(faults.subscribedAfter.length, 1, 'no resume: the subscription itself was fine');
+    } finally {
+      await subscription.unsubscribe();
+    }
+  },
+
+  'unsubscribing while a resume waits ends it: nothing is delivered and nothing subscribes again': async ({ store, faults }) => {
+    const stream = uniqueStream('gone');
+    const sub = collect(store, await mark(store), [stream]);
+    await eventually(() => faults.liveSubscriptions === 1, 'not subscribed');
+    const subscribed = faults.subscribedAfter.length;
+    faults.dropSubscriptions();
+    await sub.subscription.unsubscribe();
+    await store.append(stream, [event('E', { i: 0 })]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(sub.events, []);
+    assert.is(faults.subscribedAfter.length, subscribed);
+    assert.is(faults.liveSubscriptions, 0);
+  },
+};
+
 /** The conformance suite, one fresh store per test. */
 export function eventStoreContract(name: string, makeStore: () => Promise<StoreUnderTest>) {
   const test = suite<Context>(name);
   test.before.each(async (ctx) => {
     const { store, cleanup } = await makeStore();
-    ctx.store = store;
+    ctx.faults = new FaultyStore(store);
+    ctx.store = resumingStore(ctx.faults, BACKOFF);
     ctx.cleanup = cleanup;
   });
   test.after.each(async (ctx) => {
     await ctx.cleanup();
   });
-  for (const [title, run] of Object.entries(cases)) test(title, run);
+  for (const [title, run] of Object.entries({ ...cases, ...faultCases })) test(title, run);
   return test;
 }
 
 /** The same suite with every test registered as skipped, for an adapter that cannot run here. */
 export function skippedEventStoreContract(name: string) {
   const test = suite(name);
-  for (const title of Object.keys(cases)) test.skip(title);
+  for (const title of Object.keys({ ...cases, ...faultCases })) test.skip(title);
   return test;
 }

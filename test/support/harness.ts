@@ -9,6 +9,8 @@ import type { Grant } from '../../src/domain/permissions.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { ApiKeyService } from '../../src/services/apiKeys.js';
 import type { Clock } from '../../src/services/runtime.js';
+import type { EventStore } from '../../src/store/port.js';
+import type { Logger } from '../../src/log.js';
 
 export const ALICE = { oId: '1630399136785', userName: 'alice', nickname: 'Alice', avatar: 'https://example.test/alice.png' };
 export const BOB = { oId: '1630399136786', userName: 'bob', nickname: 'Bob', avatar: 'https://example.test/bob.png' };
@@ -23,6 +25,10 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** The service's clock (default: the system clock). */
   clock?: Clock;
+  /** Wraps the store adapter (test/support/faultyStore.ts injects failures there). */
+  wrapStore?: (store: EventStore) => EventStore;
+  /** The service's logger (default: silent). */
+  log?: Logger;
 }
 
 export interface Answer<T = any> {
@@ -46,7 +52,7 @@ export async function startHarness(options: HarnessOptions = {}) {
       LOG_LEVEL: 'silent',
       ...options.env,
     });
-  let service: RunningService = await startService(config(), { clock: options.clock });
+  let service: RunningService = await startService(config(), { clock: options.clock, wrapStore: options.wrapStore, log: options.log });
 
   const keys = () =>
     new ApiKeyService({ store: service.deps.store, runner: service.deps.runner, keys: service.deps.readModels.apiKeys, clock: service.deps.clock });
@@ -92,7 +98,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     /** Stops the service and starts it again on the same data directory. */
     async restart() {
       await service.close();
-      service = await startService(config(), { clock: options.clock });
+      service = await startService(config(), { clock: options.clock, wrapStore: options.wrapStore, log: options.log });
     },
     async events(streamPrefix?: string) {
       const all = await service.deps.store.readAll({ after: 0, limit: 1_000_000 });

@@ -2,7 +2,8 @@
 import Router from '@koa/router';
 import { missingKeysWarning, type GoldFingerKeys } from '../../community/goldFinger.js';
 import type { Metrics } from '../../metrics.js';
-import type { ProjectionRunner } from '../../projections/runner.js';
+import { describeFailure, type ProjectionRunner } from '../../projections/runner.js';
+import type { StoreWriteHealth } from '../../services/storeHealth.js';
 import type { EventStore } from '../../store/port.js';
 
 const READY_WAIT_MS = 1000;
@@ -15,7 +16,30 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-export function healthRouter({ store, runner, metrics, platformKeys }: { store: EventStore; runner: ProjectionRunner; metrics: Metrics; platformKeys: GoldFingerKeys }): Router {
+/** Why the node cannot be trusted with requests even though the store answers, if it cannot. */
+async function degraded(store: EventStore, runner: ProjectionRunner, storeHealth: StoreWriteHealth): Promise<string | undefined> {
+  const [failure] = runner.failures;
+  // A read model that threw may answer wrong: it stays so until a fixed version folds the log.
+  if (failure) return describeFailure(failure);
+  if (!storeHealth.failure) return undefined;
+  await withTimeout(storeHealth.probe(store), READY_WAIT_MS, 'the event store').catch(() => undefined);
+  const still = storeHealth.failure;
+  return still && `Appends to the event store fail (since ${still.since}): ${still.message}`;
+}
+
+export function healthRouter({
+  store,
+  runner,
+  metrics,
+  storeHealth,
+  platformKeys,
+}: {
+  store: EventStore;
+  runner: ProjectionRunner;
+  metrics: Metrics;
+  storeHealth: StoreWriteHealth;
+  platformKeys: GoldFingerKeys;
+}): Router {
   const router = new Router();
   // Settings that leave some operations answering 503: ready all the same, but said.
   const missingKeys = missingKeysWarning(platformKeys);
@@ -25,11 +49,14 @@ export function healthRouter({ store, runner, metrics, platformKeys }: { store: 
     ctx.body = { status: 'ok' };
   });
 
-  // Ready: the store answers, and the read models have applied everything it held when asked.
+  // Ready: the store answers and takes appends, and the read models have applied everything it
+  // held when asked, without an error.
   router.get('/readyz', async (ctx) => {
     try {
       const head = await withTimeout(store.headPosition(), READY_WAIT_MS, 'the event store');
       await runner.waitFor(head, READY_WAIT_MS);
+      const reason = await degraded(store, runner, storeHealth);
+      if (reason) throw new Error(reason);
       ctx.body = { status: 'ready', position: runner.position, ...warnings };
     } catch (error) {
       ctx.status = 503;

@@ -1,0 +1,63 @@
+// Whether the event store takes appends. Reads can succeed while writes fail (disk full, a
+// read-only file system, a store that lost its quorum), and a node that cannot record anything
+// should leave the load balancer: /readyz asks here.
+import { AppError } from '../domain/errors.js';
+import { streams, type StoreWritesRecovered } from '../domain/events.js';
+import type { EventStore } from '../store/port.js';
+import type { Clock } from './runtime.js';
+
+/** Domain refusals (a conflict, an oversized append) are the caller's doing, not the store's. */
+export function isStoreFailure(error: unknown): boolean {
+  return !(error instanceof AppError);
+}
+
+export interface AppendFailure {
+  /** When the first append of this run of failures failed. */
+  since: string;
+  /** The latest failure's message. */
+  message: string;
+}
+
+export class StoreWriteHealth {
+  private failing: AppendFailure | undefined;
+  private probing: Promise<void> | undefined;
+
+  constructor(
+    private readonly nodeId: string,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Set while the latest append failed because of the store. */
+  get failure(): AppendFailure | undefined {
+    return this.failing;
+  }
+
+  appendSucceeded(): void {
+    this.failing = undefined;
+  }
+
+  /** An append failed because of the store (isStoreFailure). */
+  appendFailed(error: unknown): void {
+    this.failing = { since: this.failing?.since ?? this.clock.now(), message: error instanceof Error ? error.message : String(error) };
+  }
+
+  /**
+   * While appends fail: tries one append of its own, so that a node the load balancer took out
+   * (and so gets no writes) still finds out the store is back. Only a probe that succeeds leaves
+   * an event, so each outage leaves one StoreWritesRecovered in the log. `store` must report to
+   * this object (instrumentedStore), which clears the failure when the probe succeeds.
+   */
+  probe(store: EventStore): Promise<void> {
+    const failing = this.failing;
+    if (!failing) return Promise.resolve();
+    const event: StoreWritesRecovered = { type: 'StoreWritesRecovered', data: { node: this.nodeId, failedSince: failing.since, at: this.clock.now() } };
+    this.probing ??= store
+      .append(streams.store(this.nodeId), [event])
+      .then(
+        () => undefined,
+        () => undefined,
+      )
+      .finally(() => (this.probing = undefined));
+    return this.probing;
+  }
+}

@@ -63,7 +63,7 @@ export function assertAppliedAtMostOnce(sim: SimulatorState, memo: string, answe
 export function assertOutcomeUnknown(answer: Answer, operationId: string | undefined, statuses: string[] = ['unknown']): void {
   assert.is(answer.status, 504, `expected 504 outcome unknown, got ${answer.status}: ${answer.text}`);
   assert.is(answer.body.code, 504);
-  assert.match(answer.body.message, /outcome unknown/);
+  assert.match(answer.body.message, /outcome unknown/, `expected an "outcome unknown" message: ${answer.text}`);
   if (operationId) assert.is(answer.body.data?.operationId, operationId, answer.text);
   else assert.type(answer.body.data?.operationId, 'string');
   assert.ok(statuses.includes(answer.body.data?.status), `data.status ${answer.body.data?.status}, expected ${statuses.join(' or ')}`);

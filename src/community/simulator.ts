@@ -82,6 +82,8 @@ export interface SimulatorArrival {
   path: string;
   /** The JSON body as received (empty for a GET). */
   body: Record<string, unknown>;
+  /** Whether its whole answer has been handed to the connection (false while it waits, hangs, or was cut off). */
+  answered: boolean;
 }
 
 export interface SimulatorState {
@@ -286,7 +288,9 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   // The platform only reads a body that is a JSON object; anything else reads as empty.
   app.use(koaBody({ multipart: false, text: false, onError: () => undefined }));
   app.use(async (ctx, next) => {
-    arrived.push({ path: ctx.path, body: isObject(ctx.request.body) ? structuredClone(ctx.request.body) : {} });
+    const arrival: SimulatorArrival = { path: ctx.path, body: isObject(ctx.request.body) ? structuredClone(ctx.request.body) : {}, answered: false };
+    arrived.push(arrival);
+    ctx.res.once('finish', () => (arrival.answered = true));
     if (arrived.length > ARRIVALS_KEPT) arrived.shift();
     const fault = faults.get(ctx.path)?.shift();
     if (fault) await withFault(ctx, fault, next);

@@ -188,8 +188,14 @@ test('fault applyThenDelay applies before the late answer; delayThenApply applie
     const slow = pointsRequest(url, 'applied late');
     await until('the request arrived', () => state.arrivals('/user/edit/points').length === 2);
     assert.is(state.pointsApplied('applied late'), 0, 'nothing applied before the delay');
+    assert.is(state.arrivals('/user/edit/points')[1]!.answered, false, 'not answered while delayed');
     assert.is((await slow).answered, true);
     assert.is(state.pointsApplied('applied late'), 1);
+    assert.equal(
+      state.arrivals('/user/edit/points').map((a) => a.answered),
+      [false, true],
+      'the request given up on was never answered',
+    );
   }));
 
 test('pointsApplied counts a memo over every user', () =>

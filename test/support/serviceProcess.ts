@@ -29,6 +29,7 @@ export interface Answer {
 export interface ServiceProcess {
   url: string;
   nodeId: string;
+  pid: number;
   /** Everything the process wrote, stdout and stderr. */
   output(): string;
   /** Sends a request; never rejects (a dead connection answers status 0). */
@@ -98,6 +99,7 @@ export async function startServiceProcess({ dataDir, communityUrl, nodeId, env =
   return {
     url,
     nodeId,
+    pid: child.pid!,
     output: () => out,
     request: (method, path, init = {}) => send(url, method, path, init),
     kill,
@@ -177,6 +179,7 @@ export interface LoggedEvent {
 /** The service's SQLite log, read as another process would (the service never waits for us). */
 export class EventLog {
   private readonly db: Database.Database;
+  private hasStatement: Database.Statement<[string, string]> | undefined;
 
   constructor(dataDir: string) {
     this.db = new Database(join(dataDir, 'events.sqlite'), { readonly: true, fileMustExist: true });
@@ -195,8 +198,19 @@ export class EventLog {
     return rows.map(parsed).filter((e) => e.data.request?.[field] === value);
   }
 
+  /** Whether this stream holds an event of this type (cheap enough to poll in a tight loop). */
+  has(stream: string, type: string): boolean {
+    this.hasStatement ??= this.db.prepare<[string, string]>('SELECT 1 FROM events WHERE stream = ? AND type = ? LIMIT 1');
+    return this.hasStatement.get(stream, type) !== undefined;
+  }
+
   stream(name: string): LoggedEvent[] {
     return this.db.prepare<[string], LoggedEvent>('SELECT position, stream, type, data FROM events WHERE stream = ? ORDER BY revision').all(name).map(parsed);
+  }
+
+  /** Every event after this position, oldest first. */
+  after(position: number): LoggedEvent[] {
+    return this.db.prepare<[number], LoggedEvent>('SELECT position, stream, type, data FROM events WHERE position > ? ORDER BY position').all(position).map(parsed);
   }
 
   ofType(type: string): LoggedEvent[] {

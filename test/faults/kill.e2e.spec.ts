@@ -225,11 +225,11 @@ sameNode.run();
 
 // ---------------------------------------------------------------------------------------------
 // The other node is up before the kill, so that its first retry meets claims that are still fresh.
-const OTHER_STALE_MS = 3000;
+const OTHER_STALE_MS = 4000;
 const otherNode = suite<Context & { other?: ServiceProcess }>('kill -9 at each step, retried on another node of the same store');
 
 otherNode.before(async (context) => {
-  context.world = await openWorld({ ...SUITE_ENV, IDEMPOTENCY_CLAIM_STALE_MS: String(OTHER_STALE_MS), OPERATION_PENDING_GRACE_MS: '5000' });
+  context.world = await openWorld({ ...SUITE_ENV, IDEMPOTENCY_CLAIM_STALE_MS: String(OTHER_STALE_MS), OPERATION_PENDING_GRACE_MS: '6000' });
   context.held = {};
 });
 otherNode.after(async ({ world }) => {
@@ -253,6 +253,7 @@ otherNode('while the claims are fresh, another node answers 409 naming no stream
     assert.is(h.atOnce!.status, 409, `"${h.memo}": ${h.atOnce!.text}`);
     assert.equal(Object.keys(h.atOnce!.body).sort(), ['code', 'data', 'message']);
     assert.is(h.atOnce!.body.code, 409);
+    assert.equal(h.atOnce!.body.data, {});
     assert.not.match(h.atOnce!.text, /idempotency-|operation-|revision/);
   }
 });

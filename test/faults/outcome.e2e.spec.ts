@@ -155,6 +155,7 @@ outcome('the operator lists unknown outcomes and resolves one as not applied wit
   assert.is(listed.code, 0, listed.stderr);
   const unknown = JSON.parse(listed.stdout) as any[];
   assert.ok(Array.isArray(unknown));
+  assert.ok(unknown.every((op, i) => i === 0 || op.requestedAt >= unknown[i - 1].requestedAt), 'oldest first');
   const entry = unknown.find((op) => op.operationId === operationId);
   assert.ok(entry, `${operationId} is not listed: ${listed.stdout}`);
   assert.is(entry.oId, ALICE.oId);

@@ -6,7 +6,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, BOB } from '../support/harness.js';
 import { until, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
-import { assertAppliedAtMostOnce, openWorld, pointsArrivals, type World } from './world.js';
+import { assertAppliedAtMostOnce, openWorld, pointsArrivals, pointsEdit, type World } from './world.js';
 
 const WRITERS = 40;
 const KEYS = 10;
@@ -51,8 +51,7 @@ contention(`${WRITERS} concurrent VIP submits for one user, split over both node
 
 contention(`one Idempotency-Key sent to both nodes at once (${KEYS} keys together) is applied at most once, exactly once when acknowledged`, async ({ world, nodes }) => {
   const memos = Array.from({ length: KEYS }, (_, i) => `both-nodes-${i}`);
-  const send = (node: ServiceProcess, memo: string) =>
-    node.request('POST', '/adm/points/edit', { body: { oId: BOB.oId, point: 1, memo }, apiKey: world.key, idempotencyKey: `k-${memo}` });
+  const send = (node: ServiceProcess, memo: string) => pointsEdit(node, world, `k-${memo}`, memo, BOB.oId);
   const pairs = await Promise.all(memos.map((memo) => Promise.all(nodes.map((node) => send(node, memo)))));
 
   pairs.forEach((answers, i) => {

@@ -11,7 +11,18 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, BOB } from '../support/harness.js';
 import { until, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
-import { assertAppliedAtMostOnce, assertOutcomeUnknown, assertReplayed, openWorld, pastClaimWindow, POINTS_PATH, pointsArrivals, type World } from './world.js';
+import {
+  assertAppliedAtMostOnce,
+  assertOutcomeUnknown,
+  assertReplayed,
+  auditEntry,
+  openWorld,
+  pastClaimWindow,
+  POINTS_PATH,
+  pointsArrivals,
+  pointsEdit,
+  type World,
+} from './world.js';
 
 const LOOKUP_PATH = '/api/user/getInfoById';
 // The platform calls in flight at the kill must not time out first: the steps are set up one by one.
@@ -38,13 +49,8 @@ interface Context {
   lateKills?: Held[];
 }
 
-function edit(service: ServiceProcess, world: World, held: Pick<Held, 'memo' | 'idempotencyKey' | 'oId'>): Promise<Answer> {
-  return service.request('POST', '/adm/points/edit', {
-    body: { oId: held.oId, point: 1, memo: held.memo },
-    apiKey: world.key,
-    idempotencyKey: held.idempotencyKey,
-  });
-}
+const edit = (service: ServiceProcess, world: World, held: Pick<Held, 'memo' | 'idempotencyKey' | 'oId'>) =>
+  pointsEdit(service, world, held.idempotencyKey, held.memo, held.oId);
 
 function hold(service: ServiceProcess, world: World, memo: string, oId: string = ALICE.oId): Held {
   const request = { memo, idempotencyKey: `key-${memo}`, oId };
@@ -129,13 +135,6 @@ async function retryAll(service: ServiceProcess, world: World, held: Held[], sta
 async function assertCutOff(held: Held): Promise<void> {
   const answer = await held.first;
   assert.is(answer.status, 0, `the killed process answered "${held.memo}" with ${answer.status}: ${answer.text}`);
-}
-
-/** The audit entry of the points edit with this memo. */
-async function auditEntry(service: ServiceProcess, world: World, memo: string): Promise<any> {
-  const res = await service.request('GET', `/adm/audit/points/${ALICE.oId}?limit=100`, { apiKey: world.key });
-  assert.is(res.status, 200, res.text);
-  return (res.body.data.items as any[]).find((item) => item.request?.memo === memo);
 }
 
 // ---------------------------------------------------------------------------------------------

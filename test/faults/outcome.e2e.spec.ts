@@ -9,7 +9,18 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE } from '../support/harness.js';
 import { cli, issueKey, until, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
-import { assertAppliedAtMostOnce, assertOutcomeUnknown, assertReplayed, openWorld, pastClaimWindow, POINTS_PATH, pointsArrivals, type World } from './world.js';
+import {
+  assertAppliedAtMostOnce,
+  assertOutcomeUnknown,
+  assertReplayed,
+  auditEntry,
+  openWorld,
+  pastClaimWindow,
+  POINTS_PATH,
+  pointsArrivals,
+  pointsEdit,
+  type World,
+} from './world.js';
 
 const outcome = suite<{ world: World; service: ServiceProcess }>('errors after sending: outcome unknown');
 
@@ -21,16 +32,7 @@ outcome.after(async ({ world }) => {
   await world?.close();
 });
 
-function edit(service: ServiceProcess, world: World, idempotencyKey: string, memo: string): Promise<Answer> {
-  return service.request('POST', '/adm/points/edit', { body: { oId: ALICE.oId, point: 1, memo }, apiKey: world.key, idempotencyKey });
-}
-
-/** The audit entry of the points edit with this memo. */
-async function auditEntry(service: ServiceProcess, world: World, memo: string): Promise<any> {
-  const res = await service.request('GET', `/adm/audit/points/${ALICE.oId}?limit=100`, { apiKey: world.key });
-  assert.is(res.status, 200, res.text);
-  return (res.body.data.items as any[]).find((item) => item.request?.memo === memo);
-}
+const edit = (service: ServiceProcess, world: World, idempotencyKey: string, memo: string) => pointsEdit(service, world, idempotencyKey, memo);
 
 /** Retries until the answer is no longer 504 (the service has seen the resolution), for at most 5 s. */
 const afterResolution = (retry: () => Promise<Answer>) =>

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as assert from 'uvu/assert';
 import { createSimulator, type SimulatorState } from '../../src/community/simulator.js';
-import { defaultUsers } from '../support/harness.js';
+import { ALICE, defaultUsers } from '../support/harness.js';
 import { EventLog, FAULT_ENV, issueKey, killServiceProcesses, startServiceProcess, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
 
 export const POINTS_PATH = '/user/edit/points';
@@ -44,6 +44,18 @@ export async function openWorld(suiteEnv: Record<string, string> = {}): Promise<
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A points edit of 1 with this memo (unique per request) and Idempotency-Key, by the world's key. */
+export function pointsEdit(service: ServiceProcess, world: World, idempotencyKey: string, memo: string, oId: string = ALICE.oId): Promise<Answer> {
+  return service.request('POST', '/adm/points/edit', { body: { oId, point: 1, memo }, apiKey: world.key, idempotencyKey });
+}
+
+/** The audit entry of alice's points edit with this memo. */
+export async function auditEntry(service: ServiceProcess, world: World, memo: string): Promise<any> {
+  const res = await service.request('GET', `/adm/audit/points/${ALICE.oId}?limit=100`, { apiKey: world.key });
+  assert.is(res.status, 200, res.text);
+  return (res.body.data.items as any[]).find((item) => item.request?.memo === memo);
 }
 
 /** Waits until a claim taken now would be stale (a wait for the window, not an assertion). */

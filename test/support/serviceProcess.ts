@@ -190,14 +190,6 @@ export class EventLog {
     return this.ofType('PointsEditRequested').find((e) => e.data.request?.memo === memo);
   }
 
-  /** Every intent of a platform operation whose request has this field value (a memo, a medal name, an item). */
-  intents(field: string, value: unknown): LoggedEvent[] {
-    const rows = this.db
-      .prepare<[], LoggedEvent>("SELECT position, stream, type, data FROM events WHERE stream LIKE 'operation-%' AND type LIKE '%Requested' ORDER BY position")
-      .all();
-    return rows.map(parsed).filter((e) => e.data.request?.[field] === value);
-  }
-
   /** Whether this stream holds an event of this type (cheap enough to poll in a tight loop). */
   has(stream: string, type: string): boolean {
     this.hasStatement ??= this.db.prepare<[string, string]>('SELECT 1 FROM events WHERE stream = ? AND type = ? LIMIT 1');

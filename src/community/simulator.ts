@@ -6,7 +6,8 @@
 // `sim_user` shortcut for automation.
 //
 // `state` is the tests' handle: seed and change users, read what the platform now holds, and
-// provoke failures (delays, HTTP 500, garbage answers).
+// provoke failures (delays, HTTP 500, garbage answers, and per path: writes that take effect
+// while their answer is late, never comes or is cut off).
 import Router, { type RouterMiddleware } from '@koa/router';
 import Koa, { type Context } from 'koa';
 import { koaBody } from 'koa-body';
@@ -60,6 +61,31 @@ export interface SimulatorUser {
 
 export type SimulatorFailure = 'http500' | 'garbage';
 
+/**
+ * What happens to one request for a path. "Applied" means the platform did the work (the ledger,
+ * medals and items changed) whatever the client then sees.
+ */
+export type SimulatorFault =
+  /** Never answers and never applies: the connection stays open until the client gives up or the simulator closes. */
+  | { kind: 'hang' }
+  /** Waits `ms`, then applies and answers (a slow platform: nothing happened until it answers). */
+  | { kind: 'delayThenApply'; ms: number }
+  /** Applies at once and answers `ms` later (a client that gives up first leaves a change behind). */
+  | { kind: 'applyThenDelay'; ms: number }
+  /** Applies, then never answers: the connection stays open until the client gives up or the simulator closes. */
+  | { kind: 'applyThenHang' }
+  /** Applies, then resets the connection instead of answering. */
+  | { kind: 'applyThenReset' };
+
+/** One request that reached the platform's routes (after the User-Agent check and any failNext). */
+export interface SimulatorArrival {
+  path: string;
+  /** The JSON body as received (empty for a GET). */
+  body: Record<string, unknown>;
+  /** Whether its whole answer has been handed to the connection (false while it waits, hangs, or was cut off). */
+  answered: boolean;
+}
+
 export interface SimulatorState {
   /** Throws when the oId or the userName is already taken. */
   addUser(seed: SimulatorUserSeed): void;
@@ -73,6 +99,12 @@ export interface SimulatorState {
   failNext(n: number, kind: SimulatorFailure): void;
   /** How many requests arrived for this path (e.g. '/user/edit/points'), refused ones included. */
   calls(path: string): number;
+  /** The next `n` requests for exactly this path meet this fault (after any failNext). */
+  faultNext(path: string, fault: SimulatorFault, n?: number): void;
+  /** Requests for this path that reached the routes, oldest first, faulted ones included (of the last 10 000 of all paths). */
+  arrivals(path: string): SimulatorArrival[];
+  /** How many points changes with this memo the platform applied, over every user. */
+  pointsApplied(memo: string): number;
 }
 
 export interface SimulatorOptions {
@@ -105,6 +137,8 @@ const SIGNED_FIELDS = ['op_endpoint', 'claimed_id', 'identity', 'return_to', 're
 const NONCE_LIFETIME_MS = 5 * 60_000;
 const SOURCE_FIELDS = ['sourceAppId', 'sourceAppName', 'sourceScene', 'requestId'] as const;
 const SOURCE_SCENES = ['payment', 'point_issue', 'refund', 'transfer'];
+/** Arrivals kept for `state.arrivals`: enough for any test, bounded for benchmarks. */
+const ARRIVALS_KEPT = 10_000;
 
 /** A `{"code":-1,"msg":…}` answer. */
 class Refusal extends Error {}
@@ -185,6 +219,8 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const users = new Map<string, SimulatorUser>();
   const callCounts = new Map<string, number>();
   const failures: SimulatorFailure[] = [];
+  const faults = new Map<string, SimulatorFault[]>();
+  const arrived: SimulatorArrival[] = [];
   let delayMs = 0;
   let listeningUrl: string | undefined;
   const platform: Platform = {
@@ -226,6 +262,11 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       failures.push(...Array<SimulatorFailure>(n).fill(kind));
     },
     calls: (path) => callCounts.get(path) ?? 0,
+    faultNext(path, fault, n = 1) {
+      faults.set(path, [...(faults.get(path) ?? []), ...Array<SimulatorFault>(n).fill(fault)]);
+    },
+    arrivals: (path) => arrived.filter((a) => a.path === path).map((a) => structuredClone(a)),
+    pointsApplied: (memo) => [...users.values()].reduce((n, user) => n + user.ledger.filter((entry) => entry.memo === memo).length, 0),
   };
   for (const seed of options.users ?? []) state.addUser(seed);
 
@@ -246,6 +287,15 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   });
   // The platform only reads a body that is a JSON object; anything else reads as empty.
   app.use(koaBody({ multipart: false, text: false, onError: () => undefined }));
+  app.use(async (ctx, next) => {
+    const arrival: SimulatorArrival = { path: ctx.path, body: isObject(ctx.request.body) ? structuredClone(ctx.request.body) : {}, answered: false };
+    arrived.push(arrival);
+    ctx.res.once('finish', () => (arrival.answered = true));
+    if (arrived.length > ARRIVALS_KEPT) arrived.shift();
+    const fault = faults.get(ctx.path)?.shift();
+    if (fault) await withFault(ctx, fault, next);
+    else await next();
+  });
   app.use(router.routes()).use(router.allowedMethods());
 
   return {
@@ -269,6 +319,33 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       };
     },
   };
+}
+
+/** Resolves once the client or the simulator closed the connection. */
+function connectionClosed(ctx: Context): Promise<void> {
+  return new Promise((resolve) => (ctx.res.destroyed || ctx.req.socket.destroyed ? resolve() : ctx.res.once('close', () => resolve())));
+}
+
+async function withFault(ctx: Context, fault: SimulatorFault, apply: () => Promise<void>): Promise<void> {
+  switch (fault.kind) {
+    case 'hang':
+      ctx.respond = false;
+      return connectionClosed(ctx);
+    case 'delayThenApply':
+      await sleep(fault.ms, undefined, { ref: false });
+      return apply();
+    case 'applyThenDelay':
+      await apply();
+      return sleep(fault.ms, undefined, { ref: false });
+    case 'applyThenHang':
+      await apply();
+      ctx.respond = false;
+      return connectionClosed(ctx);
+    case 'applyThenReset':
+      await apply();
+      ctx.respond = false;
+      ctx.req.socket.resetAndDestroy();
+  }
 }
 
 /** User lookup and the gold-finger endpoints, with the platform's validations and quirks. */

@@ -110,6 +110,103 @@ test('calls counts requests per path, failNext fails exactly n of them', () =>
     assert.is(state.calls('/api/user/getInfoById'), 2);
   }));
 
+// ---- fault modes ----
+
+/** A points change for alice with this memo; settles with the answer or the network error. */
+function pointsRequest(url: string, memo: string, signal?: AbortSignal) {
+  return fetch(`${url}/user/edit/points`, {
+    method: 'POST',
+    headers: { 'User-Agent': 'test', 'Content-Type': 'application/json' },
+    body: JSON.stringify({ goldFingerKey: SIMULATOR_KEY, userName: 'alice', point: 1, memo }),
+    signal,
+  }).then(
+    async (response) => ({ answered: true as const, body: (await response.json()) as Record<string, unknown> }),
+    (error: Error) => ({ answered: false as const, error: error.cause instanceof Error ? error.cause.message : error.name }),
+  );
+}
+
+/** Polls `check` every 5 ms until it is true; fails naming `what` after 5 s. */
+async function until(what: string, check: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 5000; !check(); await new Promise((r) => setTimeout(r, 5))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+  }
+}
+
+test('fault hang: neither applies nor answers until the client gives up; only the next request of that path', () =>
+  withSimulator(async ({ url, state }) => {
+    state.faultNext('/user/edit/points', { kind: 'hang' });
+    const lookup = await fetch(`${url}/api/user/getInfoById?userId=${ALICE}`, { headers: { 'User-Agent': 'test' } });
+    assert.is(lookup.status, 200, 'another path is not affected');
+    const giveUp = new AbortController();
+    const hung = pointsRequest(url, 'hung', giveUp.signal);
+    await until('the hung request arrived', () => state.arrivals('/user/edit/points').length === 1);
+    giveUp.abort();
+    assert.equal(await hung, { answered: false, error: 'AbortError' });
+    assert.is(state.pointsApplied('hung'), 0);
+    assert.equal((await pointsRequest(url, 'after')).answered, true);
+    assert.is(state.pointsApplied('after'), 1);
+    assert.equal(
+      state.arrivals('/user/edit/points').map((a) => a.body.memo),
+      ['hung', 'after'],
+    );
+    assert.is(state.user(ALICE)!.points, 11);
+  }));
+
+test('fault applyThenHang: the change is made, the answer never comes; closing the simulator releases the connection', async () => {
+  const simulator = createSimulator({ users: [{ oId: ALICE, userName: 'alice', points: 10 }] });
+  const running = await simulator.listen();
+  simulator.state.faultNext('/user/edit/points', { kind: 'applyThenHang' }, 2);
+  const first = pointsRequest(running.url, 'lost answer 1');
+  const second = pointsRequest(running.url, 'lost answer 2');
+  await until('both were applied', () => simulator.state.pointsApplied('lost answer 1') === 1 && simulator.state.pointsApplied('lost answer 2') === 1);
+  await running.close();
+  const answers = await Promise.all([first, second]);
+  assert.ok(answers.every((a) => !a.answered), JSON.stringify(answers));
+  assert.is(simulator.state.user(ALICE)!.points, 12);
+});
+
+test('fault applyThenReset: the change is made and the connection is reset instead of answered', () =>
+  withSimulator(async ({ url, state }) => {
+    state.faultNext('/user/edit/points', { kind: 'applyThenReset' });
+    const answer = await pointsRequest(url, 'reset');
+    assert.is(answer.answered, false);
+    assert.match(String((answer as { error: string }).error), /ECONNRESET|socket|other side closed/i);
+    assert.is(state.pointsApplied('reset'), 1);
+    assert.is((await pointsRequest(url, 'next')).answered, true, 'one request only');
+  }));
+
+test('fault applyThenDelay applies before the late answer; delayThenApply applies only when it answers', () =>
+  withSimulator(async ({ url, state }) => {
+    state.faultNext('/user/edit/points', { kind: 'applyThenDelay', ms: 60_000 });
+    const giveUp = new AbortController();
+    const late = pointsRequest(url, 'applied early', giveUp.signal);
+    await until('the change was applied', () => state.pointsApplied('applied early') === 1);
+    giveUp.abort();
+    assert.is((await late).answered, false, 'applied while the answer was still due');
+
+    state.faultNext('/user/edit/points', { kind: 'delayThenApply', ms: 200 });
+    const slow = pointsRequest(url, 'applied late');
+    await until('the request arrived', () => state.arrivals('/user/edit/points').length === 2);
+    assert.is(state.pointsApplied('applied late'), 0, 'nothing applied before the delay');
+    assert.is(state.arrivals('/user/edit/points')[1]!.answered, false, 'not answered while delayed');
+    assert.is((await slow).answered, true);
+    assert.is(state.pointsApplied('applied late'), 1);
+    assert.equal(
+      state.arrivals('/user/edit/points').map((a) => a.answered),
+      [false, true],
+      'the request given up on was never answered',
+    );
+  }));
+
+test('pointsApplied counts a memo over every user', () =>
+  withSimulator(async ({ points, state }) => {
+    await points({ memo: 'shared' });
+    await points({ memo: 'shared', userName: 'bob' });
+    await points({ memo: 'other' });
+    assert.is(state.pointsApplied('shared'), 2);
+    assert.is(state.pointsApplied('never'), 0);
+  }));
+
 // ---- users ----
 
 test('GET /user/:userName answers a flat profile, or code -1', () =>

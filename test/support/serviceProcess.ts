@@ -1,0 +1,229 @@
+// The service as separate processes, for tests that kill it (SIGKILL), restart it on the same
+// data, or run two nodes on one store: `node --import tsx src/main.ts` with its configuration in
+// the environment, the operator CLI as a child process, and a read-only view of the SQLite log
+// so a test can see which step a request has reached without hooks in the service.
+import Database from 'better-sqlite3';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import * as assert from 'uvu/assert';
+import { SIMULATOR_KEY } from '../../src/community/simulator.js';
+
+const root = new URL('../..', import.meta.url).pathname;
+const START_TIMEOUT_MS = 30_000;
+
+/** Every child started here and not yet gone, so that a failing test cannot leave one behind. */
+const children = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+export interface Answer {
+  /** 0 when no answer came (the connection failed: the process was killed). */
+  status: number;
+  body: any;
+  text: string;
+  headers: Headers;
+}
+
+export interface ServiceProcess {
+  url: string;
+  nodeId: string;
+  pid: number;
+  /** Everything the process wrote, stdout and stderr. */
+  output(): string;
+  /** Sends a request; never rejects (a dead connection answers status 0). */
+  request(method: string, path: string, init?: { body?: unknown; apiKey?: string; idempotencyKey?: string }): Promise<Answer>;
+  /** SIGKILL, resolved once the process is gone. */
+  kill(): Promise<void>;
+}
+
+export interface ServiceProcessOptions {
+  dataDir: string;
+  communityUrl: string;
+  nodeId: string;
+  /** Added to (and overriding) the defaults below. */
+  env?: Record<string, string>;
+}
+
+/** Small timeouts so that a suite's claims go stale and its platform calls give up within seconds. */
+export const FAULT_ENV = {
+  COMMUNITY_TIMEOUT_MS: '1000',
+  IDEMPOTENCY_CLAIM_STALE_MS: '1500',
+} as const;
+
+export async function startServiceProcess({ dataDir, communityUrl, nodeId, env = {} }: ServiceProcessOptions): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      COMMUNITY_URL: communityUrl,
+      COMMUNITY_KEY: SIMULATOR_KEY,
+      NODE_ID: nodeId,
+      LOG_LEVEL: 'info',
+      ...FAULT_ENV,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  const gone = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      children.delete(child);
+      resolve();
+    }),
+  );
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const listening = () =>
+    out
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line.msg === 'listening');
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await gone;
+  };
+  for (const deadline = Date.now() + START_TIMEOUT_MS; !listening(); await sleep(25)) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      await kill();
+      throw new Error(`service ${nodeId} did not start:\n${out}`);
+    }
+  }
+  const url = listening()!.url as string;
+  return {
+    url,
+    nodeId,
+    pid: child.pid!,
+    output: () => out,
+    request: (method, path, init = {}) => send(url, method, path, init),
+    kill,
+  };
+}
+
+/** SIGKILLs every service process still running (for `after` hooks). */
+export async function killServiceProcesses(): Promise<void> {
+  await Promise.all(
+    [...children].map(
+      (child) =>
+        new Promise<void>((resolve) => {
+          if (child.exitCode !== null || child.signalCode !== null) return resolve();
+          child.once('exit', () => resolve());
+          child.kill('SIGKILL');
+        }),
+    ),
+  );
+}
+
+async function send(url: string, method: string, path: string, init: { body?: unknown; apiKey?: string; idempotencyKey?: string }): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (init.apiKey) headers.apiKey = init.apiKey;
+  if (init.idempotencyKey) headers['Idempotency-Key'] = init.idempotencyKey;
+  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  try {
+    const res = await fetch(url + path, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+    const text = await res.text();
+    let body: any;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    return { status: res.status, body, text, headers: res.headers };
+  } catch (error) {
+    return { status: 0, body: undefined, text: String((error as Error).cause ?? error), headers: new Headers() };
+  }
+}
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The operator CLI (`npm run --silent cli -- …`) on this data directory, as a child process. */
+export function cli(dataDir: string, ...args: string[]): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', ...args],
+      { cwd: root, env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' }, timeout: 30_000 },
+      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** The one JSON document a successful `--json` command printed. */
+export function cliJson(run: CliRun): any {
+  assert.is(run.code, 0, `exit ${run.code}: ${run.stderr}`);
+  return JSON.parse(run.stdout);
+}
+
+/** Issues an API key through the CLI; returns it in clear with its id. */
+export async function issueKey(dataDir: string, permissions = '*', app = 'game'): Promise<{ id: string; key: string; appId: string }> {
+  return cliJson(await cli(dataDir, 'keys', 'create', '--app', app, '--permissions', permissions, '--json'));
+}
+
+export interface LoggedEvent {
+  position: number;
+  stream: string;
+  type: string;
+  data: any;
+}
+
+/** The service's SQLite log, read as another process would (the service never waits for us). */
+export class EventLog {
+  private readonly db: Database.Database;
+  private hasStatement: Database.Statement<[string, string]> | undefined;
+
+  constructor(dataDir: string) {
+    this.db = new Database(join(dataDir, 'events.sqlite'), { readonly: true, fileMustExist: true });
+  }
+
+  /** The points edit intent (PointsEditRequested) with this memo, if recorded. */
+  pointsIntent(memo: string): LoggedEvent | undefined {
+    return this.ofType('PointsEditRequested').find((e) => e.data.request?.memo === memo);
+  }
+
+  /** Whether this stream holds an event of this type (cheap enough to poll in a tight loop). */
+  has(stream: string, type: string): boolean {
+    this.hasStatement ??= this.db.prepare<[string, string]>('SELECT 1 FROM events WHERE stream = ? AND type = ? LIMIT 1');
+    return this.hasStatement.get(stream, type) !== undefined;
+  }
+
+  stream(name: string): LoggedEvent[] {
+    return this.db.prepare<[string], LoggedEvent>('SELECT position, stream, type, data FROM events WHERE stream = ? ORDER BY revision').all(name).map(parsed);
+  }
+
+  /** Every event after this position, oldest first. */
+  after(position: number): LoggedEvent[] {
+    return this.db.prepare<[number], LoggedEvent>('SELECT position, stream, type, data FROM events WHERE position > ? ORDER BY position').all(position).map(parsed);
+  }
+
+  ofType(type: string): LoggedEvent[] {
+    return this.db.prepare<[string], LoggedEvent>('SELECT position, stream, type, data FROM events WHERE type = ? ORDER BY position').all(type).map(parsed);
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}
+
+const parsed = (row: LoggedEvent): LoggedEvent => ({ ...row, data: JSON.parse(row.data as string) });
+
+/**
+ * Polls `check` (every `everyMs`) until it returns something other than undefined/false, and
+ * returns that; fails naming `what` after `timeoutMs`.
+ */
+export async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, everyMs = 10): Promise<T> {
+  for (const deadline = Date.now() + timeoutMs; ; await sleep(everyMs)) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+  }
+}

@@ -46,7 +46,7 @@ const afterResolution = (retry: () => Promise<Answer>) =>
     100,
   );
 
-outcome('reset after the platform applied: 504 outcome unknown with the operation id; retries replay it and never resend', async ({ world, service }) => {
+outcome('reset after the platform applied: 502 outcome unknown with the operation id; retries replay it and never resend', async ({ world, service }) => {
   const memo = 'reset-after-applying';
   world.sim.faultNext(POINTS_PATH, { kind: 'applyThenReset' });
   const first = await edit(service, world, 'k-reset', memo);
@@ -95,7 +95,7 @@ outcome('a platform that applies only after the service gave up: 504, and the re
   assertReplayed(retry);
 });
 
-outcome('medal and item writes reset after applying: 504 outcome unknown; the retry does not resend', async ({ world, service }) => {
+outcome('medal and item writes reset after applying: 502 outcome unknown; the retry does not resend', async ({ world, service }) => {
   const medal = { oId: ALICE.oId, name: 'Reset Medal', description: 'given once', attr: 'url=https://example.test/m.png&backcolor=ffffff&fontcolor=000000' };
   const items = { oId: ALICE.oId, item: 'resetCard', sum: 3 };
   for (const [route, platformPath, body, sent] of [
@@ -180,7 +180,7 @@ outcome('the operator lists unknown outcomes and resolves one as not applied wit
   assert.is(retry.body.data.operationId, operationId);
 
   const again = await cli(world.dataDir, 'operations', 'resolve', operationId, '--applied');
-  assert.is(again.code, 2, `resolving an operation that is no longer unknown: exit ${again.code} ${again.stderr}`);
+  assert.is(again.code, 1, `resolving an operation that is no longer unknown: exit ${again.code} ${again.stderr}`);
   const stillListed = await cli(world.dataDir, 'operations', 'list', '--unknown', '--json');
   assert.not.ok((JSON.parse(stillListed.stdout) as any[]).some((op) => op.operationId === operationId), 'no longer listed as unknown');
 

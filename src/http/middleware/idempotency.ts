@@ -61,10 +61,18 @@ export function idempotency(service: IdempotencyService, operations: OperationsR
       // classify comes from before anything was sent: once a platform operation is recorded,
       // every failure is classified by its outcome (src/services/platformOperations.ts).
       if (changedNothing(error) || !(error instanceof AppError)) {
-        await service.release(claim);
+        await settle(() => service.release(claim), ctx.path);
         return;
       }
     }
-    await service.complete(claim, ctx.status, ctx.body);
+    await settle(() => service.complete(claim, ctx.status, ctx.body), ctx.path);
   };
+
+  /**
+   * The answer stands even when the key's record of it cannot be written: the claim then stays
+   * started, a retry waits until it is stale, and a bound operation answers from its own record.
+   */
+  async function settle(record: () => Promise<void>, path: string): Promise<void> {
+    await record().catch((error: unknown) => onUnexpected(error, path));
+  }
 }

@@ -59,6 +59,7 @@ export async function startService(
     metrics,
     rateLimit: config.rateLimit,
     pointsSource: config.community.pointsSource,
+    pushLimits: config.push,
   };
   const orphans = await deps.realtime.hub.closeOrphans();
   if (orphans > 0) log.warn({ orphans, node: config.nodeId }, 'closed out realtime clients left connected by an earlier run of this node');

@@ -4,6 +4,7 @@ import { koaBody } from 'koa-body';
 import type { Logger } from '../log.js';
 import type { HttpDeps } from './deps.js';
 import { requireValidKeyUnder } from './middleware/apiKey.js';
+import { boundedBodyDepth } from './middleware/bodyDepth.js';
 import { errorMiddleware } from './middleware/errors.js';
 import { idempotency } from './middleware/idempotency.js';
 import { rateLimitByKey } from './middleware/rateLimit.js';
@@ -37,6 +38,7 @@ export function createHttpApp(deps: HttpDeps, log: Logger): Koa {
   });
   if (deps.rateLimit) app.use(rateLimitByKey(deps.rateLimit));
   app.use(koaBody({ json: true, jsonStrict: true, jsonLimit: MAX_BODY, urlencoded: false, text: false, multipart: false, patchNode: false }));
+  app.use(boundedBodyDepth(deps.pushLimits.maxDepth));
   app.use(idempotency(deps.idempotency, onUnexpected));
   for (const router of [platformOperationsRouter(deps), vipRouter(deps), messageRouter(deps)]) {
     app.use(router.routes()).use(router.allowedMethods());

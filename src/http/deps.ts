@@ -19,6 +19,7 @@ import type { PlatformOperations } from '../services/platformOperations.js';
 import type { Clock } from '../services/runtime.js';
 import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
+import type { PushLimits } from '../domain/jsonBounds.js';
 
 
 export type { ReadModels };
@@ -40,4 +41,6 @@ export interface HttpDeps {
   clock: Clock;
   /** Realtime clients, sessions and sign-in (issue 3). */
   realtime: RealtimeDeps;
+  /** Bounds of a push's `data` (PUSH_MAX_DEPTH, PUSH_MAX_BYTES); the depth bounds every body. */
+  pushLimits: PushLimits;
 }

@@ -1,3 +1,4 @@
+import type { Logger } from '../log.js';
 import type { Clients } from './clients.js';
 import type { RealtimeHub } from './hub.js';
 import type { SessionCookies, Sessions } from './sessions.js';
@@ -14,4 +15,5 @@ export interface RealtimeDeps {
   communityName: string;
   /** Origins allowed to open the stream and log out with credentials (CORS_ORIGINS). */
   corsOrigins: readonly string[];
+  log: Logger;
 }

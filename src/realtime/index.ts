@@ -46,6 +46,7 @@ export function createRealtime({ config, store, runner, readModels, platform, us
     heartbeatMs: config.realtime.heartbeatMs,
     clients: readModels.clients,
     nodeId: config.nodeId,
+    maxDataDepth: config.push.maxDepth,
   });
   hub.start();
   const clients = new Clients({ store, clients: readModels.clients });
@@ -74,5 +75,6 @@ export function createRealtime({ config, store, runner, readModels, platform, us
     }),
     communityName: config.community.name,
     corsOrigins: config.corsOrigins,
+    log,
   };
 }

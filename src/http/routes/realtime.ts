@@ -34,7 +34,7 @@ function cors(origins: readonly string[]): Middleware {
 }
 
 export function realtimeRouter({ realtime }: HttpDeps): Router {
-  const { hub, sessions, cookies, corsOrigins } = realtime;
+  const { hub, sessions, cookies, corsOrigins, log } = realtime;
   const router = new Router();
   const allowOrigins = cors(corsOrigins);
 
@@ -75,7 +75,15 @@ export function realtimeRouter({ realtime }: HttpDeps): Router {
     client.start({
       next: (frame) => {
         if (!open()) return;
-        res.write(formatFrame(frame));
+        // A frame that cannot be formatted or written ends this connection only: thrown inside
+        // the frames' subject, it would be rethrown asynchronously and end the process.
+        try {
+          res.write(formatFrame(frame));
+        } catch (error) {
+          log.error({ err: error, clientId: client.clientId, frame: frame.type }, 'could not write a realtime frame; closing the connection');
+          res.destroy();
+          return;
+        }
         if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
       },
       complete: () => {

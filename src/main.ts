@@ -60,6 +60,7 @@ export async function startService(
     rateLimit: config.rateLimit,
     pointsSource: config.community.pointsSource,
     pushLimits: config.push,
+    trustProxy: config.trustProxy,
   };
   const orphans = await deps.realtime.hub.closeOrphans();
   if (orphans > 0) log.warn({ orphans, node: config.nodeId }, 'closed out realtime clients left connected by an earlier run of this node');

@@ -43,4 +43,6 @@ export interface HttpDeps {
   realtime: RealtimeDeps;
   /** Bounds of a push's `data` (PUSH_MAX_DEPTH, PUSH_MAX_BYTES); the depth bounds every body. */
   pushLimits: PushLimits;
+  /** X-Forwarded-For names the client address (TRUST_PROXY). */
+  trustProxy: boolean;
 }

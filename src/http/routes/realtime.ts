@@ -2,6 +2,7 @@
 // client's actor, through the subject the hub hands over; this handler just drains it.
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
+import { ADMISSION_RETRY_AFTER_SECONDS } from '../../realtime/admission.js';
 import { HubClosedError } from '../../realtime/hub.js';
 import { formatFrame, parseLastEventId, SSE_HEADERS } from '../../realtime/sse.js';
 import type { HttpDeps } from '../deps.js';
@@ -34,7 +35,7 @@ function cors(origins: readonly string[]): Middleware {
 }
 
 export function realtimeRouter({ realtime }: HttpDeps): Router {
-  const { hub, sessions, cookies, corsOrigins, log } = realtime;
+  const { hub, sessions, cookies, corsOrigins, log, admission } = realtime;
   const router = new Router();
   const allowOrigins = cors(corsOrigins);
 
@@ -43,6 +44,16 @@ export function realtimeRouter({ realtime }: HttpDeps): Router {
 
   router.get('/api/realtime', allowOrigins, async (ctx) => {
     const { req, res } = ctx;
+    // ctx.ip: the socket's address, or with TRUST_PROXY the proxy's X-Forwarded-For entry.
+    const refused = admission.admit(ctx.ip);
+    if (refused) {
+      ctx.status = refused.status;
+      ctx.set('Retry-After', String(ADMISSION_RETRY_AFTER_SECONDS));
+      ctx.body = { code: refused.status, message: refused.message, data: {} };
+      return;
+    }
+    const address = ctx.ip;
+    res.once('close', () => admission.release(address));
     const session = await sessions.resolve(cookies.read(ctx.get('Cookie') || undefined));
     // The header, or the query for clients that cannot set headers on a new connection.
     const lastEventId = parseLastEventId(ctx.get('Last-Event-ID') || ctx.query.lastEventId);

@@ -15,6 +15,7 @@ import { instrumentedPlatform } from './community/instrumented.js';
 import { IdempotencyService } from './services/idempotency.js';
 import { createRealtime } from './realtime/index.js';
 import { PlatformOperations } from './services/platformOperations.js';
+import { AnonymousRetention } from './services/retention.js';
 import type { Clock } from './services/runtime.js';
 import { UserSync } from './services/userSync.js';
 
@@ -29,6 +30,8 @@ export interface RunningService {
   url: string;
   server: Server;
   deps: HttpDeps;
+  /** Deletes ended anonymous streams (runs by itself; tests call runOnce). */
+  retention: AnonymousRetention;
   close(): Promise<void>;
 }
 
@@ -64,6 +67,8 @@ export async function startService(
   };
   const orphans = await deps.realtime.hub.closeOrphans();
   if (orphans > 0) log.warn({ orphans, node: config.nodeId }, 'closed out realtime clients left connected by an earlier run of this node');
+  const retention = new AnonymousRetention({ store, disposable: readModels.disposableStreams, clock, log, retentionMs: config.anonymousRetentionMs });
+  retention.start();
   metrics.countOpenConnections(() => deps.realtime.hub.size);
   const app = createHttpApp(deps, log);
   const server = createServer(app.callback());
@@ -94,6 +99,7 @@ export async function startService(
     url,
     server,
     deps,
+    retention,
     /**
      * Stops accepting, lets in-flight requests finish (up to the shutdown timeout less a margin
      * for flushing), then closes what is left, flushes the store and releases the platform.
@@ -116,6 +122,7 @@ export async function startService(
         clearTimeout(timer);
       }
       server.closeAllConnections();
+      await retention.stop();
       await runner.stop();
       await store.close();
       platform.close();

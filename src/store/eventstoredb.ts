@@ -19,6 +19,7 @@ import {
   EventStoreDBClient,
   NO_STREAM,
   START,
+  StreamDeletedError,
   StreamNotFoundError,
   WrongExpectedVersionError,
   excludeSystemEvents,
@@ -140,6 +141,19 @@ export class EventStoreDbEventStore implements EventStore {
       if (event && !isSystemEvent(event)) return Number(event.position.commit);
     }
     return 0;
+  }
+
+  async deleteStreams(streamNames: readonly string[]): Promise<{ kept: string[] }> {
+    // A soft delete: the streams read as not found at once, and the server's scavenge (an
+    // operator's routine task) reclaims their space. Another node may have deleted one first.
+    for (const streamName of streamNames) {
+      try {
+        await this.client.deleteStream(streamName);
+      } catch (error) {
+        if (!(error instanceof StreamNotFoundError || error instanceof StreamDeletedError)) throw error;
+      }
+    }
+    return { kept: [] };
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {

@@ -2,6 +2,7 @@
 // service (src/main.ts) and the operator CLI both start here.
 import { join } from 'node:path';
 import type { Config } from './config.js';
+import { createPrivateFile, preparePrivateDataDir } from './dataDir.js';
 import type { Metrics } from './metrics.js';
 import { createReadModels, inApplyOrder } from './projections/readModels.js';
 import { ProjectionRunner } from './projections/runner.js';
@@ -16,11 +17,14 @@ export async function openStore(config: Config): Promise<EventStore> {
     const { EventStoreDbEventStore } = await import('./store/eventstoredb.js');
     return new EventStoreDbEventStore(config.eventStoreConnectionString);
   }
-  return new SqliteEventStore({ file: join(config.dataDir, 'events.sqlite') });
+  const file = join(config.dataDir, 'events.sqlite');
+  createPrivateFile(file);
+  return new SqliteEventStore({ file });
 }
 
 /** Opens the store and brings every read model up to date with the log. */
 export async function openCore(config: Config, clock: Clock = systemClock, metrics?: Pick<Metrics, 'eventsAppended'>) {
+  preparePrivateDataDir(config.dataDir);
   const opened = await openStore(config);
   const store = metrics ? instrumentedStore(opened, metrics) : opened;
   const readModels = createReadModels(clock, config.realtime.replayMs);

@@ -20,7 +20,9 @@ export function openFilesSoftLimit(limitsText?: string): number | undefined {
 }
 
 /** Connections a node can hold: the soft limit less a tenth (at least 100) for everything else. */
-export function defaultMaxConnections(softLimit = openFilesSoftLimit()): number {
+export function maxConnectionsFor(softLimit: number | undefined): number {
   if (softLimit === undefined) return FALLBACK_MAX_CONNECTIONS;
   return Math.max(1, softLimit - Math.max(100, Math.ceil(softLimit / 10)));
 }
+
+export const defaultMaxConnections = () => maxConnectionsFor(openFilesSoftLimit());

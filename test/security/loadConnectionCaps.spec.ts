@@ -4,6 +4,8 @@
 import { request, type IncomingMessage } from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { maxConnectionsFor, openFilesSoftLimit } from '../../src/openFilesLimit.js';
+import { loadConfig } from '../../src/config.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 interface RawStream {
@@ -115,6 +117,18 @@ test('X-Forwarded-For spoofing behind a trusted proxy: entries the client wrote 
   } finally {
     await h.close();
   }
+});
+
+test('the per-node cap defaults to the open-files soft limit less a tenth (at least 100), so the node never runs out of descriptors', () => {
+  const limits = 'Limit                     Soft Limit           Hard Limit           Units\nMax open files            1024                 524288               files\n';
+  assert.is(openFilesSoftLimit(limits), 1024);
+  assert.is(maxConnectionsFor(1024), 1024 - 103);
+  assert.is(maxConnectionsFor(500), 400);
+  assert.is(maxConnectionsFor(undefined), 10_000);
+  assert.is(openFilesSoftLimit('Max open files            unlimited            unlimited            files\n'), undefined);
+  const own = openFilesSoftLimit();
+  assert.is(loadConfig({}).realtime.maxConnections, own === undefined ? 10_000 : maxConnectionsFor(own));
+  assert.is(loadConfig({ REALTIME_MAX_CONNECTIONS: '7' }).realtime.maxConnections, 7);
 });
 
 test.run();

@@ -45,14 +45,14 @@ export function realtimeRouter({ realtime }: HttpDeps): Router {
   router.get('/api/realtime', allowOrigins, async (ctx) => {
     const { req, res } = ctx;
     // ctx.ip: the socket's address, or with TRUST_PROXY the proxy's X-Forwarded-For entry.
-    const refused = admission.admit(ctx.ip);
+    const address = ctx.ip;
+    const refused = admission.admit(address);
     if (refused) {
       ctx.status = refused.status;
       ctx.set('Retry-After', String(ADMISSION_RETRY_AFTER_SECONDS));
       ctx.body = { code: refused.status, message: refused.message, data: {} };
       return;
     }
-    const address = ctx.ip;
     res.once('close', () => admission.release(address));
     const session = await sessions.resolve(cookies.read(ctx.get('Cookie') || undefined));
     // The header, or the query for clients that cannot set headers on a new connection.

@@ -3,6 +3,7 @@
 import { hostname } from 'node:os';
 import * as v from 'valibot';
 import { connectionStringProblem } from './store/connectionString.js';
+import { defaultMaxConnections } from './openFilesLimit.js';
 
 const port = (fallback: string) =>
   v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.integer('must be a whole number'), v.minValue(0), v.maxValue(65535));
@@ -44,6 +45,12 @@ const EnvSchema = v.object({
   RATE_LIMIT_PER_SECOND: nonNegativeNumber('0'),
   RATE_LIMIT_BURST: v.optional(v.pipe(v.string(), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
   SHUTDOWN_TIMEOUT_MS: positiveInt('10000'),
+  PUSH_MAX_DEPTH: v.pipe(positiveInt('32'), v.maxValue(1000, 'must be at most 1000')),
+  PUSH_MAX_BYTES: positiveInt('65536'),
+  REALTIME_MAX_CONNECTIONS_PER_IP: positiveInt('200'),
+  REALTIME_MAX_CONNECTIONS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
+  TRUST_PROXY: flag('false'),
+  ANONYMOUS_RETENTION_MS: nonNegativeNumber('3600000'),
 });
 
 type Env = v.InferOutput<typeof EnvSchema>;
@@ -80,7 +87,17 @@ export interface Config {
     heartbeatMs: number;
     /** How long a pushed message can be replayed to a reconnecting client (Last-Event-ID). */
     replayMs: number;
+    /** Open streams one client address may hold on this node (429 past it). */
+    maxConnectionsPerIp: number;
+    /** Open streams this node holds at most (503 past it). */
+    maxConnections: number;
   };
+  /** Bounds of a push's `data`. */
+  push: { maxDepth: number; maxBytes: number };
+  /** The client address is taken from X-Forwarded-For (a reverse proxy in front), else the socket. */
+  trustProxy: boolean;
+  /** Ended anonymous client streams and finished login streams are deleted this long after they end. */
+  anonymousRetentionMs: number;
   /** Lifetime of a sign-in session (its cookie). */
   sessionTtlDays: number;
   /** How long a login page's single-use state stays valid. */
@@ -125,7 +142,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
     sessionSecret: e.SESSION_SECRET,
     corsOrigins: e.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
-    realtime: { heartbeatMs: e.REALTIME_HEARTBEAT_MS, replayMs: e.REALTIME_REPLAY_MS },
+    realtime: {
+      heartbeatMs: e.REALTIME_HEARTBEAT_MS,
+      replayMs: e.REALTIME_REPLAY_MS,
+      maxConnectionsPerIp: e.REALTIME_MAX_CONNECTIONS_PER_IP,
+      maxConnections: e.REALTIME_MAX_CONNECTIONS ?? defaultMaxConnections(),
+    },
+    push: { maxDepth: e.PUSH_MAX_DEPTH, maxBytes: e.PUSH_MAX_BYTES },
+    trustProxy: e.TRUST_PROXY,
+    anonymousRetentionMs: e.ANONYMOUS_RETENTION_MS,
     sessionTtlDays: e.SESSION_TTL_DAYS,
     loginStateTtlMs: e.LOGIN_STATE_TTL_MS,
     nodeId: e.NODE_ID ?? hostname(),

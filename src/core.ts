@@ -2,6 +2,7 @@
 // service (src/main.ts) and the operator CLI both start here.
 import { join, resolve } from 'node:path';
 import type { Config } from './config.js';
+import { createPrivateFile, preparePrivateDataDir } from './dataDir.js';
 import type { Metrics } from './metrics.js';
 import { createReadModels, inApplyOrder } from './projections/readModels.js';
 import { ProjectionRunner, type RunnerObserver } from './projections/runner.js';
@@ -37,7 +38,10 @@ export async function openStore(config: Config, wrapAdapter: (store: EventStore)
       const { EventStoreDbEventStore } = await import('./store/eventstoredb.js');
       adapter = new EventStoreDbEventStore(config.eventStoreConnectionString);
     } else {
-      adapter = new SqliteEventStore({ file: join(config.dataDir, 'events.sqlite') });
+      const file = join(config.dataDir, 'events.sqlite');
+      preparePrivateDataDir(config.dataDir);
+      createPrivateFile(file);
+      adapter = new SqliteEventStore({ file });
     }
   } catch (error) {
     throw new StoreOpenError(`Cannot open the event store (${describeStore(config)}): ${reason(error)}`);

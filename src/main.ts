@@ -21,6 +21,7 @@ import { systemClock, type Clock } from './services/runtime.js';
 import { StoreWriteHealth } from './services/storeHealth.js';
 import { reportRunnerTrouble } from './projections/runnerReports.js';
 import type { EventStore } from './store/port.js';
+import { AnonymousRetention } from './services/retention.js';
 import { UserSync } from './services/userSync.js';
 
 
@@ -28,6 +29,8 @@ export interface RunningService {
   url: string;
   server: Server;
   deps: HttpDeps;
+  /** Deletes ended anonymous streams (runs by itself; tests call runOnce). */
+  retention: AnonymousRetention;
   close(): Promise<void>;
 }
 
@@ -75,11 +78,15 @@ export async function startService(
     rateLimit: config.rateLimit,
     platformKeys: config.community.keys,
     pointsSource: config.community.pointsSource,
+    pushLimits: config.push,
+    trustProxy: config.trustProxy,
   };
   const orphans = await deps.realtime.hub.closeOrphans();
   if (orphans > 0) log.warn({ orphans, node: config.nodeId }, 'closed out realtime clients left connected by an earlier run of this node');
   await recoverOperations(deps, config, log);
   const stopSweeping = sweepPendingOperations(deps.outcomes, config, clock, log);
+  const retention = new AnonymousRetention({ store, disposable: readModels.disposableStreams, clock, log, retentionMs: config.anonymousRetentionMs });
+  retention.start();
   metrics.countOpenConnections(() => deps.realtime.hub.size);
   const app = createHttpApp(deps, log);
   const server = createServer(app.callback());
@@ -110,6 +117,7 @@ export async function startService(
     url,
     server,
     deps,
+    retention,
     /**
      * Stops accepting, lets in-flight requests finish (up to the shutdown timeout less a margin
      * for flushing), then closes what is left, flushes the store and releases the platform.
@@ -133,6 +141,7 @@ export async function startService(
       }
       server.closeAllConnections();
       stopSweeping();
+      await retention.stop();
       await runner.stop();
       await store.close();
       platform.close();

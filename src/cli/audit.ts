@@ -2,7 +2,7 @@
 // whole history at once, oldest first. `--json` prints them as one JSON array.
 import { ValidationError } from '../domain/errors.js';
 import type { AuditQueries, PointsAuditEntry, VipAuditEntry } from '../services/audit.js';
-import { table } from './table.js';
+import { escapeControl, table } from './table.js';
 
 type Print = (text: string) => void;
 
@@ -34,6 +34,6 @@ export function auditCommand(audit: AuditQueries, args: string[], options: { jso
   if (!oId?.trim()) throw new ValidationError(`audit ${kind}: the oId is required`);
   const entries = kind === 'points' ? audit.points(oId.trim()) : audit.vip(oId.trim());
   if (options.json) return print(`${JSON.stringify(entries)}\n`);
-  if (entries.length === 0) return print(`No ${kind === 'points' ? 'points edits' : 'VIP grants or renewals'} recorded for oId ${oId}.\n`);
+  if (entries.length === 0) return print(`No ${kind === 'points' ? 'points edits' : 'VIP grants or renewals'} recorded for oId ${escapeControl(oId)}.\n`);
   print(kind === 'points' ? pointsTable(entries as PointsAuditEntry[]) : vipTable(entries as VipAuditEntry[]));
 }

@@ -3,6 +3,7 @@
 // as it is read, so a log of any size replays in constant memory.
 import { toSpecTimestamp } from '../domain/time.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
+import { escapeControl } from './table.js';
 
 /** Writes text and resolves once the output can take more (backpressure on a slow pipe). */
 export type Write = (text: string) => Promise<void>;
@@ -18,7 +19,7 @@ export function eventJson(event: RecordedEvent) {
 function eventLine(event: RecordedEvent): string {
   const data = JSON.stringify(event.data);
   const shown = data.length > MAX_DATA ? `${data.slice(0, MAX_DATA - 1)}…` : data;
-  return `#${event.position}  ${toSpecTimestamp(event.created)}  ${event.streamName}@${event.revision}  ${event.type}  ${shown}`;
+  return escapeControl(`#${event.position}  ${toSpecTimestamp(event.created)}  ${event.streamName}@${event.revision}  ${event.type}  ${shown}`);
 }
 
 /**

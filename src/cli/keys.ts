@@ -3,6 +3,7 @@ import { isGrant, PERMISSIONS, type Grant } from '../domain/permissions.js';
 import { parseSpecDateTime, toSpecTimestamp } from '../domain/time.js';
 import type { ApiKeyRecord } from '../projections/apiKeys.js';
 import type { ApiKeyService } from '../services/apiKeys.js';
+import { escapeControl, table } from './table.js';
 
 type Print = (text: string) => void;
 
@@ -30,11 +31,6 @@ function describe(key: ApiKeyRecord) {
   return { id: key.keyId, appId: key.appId, app: key.app, permissions: key.permissions, status: key.status, expires: expiryText(key.expires), created: toSpecTimestamp(key.created) };
 }
 
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n') + '\n';
-}
-
 export async function keysCommand(
   service: ApiKeyService,
   args: string[],
@@ -53,7 +49,7 @@ export async function keysCommand(
       const shown = { ...issued, expires: expiryText(issued.expires) };
       if (options.json) return print(`${JSON.stringify(shown)}\n`);
       return print(
-        `Created key ${issued.id} for app "${issued.app}" (app id ${issued.appId})\n` +
+        `Created key ${issued.id} for app "${escapeControl(issued.app)}" (app id ${issued.appId})\n` +
           `Permissions: ${issued.permissions.join(', ')}\nExpires: ${shown.expires ?? 'never'}\n\n` +
           `  ${issued.key}\n\nThis is the only time the key is shown; only its hash is stored.\n`,
       );
@@ -75,7 +71,7 @@ export async function keysCommand(
       if (!id) throw new ValidationError(`keys ${action}: the key id is required`);
       const key = await service[action](id);
       if (options.json) return print(`${JSON.stringify(describe(key))}\n`);
-      return print(`Key ${key.keyId} (${key.app}) is ${key.status}\n`);
+      return print(`Key ${key.keyId} (${escapeControl(key.app)}) is ${key.status}\n`);
     }
     default:
       throw new ValidationError(`keys: unknown action "${action ?? ''}" (create, list, disable, enable, revoke)`);

@@ -9,8 +9,21 @@ export function cells(text: string): number {
   return width;
 }
 
+/** C0 (newlines and tabs too), DEL, C1 and the bidirectional overrides. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * Text from the log (memos, app names, message data) made safe for a terminal: a control
+ * character is shown as its `\uXXXX` escape, so an escape sequence in a memo cannot move the
+ * cursor, recolour, retitle the window or write a hyperlink on the operator's terminal.
+ */
+export function escapeControl(text: string): string {
+  return text.replace(CONTROL, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** Rows of cells → aligned lines, two spaces between columns; the first row is the header. */
 export function table(rows: string[][]): string {
+  rows = rows.map((row) => row.map(escapeControl));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => cells(r[i] ?? ''))));
   return rows.map((r) => r.map((cell, i) => cell + ' '.repeat(widths[i]! - cells(cell))).join('  ').trimEnd()).join('\n') + '\n';
 }

@@ -19,6 +19,10 @@ import { operationsRouter } from './routes/operations.js';
 
 export function createHttpApp(deps: HttpDeps, log: Logger): Koa {
   const app = new Koa();
+  // TRUST_PROXY: one reverse proxy in front; ctx.ip is the right-most X-Forwarded-For entry, the
+  // address that proxy saw (entries to its left are whatever the client wrote).
+  app.proxy = deps.trustProxy;
+  app.maxIpsCount = 1;
   const onUnexpected = (error: unknown, path: string) => log.error({ err: error, path }, 'unexpected error');
   app.use(requestLog(log, deps.metrics));
   app.use(errorMiddleware(onUnexpected));

@@ -22,6 +22,7 @@ import type { Clock } from '../services/runtime.js';
 import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
 import type { StoreWriteHealth } from '../services/storeHealth.js';
+import type { PushLimits } from '../domain/jsonBounds.js';
 
 
 export type { ReadModels };
@@ -49,4 +50,8 @@ export interface HttpDeps {
   clock: Clock;
   /** Realtime clients, sessions and sign-in (issue 3). */
   realtime: RealtimeDeps;
+  /** Bounds of a push's `data` (PUSH_MAX_DEPTH, PUSH_MAX_BYTES); the depth bounds every body. */
+  pushLimits: PushLimits;
+  /** X-Forwarded-For names the client address (TRUST_PROXY). */
+  trustProxy: boolean;
 }

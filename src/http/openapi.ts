@@ -201,7 +201,10 @@ function operations(communityName: string): Operation[] {
         { name: 'lastEventId', in: 'query', required: false, description: 'the same, for clients that cannot set the header', schema: { type: 'string' } },
       ],
       ok: { description: 'The event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-      responses: { 503: json(ref('ErrorBody'), 'The service is shutting down; reconnect in a moment') },
+      responses: {
+        429: json(ref('ErrorBody'), 'This address holds REALTIME_MAX_CONNECTIONS_PER_IP streams already; retry after `Retry-After` seconds'),
+        503: json(ref('ErrorBody'), 'The service is shutting down, or the node holds REALTIME_MAX_CONNECTIONS streams; reconnect in a moment'),
+      },
     },
     {
       method: 'post',

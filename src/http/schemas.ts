@@ -10,7 +10,10 @@ const body = <E extends v.ObjectEntries>(entries: E) => v.pipe(jsonObject, v.obj
 
 const text = (max: number) => v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.maxLength(max, `must be at most ${max} characters`));
 
-export const OId = v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.maxLength(64, 'must be at most 64 characters'));
+/** The platform's user id (fishpi: digits); anything else never reaches the platform or a stream name. */
+export const OId = v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.regex(/^\d{1,20}$/, "must be the platform's user id (1 to 20 digits)"));
+/** This service's own user id (`user.id` in frames and lookups). */
+const UserId = v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.maxLength(64, 'must be at most 64 characters'));
 
 const int32 = v.pipe(
   v.number('must be a number'),
@@ -60,11 +63,10 @@ export const VipBatchBody = body({
   vips: v.pipe(v.array(v.unknown(), 'must be an array'), v.nonEmpty('must not be empty'), v.maxLength(MAX_BATCH, `must hold at most ${MAX_BATCH} entries`)),
 });
 
-const idList = v.array(OId, 'must be an array of strings');
 export const MessagePushBody = v.pipe(
   body({
-    oIds: v.optional(idList, []),
-    userIds: v.optional(idList, []),
+    oIds: v.optional(v.array(OId, 'must be an array of strings'), []),
+    userIds: v.optional(v.array(UserId, 'must be an array of strings'), []),
     name: text(100),
     data: jsonObject,
   }),

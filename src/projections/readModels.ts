@@ -2,6 +2,7 @@
 import type { Clock } from '../services/runtime.js';
 import { ApiKeysReadModel } from './apiKeys.js';
 import { ClientsReadModel } from './clients.js';
+import { DisposableStreamsReadModel } from './disposableStreams.js';
 import { IdempotencyReadModel } from './idempotency.js';
 import { ItemsReadModel, MedalsReadModel } from './itemsAndMedals.js';
 import { OperationsReadModel } from './operations.js';
@@ -24,6 +25,7 @@ export interface ReadModels {
   sessions: SessionsReadModel;
   recentMessages: RecentMessagesReadModel;
   idempotency: IdempotencyReadModel;
+  disposableStreams: DisposableStreamsReadModel;
 }
 
 export function createReadModels(clock: Clock, replayMs: number): ReadModels {
@@ -41,6 +43,7 @@ export function createReadModels(clock: Clock, replayMs: number): ReadModels {
     items: new ItemsReadModel(operations),
     medals: new MedalsReadModel(operations),
     idempotency: new IdempotencyReadModel(clock.now),
+    disposableStreams: new DisposableStreamsReadModel(),
   };
 }
 

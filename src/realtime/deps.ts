@@ -1,3 +1,5 @@
+import type { Logger } from '../log.js';
+import type { ConnectionAdmission } from './admission.js';
 import type { Clients } from './clients.js';
 import type { RealtimeHub } from './hub.js';
 import type { SessionCookies, Sessions } from './sessions.js';
@@ -14,4 +16,7 @@ export interface RealtimeDeps {
   communityName: string;
   /** Origins allowed to open the stream and log out with credentials (CORS_ORIGINS). */
   corsOrigins: readonly string[];
+  log: Logger;
+  /** Per-address and per-node caps on open streams. */
+  admission: ConnectionAdmission;
 }

@@ -7,6 +7,7 @@ import { Subject, type Observer, type Subscription } from 'rxjs';
 import { createActor, type Actor } from 'xstate';
 import { clientDecider, type DisconnectClient, type SessionBinding } from '../domain/client.js';
 import { streams } from '../domain/events.js';
+import { exceedsDepth } from '../domain/jsonBounds.js';
 import type { Logger } from '../log.js';
 import { asDomain } from '../projections/recorded.js';
 import { recipientsOf, type RecentMessagesReadModel } from '../projections/recentMessages.js';
@@ -73,6 +74,12 @@ export interface RealtimeHubDeps {
   clients: ClientsReadModel;
   /** This node's id (NODE_ID): recorded with each client it holds. */
   nodeId: string;
+  /**
+   * Messages whose data nests deeper are not delivered (pushes this version accepts never do):
+   * one stored by an older version could not be formatted, and a browser reconnecting with
+   * Last-Event-ID would have it replayed again and again.
+   */
+  maxDataDepth: number;
 }
 
 export class RealtimeHub {
@@ -196,6 +203,7 @@ export class RealtimeHub {
     this.index(connection);
     if (connection.replayAfter !== undefined && connection.userId !== undefined) {
       for (const message of this.deps.recentMessages.forUserAfter(connection.userId, connection.replayAfter)) {
+        if (!this.deliverable(message.position, message.data)) continue;
         actor.send({ type: 'MESSAGE', position: message.position, appId: message.appId, name: message.name, data: message.data });
       }
     }
@@ -220,6 +228,7 @@ export class RealtimeHub {
     switch (event.type) {
       case 'MessagePushed': {
         const { appId, name, data } = event.data;
+        if (!this.deliverable(recorded.position, data)) break;
         for (const userId of recipientsOf(event.data, this.deps.users)) {
           const connections = this.byUser.get(userId);
           if (!connections) continue;
@@ -253,6 +262,12 @@ export class RealtimeHub {
       default:
         break;
     }
+  }
+
+  private deliverable(position: number, data: unknown): boolean {
+    if (!exceedsDepth(data, this.deps.maxDataDepth)) return true;
+    this.deps.log.warn({ position, maxDepth: this.deps.maxDataDepth }, 'a stored message nests deeper than pushes may: not delivered');
+    return false;
   }
 
   private index(connection: Connection): void {

@@ -11,6 +11,7 @@ import type { UsersReadModel } from '../projections/users.js';
 import type { Clock } from '../services/runtime.js';
 import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
+import { ConnectionAdmission } from './admission.js';
 import { Clients } from './clients.js';
 import type { RealtimeDeps } from './deps.js';
 import { RealtimeHub } from './hub.js';
@@ -46,6 +47,7 @@ export function createRealtime({ config, store, runner, readModels, platform, us
     heartbeatMs: config.realtime.heartbeatMs,
     clients: readModels.clients,
     nodeId: config.nodeId,
+    maxDataDepth: config.push.maxDepth,
   });
   hub.start();
   const clients = new Clients({ store, clients: readModels.clients });
@@ -74,5 +76,7 @@ export function createRealtime({ config, store, runner, readModels, platform, us
     }),
     communityName: config.community.name,
     corsOrigins: config.corsOrigins,
+    log,
+    admission: new ConnectionAdmission({ perAddress: config.realtime.maxConnectionsPerIp, total: config.realtime.maxConnections }),
   };
 }

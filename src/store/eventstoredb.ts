@@ -28,6 +28,7 @@ import {
   NO_STREAM,
   NotLeaderError,
   START,
+  StreamDeletedError,
   StreamNotFoundError,
   TimeoutError,
   UnavailableError,
@@ -57,7 +58,7 @@ import {
 import { resumeDelay, type ResumeBackoff } from './resuming.js';
 
 /** What the adapter uses of the client (a test passes a stand-in). */
-export type EventStoreDbClientApi = Pick<EventStoreDBClient, 'appendToStream' | 'readStream' | 'readAll' | 'subscribeToAll' | 'dispose'>;
+export type EventStoreDbClientApi = Pick<EventStoreDBClient, 'appendToStream' | 'readStream' | 'readAll' | 'subscribeToAll' | 'deleteStream' | 'dispose'>;
 
 export interface RetryPolicy extends ResumeBackoff {
   /** No new attempt starts once this much time has passed since the first one. */
@@ -229,6 +230,19 @@ export class EventStoreDbEventStore implements EventStore {
       }
       return 0;
     });
+  }
+
+  async deleteStreams(streamNames: readonly string[]): Promise<{ kept: string[] }> {
+    // A soft delete: the streams read as not found at once, and the server's scavenge (an
+    // operator's routine task) reclaims their space. Another node may have deleted one first.
+    for (const streamName of streamNames) {
+      try {
+        await this.client.deleteStream(streamName);
+      } catch (error) {
+        if (!(error instanceof StreamNotFoundError || error instanceof StreamDeletedError)) throw error;
+      }
+    }
+    return { kept: [] };
   }
 
   /** Stops at the first failure or end of the server's stream and reports it (see port.ts). */

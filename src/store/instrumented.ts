@@ -23,6 +23,7 @@ export function instrumentedStore(store: EventStore, metrics: Pick<Metrics, 'eve
     readAll: (options) => store.readAll(options),
     subscribeToAll: (options) => store.subscribeToAll(options),
     headPosition: () => store.headPosition(),
+    deleteStreams: (streamNames) => store.deleteStreams(streamNames),
     close: () => store.close(),
   };
 }

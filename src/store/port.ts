@@ -76,6 +76,13 @@ export interface EventStore {
   subscribeToAll(options: SubscribeOptions): Subscription;
   /** Global position of the newest event in the log; 0 when the log is empty. */
   headPosition(): Promise<number>;
+  /**
+   * Removes whole streams that are no longer needed (retention of ended anonymous clients and
+   * finished sign-ins): they read as [] afterwards. Positions never move back: a stream holding
+   * the log's newest event may be kept until a later call; it is named in the answer. Missing
+   * streams are ignored.
+   */
+  deleteStreams(streamNames: readonly string[]): Promise<{ kept: string[] }>;
   close(): Promise<void>;
 }
 

@@ -31,6 +31,7 @@ export function resumingStore(inner: EventStore, backoff: ResumeBackoff = DEFAUL
     readStream: (streamName) => inner.readStream(streamName),
     readAll: (options) => inner.readAll(options),
     headPosition: () => inner.headPosition(),
+    deleteStreams: (streamNames) => inner.deleteStreams(streamNames),
     subscribeToAll(options) {
       const subscription = resumingSubscription(inner, options, backoff, () => live.delete(subscription));
       live.add(subscription);

@@ -54,6 +54,8 @@ interface InFlight {
 }
 
 const PAGE = 2000;
+/** Streams removed per statement: one short write lock at a time. */
+const DELETE_BATCH = 500;
 
 function toRecorded(row: Row): RecordedEvent {
   return {
@@ -147,6 +149,22 @@ export class SqliteEventStore implements EventStore {
 
   async headPosition(): Promise<number> {
     return this.stmt.head.get()!.head;
+  }
+
+  async deleteStreams(streamNames: readonly string[]): Promise<{ kept: string[] }> {
+    if (this.closed || streamNames.length === 0) return { kept: [] };
+    const newestStream = this.db.prepare<[], { stream: string }>('SELECT stream FROM events ORDER BY position DESC LIMIT 1');
+    const remove = this.db.prepare('DELETE FROM events WHERE stream IN (SELECT value FROM json_each(?))');
+    // Under the write lock (IMMEDIATE), so no append slips in between. AUTOINCREMENT never hands
+    // out a deleted position again, and keeping the newest event's stream keeps the head.
+    return this.db
+      .transaction(() => {
+        const newest = newestStream.get()?.stream;
+        const deletable = streamNames.filter((name) => name !== newest);
+        for (let i = 0; i < deletable.length; i += DELETE_BATCH) remove.run(JSON.stringify(deletable.slice(i, i + DELETE_BATCH)));
+        return { kept: deletable.length < streamNames.length ? [newest!] : [] };
+      })
+      .immediate();
   }
 
   subscribeToAll(options: SubscribeOptions): Subscription {

@@ -232,6 +232,21 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
     assert.ok((await store.headPosition()) >= position);
   },
 
+  'deleteStreams removes whole streams; other streams stay; later appends get greater positions': async ({ store }) => {
+    const [gone, alsoGone, kept, newest] = [uniqueStream('del'), uniqueStream('del'), uniqueStream('keep'), uniqueStream('keep')];
+    await store.append(gone, [event('A'), event('B')]);
+    await store.append(alsoGone, [event('A')]);
+    await store.append(kept, [event('A')]);
+    const { position: before } = await store.append(newest, [event('A')]);
+    await store.deleteStreams([gone, alsoGone, uniqueStream('never-written')]);
+    assert.equal(await store.readStream(gone), []);
+    assert.equal(await store.readStream(alsoGone), []);
+    assert.is((await store.readStream(kept)).length, 1);
+    assert.ok((await store.headPosition()) >= before, 'the head does not move back');
+    const { position: after } = await store.append(uniqueStream('after'), [event('A')]);
+    assert.ok(after > before);
+  },
+
   'readStream of an unknown stream is []': async ({ store }) => {
     assert.equal(await store.readStream(uniqueStream('unknown')), []);
   },

@@ -38,6 +38,10 @@ export class FaultyStore implements EventStore {
     return this.inner.headPosition();
   }
 
+  deleteStreams(streamNames: readonly string[]) {
+    return this.inner.deleteStreams(streamNames);
+  }
+
   close() {
     return this.inner.close();
   }

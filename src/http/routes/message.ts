@@ -1,12 +1,13 @@
 // Spec §4.6: a push is an event; delivery to connected clients follows the store's subscription,
 // so a push accepted by one node reaches clients held by any node.
 import { streams } from '../../domain/events.js';
+import { pushDataProblem } from '../../domain/jsonBounds.js';
 import { newRecordId } from '../../services/runtime.js';
 import type { HttpDeps } from '../deps.js';
 import type { AdminGuards, AdminState } from '../middleware/admin.js';
 import { exactRouter } from '../router.js';
 import { MessagePushBody } from '../schemas.js';
-import { parse } from '../validation.js';
+import { invalid, parse } from '../validation.js';
 import { actorOf } from './actor.js';
 
 /**
@@ -22,11 +23,13 @@ function deliveryReport({ users, clients }: HttpDeps['readModels'], oIds: string
   return report;
 }
 
-export function messageRouter({ store, clock, readModels }: HttpDeps, guards: AdminGuards) {
+export function messageRouter({ store, clock, readModels, pushLimits }: HttpDeps, guards: AdminGuards) {
   const router = exactRouter<AdminState>('/adm/message');
 
   router.post('/push', ...guards.write('message:push'), async (ctx) => {
     const { oIds, userIds, name, data } = parse(MessagePushBody, ctx.request.body);
+    const problem = pushDataProblem(data, pushLimits);
+    if (problem) throw invalid('data', problem);
     const messageId = newRecordId();
     await store.append(
       streams.message(messageId),

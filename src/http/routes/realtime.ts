@@ -2,6 +2,7 @@
 // client's actor, through the subject the hub hands over; this handler just drains it.
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
+import { ADMISSION_RETRY_AFTER_SECONDS } from '../../realtime/admission.js';
 import { HubClosedError } from '../../realtime/hub.js';
 import { formatFrame, parseLastEventId, SSE_HEADERS } from '../../realtime/sse.js';
 import type { HttpDeps } from '../deps.js';
@@ -34,7 +35,7 @@ function cors(origins: readonly string[]): Middleware {
 }
 
 export function realtimeRouter({ realtime }: HttpDeps): Router {
-  const { hub, sessions, cookies, corsOrigins } = realtime;
+  const { hub, sessions, cookies, corsOrigins, log, admission } = realtime;
   const router = new Router();
   const allowOrigins = cors(corsOrigins);
 
@@ -43,6 +44,16 @@ export function realtimeRouter({ realtime }: HttpDeps): Router {
 
   router.get('/api/realtime', allowOrigins, async (ctx) => {
     const { req, res } = ctx;
+    // ctx.ip: the socket's address, or with TRUST_PROXY the proxy's X-Forwarded-For entry.
+    const address = ctx.ip;
+    const refused = admission.admit(address);
+    if (refused) {
+      ctx.status = refused.status;
+      ctx.set('Retry-After', String(ADMISSION_RETRY_AFTER_SECONDS));
+      ctx.body = { code: refused.status, message: refused.message, data: {} };
+      return;
+    }
+    res.once('close', () => admission.release(address));
     const session = await sessions.resolve(cookies.read(ctx.get('Cookie') || undefined));
     // The header, or the query for clients that cannot set headers on a new connection.
     const lastEventId = parseLastEventId(ctx.get('Last-Event-ID') || ctx.query.lastEventId);
@@ -75,7 +86,15 @@ export function realtimeRouter({ realtime }: HttpDeps): Router {
     client.start({
       next: (frame) => {
         if (!open()) return;
-        res.write(formatFrame(frame));
+        // A frame that cannot be formatted or written ends this connection only: thrown inside
+        // the frames' subject, it would be rethrown asynchronously and end the process.
+        try {
+          res.write(formatFrame(frame));
+        } catch (error) {
+          log.error({ err: error, clientId: client.clientId, frame: frame.type }, 'could not write a realtime frame; closing the connection');
+          res.destroy();
+          return;
+        }
         if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
       },
       complete: () => {

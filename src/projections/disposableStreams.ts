@@ -1,0 +1,64 @@
+// Streams that anonymous traffic leaves behind and nothing needs once they have ended: clients
+// that closed without anyone signing in, and sign-in attempts that completed, failed or expired.
+// The retention service deletes them some time after they end, so that connecting and leaving
+// does not grow the log. Other read models have forgotten them by then already (the clients
+// model drops a client when it disconnects; no model keeps sign-in attempts), so a rebuild from
+// the shortened log gives the same answers.
+import { streams } from '../domain/events.js';
+import type { RecordedEvent } from '../store/port.js';
+import { asDomain } from './recorded.js';
+import type { Projection } from './runner.js';
+
+export class DisposableStreamsReadModel implements Projection {
+  readonly name = 'disposableStreams';
+  /** Connected clients nobody signed in to (yet). */
+  private readonly anonymousClients = new Set<string>();
+  /** Open sign-in attempts and when they expire. */
+  private readonly openLogins = new Map<string, string>();
+  /** Ended streams and when they ended (ISO instant). */
+  private readonly ended = new Map<string, string>();
+
+  apply(recorded: RecordedEvent): void {
+    const event = asDomain(recorded);
+    switch (event.type) {
+      case 'ClientConnected':
+        if (!event.data.session) this.anonymousClients.add(recorded.streamName);
+        break;
+      case 'ClientSignedIn':
+        this.anonymousClients.delete(recorded.streamName);
+        break;
+      case 'ClientDisconnected':
+        if (this.anonymousClients.delete(recorded.streamName)) this.ended.set(recorded.streamName, event.data.at);
+        break;
+      case 'LoginStarted':
+        this.openLogins.set(streams.login(event.data.stateHash), event.data.expires);
+        break;
+      case 'LoginCompleted':
+      case 'LoginFailed': {
+        const stream = streams.login(event.data.stateHash);
+        if (this.openLogins.delete(stream)) this.ended.set(stream, event.data.at);
+        break;
+      }
+    }
+  }
+
+  /** Streams that ended (or, for sign-ins, expired) at or before `cutoff`. */
+  endedBy(cutoff: string): string[] {
+    for (const [stream, expires] of this.openLogins) {
+      if (expires <= cutoff) {
+        this.openLogins.delete(stream);
+        this.ended.set(stream, expires);
+      }
+    }
+    return [...this.ended].filter(([, at]) => at <= cutoff).map(([stream]) => stream);
+  }
+
+  /** The streams were deleted. */
+  forget(streamNames: readonly string[]): void {
+    for (const stream of streamNames) this.ended.delete(stream);
+  }
+
+  get size(): number {
+    return this.anonymousClients.size + this.openLogins.size + this.ended.size;
+  }
+}

@@ -1,0 +1,113 @@
+// Attack: connect and leave, and open login pages, over and over without signing in. Each visit
+// appends events (ClientConnected, ClientDisconnected, LoginStarted); they must not stay in the
+// log for ever. Ended anonymous client streams and finished or expired sign-in attempts are
+// deleted ANONYMOUS_RETENTION_MS after they end; what is live or signed in stays.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ALICE, startHarness, type Harness } from '../support/harness.js';
+import { applied, connect, movableClock, signIn, visit } from '../realtime/support.js';
+
+const HOUR_MS = 3_600_000;
+const LOGIN_STATE_TTL_MS = 600_000;
+
+/** Connects anonymously, opens the login page `logins` times, then leaves; waits for the disconnect. */
+async function visitAndLeave(h: Harness, logins = 1) {
+  const { stream, clientId } = await connect(h);
+  for (let i = 0; i < logins; i++) assert.is((await visit(`${h.url}/fishpi/login?client_id=${clientId}`)).status, 302);
+  const gone = applied(h, (e) => e.type === 'ClientDisconnected' && (e.data as { clientId: string }).clientId === clientId);
+  stream.close();
+  await gone;
+  return clientId;
+}
+
+const streamsOf = async (h: Harness) => new Set((await h.events()).map((e) => e.streamName));
+
+test('30 anonymous visits with login pages leave nothing once the retention has passed; live and signed-in clients stay', async () => {
+  const clock = movableClock();
+  const h = await startHarness({ clock });
+  try {
+    const { key } = await h.key(['user:get']);
+    const signedIn = await connect(h);
+    await signIn(h, signedIn.clientId, ALICE.oId);
+    await signedIn.stream.next('login');
+    const live = await connect(h);
+    const baseline = await h.events();
+
+    const visitors: string[] = [];
+    for (let i = 0; i < 30; i++) visitors.push(await visitAndLeave(h, 2));
+    const grown = await h.events();
+    assert.is(grown.length - baseline.length, 30 * 4, 'each visit appended a connect, a disconnect and two LoginStarted');
+
+    assert.is(await h.service.retention.runOnce(), 0, 'nothing is deleted before the retention (1 hour by default) has passed');
+    clock.advance(HOUR_MS + 1000);
+    await h.key(['user:get'], 'later'); // the newest event is not a visitor's: every visitor stream can go
+    assert.is(await h.service.retention.runOnce(), 30 + 1, 'the ended clients and the completed sign-in; open attempts wait for their expiry');
+    clock.advance(LOGIN_STATE_TTL_MS);
+    assert.is(await h.service.retention.runOnce(), 30 * 2, 'then the attempts, once expired for the retention');
+
+    const left = await streamsOf(h);
+    for (const clientId of visitors) assert.not.ok(left.has(`client-${clientId}`), 'the ended anonymous client is gone');
+    assert.not.ok([...left].some((s) => s.startsWith('login-')), 'the expired sign-in attempts are gone');
+    assert.ok(left.has(`client-${signedIn.clientId}`), 'a signed-in client stays');
+    assert.ok(left.has(`client-${live.clientId}`), 'a connected client stays');
+    const baselineWithoutLogins = baseline.filter((e) => !e.streamName.startsWith('login-')).length;
+    assert.is((await h.events()).length, baselineWithoutLogins + 1, 'the log is back to its size before the visits (plus the new key, less the sign-in attempt)');
+
+    // What depends on the client events answers as before, also after a rebuild of the read models.
+    const answers = async () => [
+      (await h.get(`/adm/user/get?client_id=${signedIn.clientId}`, key)).body?.data?.authenticated,
+      (await h.get(`/adm/user/get?client_id=${live.clientId}`, key)).body?.data?.authenticated,
+      (await h.get(`/adm/user/get?client_id=${visitors[0]}`, key)).status,
+    ];
+    assert.equal(await answers(), [true, false, 404]);
+    assert.is((await visit(`${h.url}/fishpi/login?client_id=${visitors[0]}`)).status !== 302, true, 'a deleted client cannot start a sign-in');
+    const before = Math.max(...(await h.events()).map((e) => e.position));
+    signedIn.stream.close();
+    live.stream.close();
+    await h.restart();
+    const after = await h.events();
+    assert.ok(after.every((e, i) => i === 0 || e.position > after[i - 1]!.position), 'positions stay strictly increasing');
+    assert.ok(after.at(-1)!.position > before, 'new events come after every deleted one');
+  } finally {
+    await h.close();
+  }
+});
+
+test('the stream holding the newest event is kept until a later run, so the head position never moves back', async () => {
+  const h = await startHarness({ env: { ANONYMOUS_RETENTION_MS: '0' } });
+  try {
+    await h.service.retention.runOnce();
+    const visitor = await visitAndLeave(h, 0);
+    const head = await h.service.deps.store.headPosition();
+    assert.is(await h.service.retention.runOnce(), 0);
+    assert.is(await h.service.deps.store.headPosition(), head);
+    assert.ok((await streamsOf(h)).has(`client-${visitor}`));
+    await h.key(['user:get']);
+    assert.is(await h.service.retention.runOnce(), 1);
+    assert.not.ok((await streamsOf(h)).has(`client-${visitor}`));
+  } finally {
+    await h.close();
+  }
+});
+
+test('a completed sign-in attempt is deleted after the retention too; the session and the signed-in client stay', async () => {
+  const h = await startHarness({ env: { ANONYMOUS_RETENTION_MS: '0' } });
+  try {
+    const { stream, clientId } = await connect(h);
+    const cookie = await signIn(h, clientId, ALICE.oId);
+    await stream.next('login');
+    await h.key(['user:get']);
+    assert.is(await h.service.retention.runOnce(), 1);
+    const left = await streamsOf(h);
+    assert.not.ok([...left].some((s) => s.startsWith('login-')));
+    assert.ok([...left].some((s) => s.startsWith('session-')));
+    const back = await connect(h, { cookie });
+    assert.is(back.hello.data.login_status, true, 'the session still signs the user in');
+    stream.close();
+    back.stream.close();
+  } finally {
+    await h.close();
+  }
+});
+
+test.run();

@@ -45,7 +45,7 @@ test('deep bodies never answer 500: deep arrays, deep values in other fields and
       ['/adm/message/push', `{"oIds":${deepArray},"name":"x","data":{}}`, {}],
       ['/adm/message/push', pushBody(nested(20_000)), { 'Idempotency-Key': 'deep-1' }],
       ['/adm/points/edit', `{"oId":"${ALICE.oId}","point":1,"memo":${deepArray}}`, { 'Idempotency-Key': 'deep-2' }],
-      ['/adm/vip/batch', `{"oId":"${ALICE.oId}","vips":${deepArray}}`, {}],
+      ['/adm/vip/batch-submit', `{"oId":"${ALICE.oId}","vips":${deepArray}}`, {}],
     ];
     for (const [path, raw, headers] of attempts) {
       const res = await h.request('POST', path, { raw, apiKey: key, headers });

@@ -2,7 +2,6 @@
 // operator would, on the store a service uses. `--json` prints exactly one JSON document; the
 // clear key is shown once and only its hash is stored; a key disabled by the CLI stops working
 // on a running service within a second or two.
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,27 +9,9 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, startHarness, type Harness } from '../support/harness.js';
+import { cli, type CliRun } from '../support/serviceProcess.js';
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-const root = new URL('../..', import.meta.url).pathname;
-
-function cli(dataDir: string, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
-      { cwd: root, env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' }, timeout: 30_000 },
-      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-function json(run: Run): any {
+function json(run: CliRun): any {
   assert.is(run.code, 0, `exit ${run.code}: ${run.stderr}`);
   const lines = run.stdout.split('\n').filter((l) => l.trim());
   assert.is(lines.length, 1, `exactly one JSON document on stdout:\n${run.stdout}`);

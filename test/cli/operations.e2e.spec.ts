@@ -1,24 +1,13 @@
 // `cli operations`: an operator lists the operations whose outcome is unknown and resolves one,
 // as a child process on the store a running service uses; the service's answer to the request's
 // Idempotency-Key follows the resolution.
-import { execFile } from 'node:child_process';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, startHarness } from '../support/harness.js';
+import { cli as runCli } from '../support/serviceProcess.js';
 import { failAppendsOf } from '../support/storeFaults.js';
 
-const root = new URL('../..', import.meta.url).pathname;
-
-function cli(dataDir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'operations', ...args],
-      { cwd: root, env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent', NODE_ID: 'cli-test' }, timeout: 30_000 },
-      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const cli = (dataDir: string, ...args: string[]) => runCli(dataDir, 'operations', ...args);
 
 test('list --unknown shows what a restart closed out; resolve --applied records who decided and the key answers accordingly', async () => {
   const h = await startHarness({ env: { NODE_ID: 'node-cli' } });

@@ -3,19 +3,11 @@
 // permission is refused before any stored answer is replayed to it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ALICE, startHarness, type Harness } from '../support/harness.js';
+import { ALICE, type Harness, withHarness } from '../support/harness.js';
 import { POINTS_PATH, pointsArrivals } from './world.js';
 
 const CASE_VARIANTS = ['/ADM/points/edit', '/Adm/Points/Edit', '/adm/Points/edit', '/adm/points/EDIT', '/ADM/POINTS/EDIT'];
 
-async function withHarness(env: Record<string, string>, run: (h: Harness) => Promise<void>) {
-  const h = await startHarness({ env });
-  try {
-    await run(h);
-  } finally {
-    await h.close();
-  }
-}
 
 const pointsEdit = (h: Harness, path: string, apiKey: string, idempotencyKey: string | undefined, memo: string) =>
   h.request('POST', path, { body: { oId: ALICE.oId, point: 1, memo }, apiKey, headers: idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {} });

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import { PointsAuditPage, VipAuditPage } from '../../src/http/responses.js';
-import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
+import { ALICE, BOB, startHarness, type Harness, withHarness } from '../support/harness.js';
 
 const SPEC_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const TIMEOUT_MS = 400;
@@ -73,14 +73,7 @@ async function withFront(run: (h: Harness, front: Awaited<ReturnType<typeof plat
   }
 }
 
-async function withHarness(run: (h: Harness) => Promise<void>) {
-  const h = await startHarness();
-  try {
-    await run(h);
-  } finally {
-    await h.close();
-  }
-}
+const withFreshHarness = (run: (h: Harness) => Promise<void>) => withHarness({}, run);
 
 const edit = (h: Harness, key: string, point: number, memo: string) => h.post('/adm/points/edit', { oId: ALICE.oId, point, memo }, key);
 
@@ -136,7 +129,7 @@ test('points audit: every edit, oldest first, with app, key, request and outcome
   }));
 
 test('points audit pages with limit, after and before (cursors are log positions)', () =>
-  withHarness(async (h) => {
+  withFreshHarness(async (h) => {
     const { key } = await h.key(['points:edit', 'audit:read']);
     for (let i = 1; i <= 7; i++) assert.is((await edit(h, key, i, `edit ${i}`)).status, 200);
     const page = async (query: string) => {
@@ -183,7 +176,7 @@ test('points audit pages with limit, after and before (cursors are log positions
   }));
 
 test('audit needs audit:read: 403 with another permission, 401 without a valid key', () =>
-  withHarness(async (h) => {
+  withFreshHarness(async (h) => {
     const { key } = await h.key(['points:edit', 'vip:read', 'vip:write']);
     for (const path of [`/adm/audit/points/${ALICE.oId}`, `/adm/audit/vip/${ALICE.oId}`]) {
       const forbidden = await h.get(path, key);
@@ -197,7 +190,7 @@ test('audit needs audit:read: 403 with another permission, 401 without a valid k
   }));
 
 test('VIP audit: grants and renewals with quality, expiry, previous expiry and record id', () =>
-  withHarness(async (h) => {
+  withFreshHarness(async (h) => {
     const writer = await h.key(['vip:write'], 'Game One');
     const batcher = await h.key(['vip:write'], 'Game Two');
     const { key: auditor } = await h.key(['audit:read']);
@@ -236,7 +229,7 @@ test('VIP audit: grants and renewals with quality, expiry, previous expiry and r
   }));
 
 test('an oId with no local history answers an empty list, without asking the platform', () =>
-  withHarness(async (h) => {
+  withFreshHarness(async (h) => {
     const { key } = await h.key(['audit:read']);
     const lookups = h.sim.calls('/api/user/getInfoById');
     for (const oId of [BOB.oId, '1234567890123']) {

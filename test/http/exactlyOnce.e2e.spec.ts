@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { streams } from '../../src/domain/events.js';
 import { IdempotencyService } from '../../src/services/idempotency.js';
-import { ALICE, startHarness, type Answer, type Harness } from '../support/harness.js';
+import { ALICE, type Answer, type Harness, withHarness } from '../support/harness.js';
 import { failAppendsOf } from '../support/storeFaults.js';
 
 const POINTS = '/adm/points/edit';
@@ -20,14 +20,6 @@ function send(h: Harness, apiKey: string, idempotencyKey: string, body: unknown,
 /** How many times the platform applied a points edit with this memo: the platform's own record. */
 const applied = (h: Harness, memo: string) => h.sim.user(ALICE.oId)!.ledger.filter((e) => e.memo === memo).length;
 
-async function withHarness(env: Record<string, string>, run: (h: Harness) => Promise<void>) {
-  const h = await startHarness({ env });
-  try {
-    await run(h);
-  } finally {
-    await h.close();
-  }
-}
 
 async function pointsAudit(h: Harness, apiKey: string, memo: string) {
   const res = await h.get(`/adm/audit/points/${ALICE.oId}`, apiKey);

@@ -8,18 +8,10 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connect, signIn } from '../realtime/support.js';
-import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
+import { ALICE, BOB, type Harness, withHarness } from '../support/harness.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 
-async function withHarness(env: Record<string, string>, run: (h: Harness) => Promise<void>) {
-  const h = await startHarness({ env });
-  try {
-    await run(h);
-  } finally {
-    await h.close();
-  }
-}
 
 test('GET / names the service, its version and where to go: a page for people, JSON for programs', () =>
   withHarness({}, async (h) => {

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startFaultProxy } from '../support/faultProxy.js';
-import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
+import { ALICE, BOB, startHarness, type Harness, withHarness } from '../support/harness.js';
 
 const POINTS = '/adm/points/edit';
 const pointsCalls = (h: Harness) => h.sim.calls('/user/edit/points');
@@ -12,14 +12,6 @@ function postWithKey(h: Harness, apiKey: string, idempotencyKey: string, body: u
   return h.request('POST', POINTS, { body, apiKey, headers: { 'Idempotency-Key': idempotencyKey } });
 }
 
-async function withHarness(env: Record<string, string>, run: (h: Harness) => Promise<void>) {
-  const h = await startHarness({ env });
-  try {
-    await run(h);
-  } finally {
-    await h.close();
-  }
-}
 
 test('the same Idempotency-Key with the same body answers the first answer and calls the platform once, even after a restart', () =>
   withHarness({}, async (h) => {

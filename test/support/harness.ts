@@ -114,3 +114,13 @@ export async function startHarness(options: HarnessOptions = {}) {
 }
 
 export type Harness = Awaited<ReturnType<typeof startHarness>>;
+
+/** A harness with these settings for one test, closed afterwards whatever happens. */
+export async function withHarness(env: Record<string, string>, run: (h: Harness) => Promise<void>): Promise<void> {
+  const h = await startHarness({ env });
+  try {
+    await run(h);
+  } finally {
+    await h.close();
+  }
+}

@@ -73,6 +73,8 @@ export interface SimulatorState {
   failNext(n: number, kind: SimulatorFailure): void;
   /** How many requests arrived for this path (e.g. '/user/edit/points'), refused ones included. */
   calls(path: string): number;
+  /** The bodies `/openid/verify` received, oldest first (what a relying party forwarded). */
+  verifyRequests(): Record<string, unknown>[];
 }
 
 export interface SimulatorOptions {
@@ -100,7 +102,7 @@ type Body = Record<string, unknown>;
 
 const OPENID_NS = 'http://specs.openid.net/auth/2.0';
 const IDENTIFIER_SELECT = 'http://specs.openid.net/auth/2.0/identifier_select';
-/** The fields the provider signs; an assertion signing fewer is not accepted. */
+/** The fields the provider signs in the assertions it issues. */
 const SIGNED_FIELDS = ['op_endpoint', 'claimed_id', 'identity', 'return_to', 'response_nonce', 'assoc_handle'];
 const NONCE_LIFETIME_MS = 5 * 60_000;
 const SOURCE_FIELDS = ['sourceAppId', 'sourceAppName', 'sourceScene', 'requestId'] as const;
@@ -185,6 +187,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const users = new Map<string, SimulatorUser>();
   const callCounts = new Map<string, number>();
   const failures: SimulatorFailure[] = [];
+  const verifyRequests: Body[] = [];
   let delayMs = 0;
   let listeningUrl: string | undefined;
   const platform: Platform = {
@@ -226,12 +229,13 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       failures.push(...Array<SimulatorFailure>(n).fill(kind));
     },
     calls: (path) => callCounts.get(path) ?? 0,
+    verifyRequests: () => structuredClone(verifyRequests),
   };
   for (const seed of options.users ?? []) state.addUser(seed);
 
   const router = new Router();
   adminRoutes(router, platform);
-  openIdRoutes(router, platform);
+  openIdRoutes(router, platform, verifyRequests);
 
   const app = new Koa();
   app.use(async (ctx, next) => {
@@ -394,7 +398,7 @@ function adminRoutes(router: Router, platform: Platform): void {
 }
 
 /** The OpenID 2.0 provider: consent page, `sim_user` shortcut, check_authentication. */
-function openIdRoutes(router: Router, platform: Platform): void {
+function openIdRoutes(router: Router, platform: Platform, verifyRequests: Body[]): void {
   const secret = randomBytes(32);
   const assocHandle = `sim-${randomBytes(8).toString('hex')}`;
   /** Accepted nonces and when they were issued: each is good once. */
@@ -434,6 +438,9 @@ function openIdRoutes(router: Router, platform: Platform): void {
     return true;
   }
 
+  // As the platform does: the signature is checked over the `key:value` lines of whatever
+  // `openid.signed` names, which need not include the identity, and a parameter name may hold
+  // anything. Relying parties must check the signed list and the names (community-platform.md).
   function isGenuine(params: Body, base: string): boolean {
     const field = (name: string) => params[`openid.${name}`];
     const signed = typeof field('signed') === 'string' ? (field('signed') as string).split(',') : [];
@@ -441,7 +448,7 @@ function openIdRoutes(router: Router, platform: Platform): void {
     const identity = field('identity');
     return (
       field('mode') === 'check_authentication' &&
-      SIGNED_FIELDS.every((name) => signed.includes(name)) &&
+      signed.length > 0 &&
       typeof sig === 'string' &&
       sameText(sig, sign(params, signed)) &&
       field('op_endpoint') === `${base}/openid` &&
@@ -504,6 +511,7 @@ function openIdRoutes(router: Router, platform: Platform): void {
   });
 
   router.post('/openid/verify', (ctx) => {
+    if (isObject(ctx.request.body)) verifyRequests.push(ctx.request.body);
     const valid = isObject(ctx.request.body) && isGenuine(ctx.request.body, platform.baseOf(ctx));
     respond(ctx, 200, 'text/plain', `ns:${OPENID_NS}\nis_valid:${valid}\nscope:profile.read\n`);
   });

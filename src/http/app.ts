@@ -17,6 +17,7 @@ import { vipRouter } from './routes/vip.js';
 import { loginRouter } from './routes/login.js';
 import { realtimeRouter } from './routes/realtime.js';
 import { userGetRouter } from './routes/userGet.js';
+import { noSniff } from './securityHeaders.js';
 import { invalid } from './validation.js';
 
 export const MAX_BODY = '1mb';
@@ -26,6 +27,7 @@ export function createHttpApp(deps: HttpDeps, log: Logger): Koa {
   const onUnexpected = (error: unknown, path: string) => log.error({ err: error, path }, 'unexpected error');
   app.use(requestLog(log, deps.metrics));
   app.use(errorMiddleware(onUnexpected));
+  app.use(noSniff);
   // Authentication before the body is read: without a valid key, nothing about the body is judged.
   app.use(requireValidKeyUnder('/adm/', deps.readModels.apiKeys, deps.clock));
   app.use(async (ctx, next) => {

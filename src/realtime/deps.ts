@@ -1,3 +1,4 @@
+import type { BrowserCookies } from './browserCookies.js';
 import type { Clients } from './clients.js';
 import type { RealtimeHub } from './hub.js';
 import type { SessionCookies, Sessions } from './sessions.js';
@@ -9,9 +10,13 @@ export interface RealtimeDeps {
   clients: Clients;
   sessions: Sessions;
   cookies: SessionCookies;
+  /** The client and login binding cookies (sign-in bound to the browser). */
+  browserCookies: BrowserCookies;
   signIn: SignIn;
   /** Path segment of the login page: `/<communityName>/login`. */
   communityName: string;
   /** Origins allowed to open the stream and log out with credentials (CORS_ORIGINS). */
   corsOrigins: readonly string[];
+  /** PUBLIC_URL, or the service's own URL once it listens. */
+  publicUrl: () => string;
 }

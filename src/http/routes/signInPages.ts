@@ -122,11 +122,11 @@ export function successPage(ctx: Context, nickname: string, clientBound: boolean
  * own client_id; this page is where that person sees whose connection they would sign in.
  */
 export function confirmPage(ctx: Context, origin: string | undefined, platformUrl: string): void {
-  const site = origin ?? '(未知网站 / an unknown site)';
+  const [zh, en] = origin ? [origin, origin] : ['一个未知网站', 'an unknown site'];
   const text = [
-    `${site} 请求用你的社区账号登录它打开的连接。 / ${site} asks to sign in with your community account to the connection it opened.`,
-    `只有当你刚刚在 ${site} 上自己点击了登录，才继续。否则请关闭此窗口：别人可能在借你的账号登录他们的连接。 / ` +
-      `Continue only if you just clicked “sign in” on ${site} yourself. Otherwise close this window: someone may be trying to sign their own connection in with your account.`,
+    `${zh} 请求用你的社区账号登录它打开的连接。 / ${en} asks to sign in with your community account to the connection it opened.`,
+    `只有当你刚刚在 ${zh} 上自己点击了登录，才继续。否则请关闭此窗口：别人可能在借你的账号登录他们的连接。 / ` +
+      `Continue only if you just clicked “sign in” on ${en} yourself. Otherwise close this window: someone may be trying to sign their own connection in with your account.`,
   ];
   send(ctx, 200, page('确认登录 / Confirm the sign-in', text, `<a class="button" id="continue" href="${escapeHtml(platformUrl)}">继续登录 / Continue</a>`));
 }

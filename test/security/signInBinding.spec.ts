@@ -69,7 +69,7 @@ test('the attacker’s client_id in a login link opened by the victim: no redire
     assert.ok(own.location!.startsWith(`${h.simUrl}/openid/login?`));
 
     // A connection opened without an Origin (not by a web page), or with one that is not an origin.
-    for (const headers of [{}, { Origin: 'null' }, { Origin: 'http://a.example/"><script>' }]) {
+    for (const headers of [{}, { Origin: 'null' }, { Origin: 'http://a.example/"><script>' }] as Record<string, string>[]) {
       const other = await connect(h, { headers });
       const res = await visit(`${h.url}/fishpi/login?client_id=${other.clientId}`);
       assert.is(res.status, 200);

@@ -188,7 +188,10 @@ browserTest('/docs renders under its policy', async () => {
     const page = await context.newPage();
     await page.goto(`${s.h.url}/docs`);
     await page.locator('.swagger-ui .info .title').waitFor({ timeout: STEP_MS });
-    await page.locator('.opblock').first().waitFor({ timeout: STEP_MS });
+    // An operation opened, with "Try it out": the parts Swagger UI renders on demand.
+    await page.locator('.opblock-summary').first().click({ timeout: STEP_MS });
+    await page.locator('.try-out__btn').first().click({ timeout: STEP_MS });
+    await page.locator('.execute').first().waitFor({ timeout: STEP_MS });
     assert.equal(violations, []);
     await context.close();
   } finally {

@@ -94,6 +94,18 @@ test('client: connects once, on the node that holds it, with the session it came
   client.given([connected]).when({ type: 'ConnectClient', clientId: 'c', node: 'n1', session: undefined, at: T0 }).thenThrows(ConflictError);
 });
 
+test('client: who opened it (Origin, browser binding hash) is recorded and kept for the login page', () => {
+  const opened: ClientEvent = { type: 'ClientConnected', data: { clientId: 'c', node: 'n1', at: T0, origin: 'https://game.example', browser: 'hash' } };
+  client.given([]).when({ type: 'ConnectClient', clientId: 'c', node: 'n1', session: undefined, at: T0, origin: 'https://game.example', browser: 'hash' }).then([opened]);
+  assert.equal(client.given([opened]).when({ type: 'SignInClient', clientId: 'c', user: binding, at: T1 }).state(), {
+    status: 'connected',
+    clientId: 'c',
+    user: binding,
+    origin: 'https://game.example',
+    browser: 'hash',
+  });
+});
+
 test('client: a sign-in binds a connected client; a closed one has nobody to bind', () => {
   const signedIn: ClientEvent = { type: 'ClientSignedIn', data: { clientId: 'c', ...binding, at: T1 } };
   client.given([connected]).when({ type: 'SignInClient', clientId: 'c', user: binding, at: T1 }).then([signedIn]);

@@ -4,7 +4,8 @@
 // - `cb_login`, set by the login page next to the state: the callback refuses the state in a
 //   browser without it, so a prepared callback URL signs nobody in (login CSRF).
 // Each holds a random value; the log holds only its SHA-256, next to the connection or the state.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { secureRandomBytes } from '../services/runtime.js';
 import { cookieValue } from './sessions.js';
 
 export const CLIENT_COOKIE = 'cb_client';
@@ -53,7 +54,7 @@ export class BrowserCookies {
   }
 }
 
-/** 24 CSPRNG bytes in base64url: 32 characters. */
-export const newBinding = () => randomBytes(24).toString('base64url');
+/** 24 CSPRNG bytes in base64url: 32 characters (every new stream makes one, hence the pool). */
+export const newBinding = () => secureRandomBytes(24).toString('base64url');
 
 const wellFormed = (value: string | undefined) => (value !== undefined && VALUE.test(value) ? value : undefined);

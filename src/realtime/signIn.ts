@@ -140,7 +140,10 @@ export class SignIn {
       return await this.signInClaimed(stateHash, claim, login.clientId, assertion);
     } catch (error) {
       if (!(error instanceof SignInError) || error.reason === 'platform-unavailable') {
-        await handleCommand(store, streams.login(stateHash), loginDecider, { type: 'ReleaseLogin', claim, at: clock.now() });
+        // Unreleased, the claim still lapses after CLAIM_MS; the original error is the one to report.
+        await handleCommand(store, streams.login(stateHash), loginDecider, { type: 'ReleaseLogin', claim, at: clock.now() }).catch((releaseError: unknown) =>
+          this.options.log.warn({ err: releaseError }, 'could not release a sign-in claim'),
+        );
       }
       throw error;
     }

@@ -17,8 +17,14 @@ async function loginEvents(h: Harness) {
 
 test('logout forged by a page on another site is refused (403) and the session lives on', async () => {
   const h = await startHarness({ env: { CORS_ORIGINS: GAME } });
+  const streams: Array<{ close(): void }> = [];
+  const connected = async (options: Parameters<typeof connect>[1] = {}) => {
+    const client = await connect(h, options);
+    streams.push(client.stream);
+    return client;
+  };
   try {
-    const { clientId } = await connect(h);
+    const { clientId } = await connected();
     const cookie = await signIn(h, clientId, ALICE.oId);
     const logout = (origin?: string) => h.request('POST', '/api/logout', { headers: { Cookie: cookie, ...(origin !== undefined && { Origin: origin }) } });
     for (const origin of ['https://evil.example', 'null', `${GAME}.evil.example`, h.url.replace('127.0.0.1', 'localhost')]) {
@@ -27,16 +33,17 @@ test('logout forged by a page on another site is refused (403) and the session l
       assert.is(res.body.code, 403);
       assert.equal(res.headers.getSetCookie(), [], 'the cookie is not cleared');
     }
-    assert.is((await connect(h, { cookie })).hello.data.login_status, true, 'still signed in');
+    assert.is((await connected({ cookie })).hello.data.login_status, true, 'still signed in');
     assert.is(h.service.deps.readModels.sessions.get(cookie.split('=')[1]!.split('.')[0]!)?.oId, ALICE.oId);
 
     // The game's page (CORS_ORIGINS), the service's own pages, and a client that is no browser.
     for (const origin of [GAME, h.url, undefined]) {
-      const again = await signIn(h, (await connect(h)).clientId, ALICE.oId);
+      const again = await signIn(h, (await connected()).clientId, ALICE.oId);
       const res = await h.request('POST', '/api/logout', { headers: { Cookie: again, ...(origin && { Origin: origin }) } });
       assert.is(res.status, 200, origin);
     }
   } finally {
+    for (const stream of streams) stream.close();
     await h.close();
   }
 });
@@ -87,18 +94,19 @@ test('one assertion delivered to two nodes at once signs in exactly once', async
 test('every HTML page forbids framing, sniffing and referrers, and allows only what it loads', async () => {
   const h = await startHarness();
   try {
-    const { stream, clientId } = await connect(h);
+    const { stream, clientId, binding } = await connect(h);
     const genuine = await platformAssertion(await startLogin(h, clientId), ALICE.oId);
     const pages: Array<[string, Awaited<ReturnType<typeof visit>>]> = [
       ['login page, no client_id', await visit(`${h.url}/fishpi/login`)],
       ['login page, unknown client', await visit(`${h.url}/fishpi/login?client_id=${'A'.repeat(32)}`)],
       ['login page, confirmation', await visit(`${h.url}/fishpi/login?client_id=${clientId}`)],
-      ['login page, redirect', await visit(`${h.url}/fishpi/login?client_id=${clientId}`, { Cookie: (await connect(h)).binding! })],
+      ['login page, redirect', await visit(`${h.url}/fishpi/login?client_id=${clientId}`, { Cookie: binding! })],
       ['callback, unknown state', await visit(`${h.url}/fishpi/callback?state=${'a'.repeat(43)}`)],
       ['callback, success', await callback(genuine)],
       ['callback, used', await callback(genuine)],
       ['docs', await visit(`${h.url}/docs`)],
     ];
+    assert.is(pages[3]![1].status, 302);
     for (const [name, res] of pages) {
       const csp = res.headers.get('content-security-policy') ?? '';
       assert.match(csp, /(^|; )default-src 'none'(;|$)/, name);

@@ -32,6 +32,8 @@ interface Connection {
   res: IncomingMessage | undefined;
   clientId?: string;
   loginStatus?: boolean;
+  /** `cb_client=…`: the browser binding the stream set, which the login page checks. */
+  binding?: string;
   onFrame?: (event: string, data: string) => void;
 }
 
@@ -91,6 +93,7 @@ function connect(path: string, headers: Record<string, string> = {}, timeoutMs =
       { host: target.hostname, port: target.port, path, method: 'GET', agent: false, ...(options.localAddress && { localAddress: options.localAddress }), headers: { accept: 'text/event-stream', ...headers } },
       (res) => {
         connection.res = res;
+        connection.binding = (res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]!).find((c) => c.startsWith('cb_client='));
         if (res.statusCode !== 200) {
           res.resume();
           return fail(new Error(`HTTP ${res.statusCode} for ${path}`));
@@ -153,7 +156,7 @@ async function signIn(connection: Connection, oId: string): Promise<string> {
     };
   });
   loggedIn.catch(() => undefined);
-  const page = await get(`${options.url}/${options.communityName}/login?client_id=${encodeURIComponent(connection.clientId!)}`);
+  const page = await get(`${options.url}/${options.communityName}/login?client_id=${encodeURIComponent(connection.clientId!)}`, connection.binding);
   keep(page.cookies);
   if (page.status < 300 || page.status >= 400 || !page.location) throw new Error(`login page answered ${page.status}: ${page.body.slice(0, 200)}`);
   // The platform's consent page, confirmed at once by the simulator's `sim_user` shortcut.

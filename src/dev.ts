@@ -1,11 +1,11 @@
 // `npm run dev`: the service plus the community simulator on loopback, already wired, so every
 // endpoint (and the sign-in flow) can be tried with no platform account. Not for production.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
 import { join } from 'node:path';
 import { DEMO_USERS } from './community/demoUsers.js';
 import { createSimulator, SIMULATOR_KEY } from './community/simulator.js';
 import { loadConfig } from './config.js';
+import { createDemoServer } from './devDemo.js';
 import { startService } from './main.js';
 import { ApiKeyService } from './services/apiKeys.js';
 
@@ -23,10 +23,7 @@ const config = loadConfig({
   LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
 });
 const service = await startService(config);
-const demoPage = readFileSync(new URL('./devDemo.html', import.meta.url), 'utf8')
-  .replace("'SERVICE_URL'", JSON.stringify(service.url))
-  .replace("'COMMUNITY_NAME'", JSON.stringify(config.community.name));
-const demo = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(demoPage));
+const demo = createDemoServer({ serviceUrl: service.url, communityName: config.community.name });
 await new Promise<void>((resolve) => demo.listen(demoPort, '127.0.0.1', resolve));
 
 // One all-permissions key for the dev store, kept next to it so restarts reuse it.

@@ -105,6 +105,8 @@ export interface SimulatorState {
   arrivals(path: string): SimulatorArrival[];
   /** How many points changes with this memo the platform applied, over every user. */
   pointsApplied(memo: string): number;
+  /** The bodies `/openid/verify` received, oldest first (what a relying party forwarded). */
+  verifyRequests(): Record<string, unknown>[];
 }
 
 export interface SimulatorOptions {
@@ -132,7 +134,7 @@ type Body = Record<string, unknown>;
 
 const OPENID_NS = 'http://specs.openid.net/auth/2.0';
 const IDENTIFIER_SELECT = 'http://specs.openid.net/auth/2.0/identifier_select';
-/** The fields the provider signs; an assertion signing fewer is not accepted. */
+/** The fields the provider signs in the assertions it issues. */
 const SIGNED_FIELDS = ['op_endpoint', 'claimed_id', 'identity', 'return_to', 'response_nonce', 'assoc_handle'];
 const NONCE_LIFETIME_MS = 5 * 60_000;
 const SOURCE_FIELDS = ['sourceAppId', 'sourceAppName', 'sourceScene', 'requestId'] as const;
@@ -221,6 +223,7 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   const failures: SimulatorFailure[] = [];
   const faults = new Map<string, SimulatorFault[]>();
   const arrived: SimulatorArrival[] = [];
+  const verifyRequests: Body[] = [];
   let delayMs = 0;
   let listeningUrl: string | undefined;
   const platform: Platform = {
@@ -267,12 +270,13 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
     },
     arrivals: (path) => arrived.filter((a) => a.path === path).map((a) => structuredClone(a)),
     pointsApplied: (memo) => [...users.values()].reduce((n, user) => n + user.ledger.filter((entry) => entry.memo === memo).length, 0),
+    verifyRequests: () => structuredClone(verifyRequests),
   };
   for (const seed of options.users ?? []) state.addUser(seed);
 
   const router = new Router();
   adminRoutes(router, platform);
-  openIdRoutes(router, platform);
+  openIdRoutes(router, platform, verifyRequests);
 
   const app = new Koa();
   app.use(async (ctx, next) => {
@@ -471,7 +475,7 @@ function adminRoutes(router: Router, platform: Platform): void {
 }
 
 /** The OpenID 2.0 provider: consent page, `sim_user` shortcut, check_authentication. */
-function openIdRoutes(router: Router, platform: Platform): void {
+function openIdRoutes(router: Router, platform: Platform, verifyRequests: Body[]): void {
   const secret = randomBytes(32);
   const assocHandle = `sim-${randomBytes(8).toString('hex')}`;
   /** Accepted nonces and when they were issued: each is good once. */
@@ -511,6 +515,9 @@ function openIdRoutes(router: Router, platform: Platform): void {
     return true;
   }
 
+  // As the platform does: the signature is checked over the `key:value` lines of whatever
+  // `openid.signed` names, which need not include the identity, and a parameter name may hold
+  // anything. Relying parties must check the signed list and the names (community-platform.md).
   function isGenuine(params: Body, base: string): boolean {
     const field = (name: string) => params[`openid.${name}`];
     const signed = typeof field('signed') === 'string' ? (field('signed') as string).split(',') : [];
@@ -518,7 +525,7 @@ function openIdRoutes(router: Router, platform: Platform): void {
     const identity = field('identity');
     return (
       field('mode') === 'check_authentication' &&
-      SIGNED_FIELDS.every((name) => signed.includes(name)) &&
+      signed.length > 0 &&
       typeof sig === 'string' &&
       sameText(sig, sign(params, signed)) &&
       field('op_endpoint') === `${base}/openid` &&
@@ -581,6 +588,7 @@ function openIdRoutes(router: Router, platform: Platform): void {
   });
 
   router.post('/openid/verify', (ctx) => {
+    if (isObject(ctx.request.body)) verifyRequests.push(ctx.request.body);
     const valid = isObject(ctx.request.body) && isGenuine(ctx.request.body, platform.baseOf(ctx));
     respond(ctx, 200, 'text/plain', `ns:${OPENID_NS}\nis_valid:${valid}\nscope:profile.read\n`);
   });

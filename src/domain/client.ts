@@ -3,7 +3,7 @@
 // is behind them, whichever node holds the connection.
 import type { Decider } from './decider.js';
 import { ConflictError } from './errors.js';
-import type { ClientDisconnected, ClientEvent } from './events.js';
+import type { ClientDisconnected, ClientEvent, ClientOpener } from './events.js';
 
 /** A live session and its user. */
 export interface SessionBinding {
@@ -22,10 +22,10 @@ export interface ClientBinding {
 
 export type ClientState =
   | { status: 'unknown' }
-  | { status: 'connected'; clientId: string; user: ClientBinding | undefined }
+  | ({ status: 'connected'; clientId: string; user: ClientBinding | undefined } & ClientOpener)
   | { status: 'disconnected'; clientId: string };
 
-export type ConnectClient = { type: 'ConnectClient'; clientId: string; node: string; session: SessionBinding | undefined; at: string };
+export type ConnectClient = { type: 'ConnectClient'; clientId: string; node: string; session: SessionBinding | undefined; at: string } & ClientOpener;
 export type SignInClient = { type: 'SignInClient'; clientId: string; user: ClientBinding; at: string };
 export type DisconnectClient = { type: 'DisconnectClient'; clientId: string; reason: ClientDisconnected['data']['reason']; at: string };
 export type ClientCommand = ConnectClient | SignInClient | DisconnectClient;
@@ -38,7 +38,7 @@ export const clientDecider: Decider<ClientState, ClientCommand, ClientEvent> = {
       case 'ConnectClient': {
         if (state.status !== 'unknown') throw new ConflictError(`Client ${command.clientId} already exists`);
         const { clientId, node, session, at } = command;
-        return [{ type: 'ClientConnected', data: session ? { clientId, node, session, at } : { clientId, node, at } }];
+        return [{ type: 'ClientConnected', data: { clientId, node, ...(session && { session }), at, ...openerOf(command) } }];
       }
       case 'SignInClient': {
         // A connection that closed in the meantime has nobody to tell: the session still counts.
@@ -56,7 +56,7 @@ export const clientDecider: Decider<ClientState, ClientCommand, ClientEvent> = {
   evolve(state, event) {
     switch (event.type) {
       case 'ClientConnected':
-        return { status: 'connected', clientId: event.data.clientId, user: event.data.session };
+        return { status: 'connected', clientId: event.data.clientId, user: event.data.session, ...openerOf(event.data) };
       case 'ClientSignedIn': {
         if (state.status !== 'connected') return state;
         const { sessionId, userId, oId } = event.data;
@@ -67,3 +67,8 @@ export const clientDecider: Decider<ClientState, ClientCommand, ClientEvent> = {
     }
   },
 };
+
+/** The opener fields that are present (events from before they were recorded have none). */
+export function openerOf({ origin, browser }: ClientOpener): ClientOpener {
+  return { ...(origin !== undefined && { origin }), ...(browser !== undefined && { browser }) };
+}

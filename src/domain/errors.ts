@@ -148,3 +148,10 @@ export function changedNothing(error: unknown): boolean {
     (error instanceof PlatformUnavailableError && !error.sent)
   );
 }
+
+/** A browser request with credentials from a page on an origin the service does not trust. */
+export class ForeignOriginError extends AppError {
+  constructor(origin: string) {
+    super(`Origin ${origin.slice(0, 200)} may not make this request`);
+  }
+}

@@ -85,8 +85,10 @@ export type MessagePushed = {
  */
 export type ClientConnected = {
   type: 'ClientConnected';
-  data: { clientId: string; node?: string; at: string; session?: { sessionId: string; userId: string; oId: string } };
+  data: { clientId: string; node?: string; at: string; session?: { sessionId: string; userId: string; oId: string } } & ClientOpener;
 };
+/** Who opened a connection: the request's `Origin`, and the SHA-256 of the browser's binding cookie. */
+export type ClientOpener = { origin?: string; browser?: string };
 /**
  * The user behind a connection signed in through the login page. `sessionId`: the session that
  * sign-in started (its logout closes the connection); optional only for events written before
@@ -104,15 +106,20 @@ export type ClientEvent = ClientConnected | ClientSignedIn | ClientDisconnected;
  */
 export type LoginStarted = {
   type: 'LoginStarted';
-  data: { stateHash: string; clientId: string; callbackUrl: string; expires: string; at: string };
+  /** `browser`: SHA-256 of the login cookie set with the state (absent before the binding existed). */
+  data: { stateHash: string; clientId: string; callbackUrl: string; expires: string; at: string; browser?: string };
 };
+/** A callback holds the attempt while it asks the platform; others delivering it are refused until `until`. */
+export type LoginClaimed = { type: 'LoginClaimed'; data: { stateHash: string; clientId: string; claim: string; until: string; at: string } };
+/** The claim ended without an answer (the platform could not be reached): the attempt is open again. */
+export type LoginReleased = { type: 'LoginReleased'; data: { stateHash: string; clientId: string; claim: string; at: string } };
 export type LoginCompleted = {
   type: 'LoginCompleted';
   data: { stateHash: string; clientId: string; userId: string; oId: string; sessionId: string; at: string };
 };
 export type LoginFailureReason = 'cancelled' | 'expired' | 'invalid-assertion' | 'unknown-user';
 export type LoginFailed = { type: 'LoginFailed'; data: { stateHash: string; clientId: string; reason: LoginFailureReason; detail: string; at: string } };
-export type LoginEvent = LoginStarted | LoginCompleted | LoginFailed;
+export type LoginEvent = LoginStarted | LoginClaimed | LoginReleased | LoginCompleted | LoginFailed;
 
 /** A browser session (the signed cookie carries its id). */
 export type SessionStarted = { type: 'SessionStarted'; data: { sessionId: string; userId: string; oId: string; expires: string; at: string } };

@@ -16,6 +16,7 @@ import { loginRouter } from './routes/login.js';
 import { realtimeRouter } from './routes/realtime.js';
 import { userGetRouter } from './routes/userGet.js';
 import { operationsRouter } from './routes/operations.js';
+import { noSniff } from './securityHeaders.js';
 
 export function createHttpApp(deps: HttpDeps, log: Logger): Koa {
   const app = new Koa();
@@ -26,6 +27,7 @@ export function createHttpApp(deps: HttpDeps, log: Logger): Koa {
   const onUnexpected = (error: unknown, path: string) => log.error({ err: error, path }, 'unexpected error');
   app.use(requestLog(log, deps.metrics));
   app.use(errorMiddleware(onUnexpected));
+  app.use(noSniff);
   // Admin routes carry their own chain (key, permission, rate limit, body, Idempotency-Key).
   const guards = adminGuards(deps, onUnexpected);
   for (const router of [platformOperationsRouter(deps, guards), vipRouter(deps, guards), messageRouter(deps, guards), operationsRouter(deps, guards), auditRouter(deps, guards), userGetRouter(deps, guards)]) {

@@ -195,7 +195,7 @@ function operations(communityName: string): Operation[] {
       tag: 'realtime',
       summary: 'Open the realtime connection (server-sent events)',
       description:
-        'No apiKey; a session cookie starts the client signed in. Frames have `id`, `event` and `data` (JSON) lines. `PB_CONNECT` first: `{client_id, login_status}` (+ `user` when signed in); then `login` `{action: "login", user}` after sign-in, and `message` `{app_id, name, data}` after a push, its `id` being the push\'s log position. Comment frames keep the connection alive.',
+        'No apiKey; a session cookie starts the client signed in. The answer sets the `cb_client` cookie that binds the client to this browser for the login page. Frames have `id`, `event` and `data` (JSON) lines. `PB_CONNECT` first: `{client_id, login_status}` (+ `user` when signed in); then `login` `{action: "login", user}` after sign-in, and `message` `{app_id, name, data}` after a push, its `id` being the push\'s log position. Comment frames keep the connection alive.',
       parameters: [
         { name: 'Last-Event-ID', in: 'header', required: false, description: 'resume after this frame id: a signed-in client gets the messages it missed (within REALTIME_REPLAY_MS)', schema: { type: 'string' } },
         { name: 'lastEventId', in: 'query', required: false, description: 'the same, for clients that cannot set the header', schema: { type: 'string' } },
@@ -211,17 +211,19 @@ function operations(communityName: string): Operation[] {
       path: '/api/logout',
       tag: 'sign-in',
       summary: 'End the browser session',
-      description: 'No apiKey: the session cookie says whose session; the answer clears it.',
+      description: 'No apiKey: the session cookie says whose session; the answer clears it. A browser page must be on the service\'s own origin or one listed in CORS_ORIGINS.',
       ok: json(ref('SuccessBody'), 'Signed out (also when there was no session)'),
+      responses: { 403: json(ref('ErrorBody'), 'Sent from a page on an origin that is neither the service\'s nor in CORS_ORIGINS') },
     },
     {
       method: 'get',
       path: `/${communityName}/login`,
       tag: 'sign-in',
       summary: 'The login page for a realtime client',
-      description: "Sends the browser to the community platform's OpenID sign-in, which returns to the callback.",
+      description:
+        "Sends the browser that holds the connection (its `cb_client` cookie) to the community platform's OpenID sign-in, which returns to the callback; any other browser first sees a confirmation naming the site that opened the connection. Sets the `cb_login` cookie the callback requires.",
       parameters: [{ name: 'client_id', in: 'query', required: true, description: 'from the `PB_CONNECT` event', schema: { type: 'string' } }],
-      ok: html('Not used: a valid request is redirected'),
+      ok: html('The confirmation, for a browser that does not hold the connection'),
       responses: { 302: { description: "To the platform's sign-in page" }, '4XX': html('A page that says what went wrong (unknown or closed client, …)') },
     },
     {
@@ -229,7 +231,7 @@ function operations(communityName: string): Operation[] {
       path: `/${communityName}/callback`,
       tag: 'sign-in',
       summary: "Where the platform's sign-in returns",
-      description: 'Verifies the assertion with the platform, signs the client in (its connection receives `login`) and sets the session cookie.',
+      description: 'In the browser that opened the login page only: checks the assertion, has the platform verify it, signs the client in (its connection receives `login`) and sets the session cookie.',
       ok: html('"Login succeeded", with a button that closes the window'),
       responses: { '4XX': html('A page that says what went wrong (cancelled, expired, invalid assertion, …)') },
     },

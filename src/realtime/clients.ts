@@ -1,7 +1,7 @@
 import type { ClientBinding } from '../domain/client.js';
-import { clientDecider } from '../domain/client.js';
+import { clientDecider, openerOf } from '../domain/client.js';
 import { fold } from '../domain/decider.js';
-import { streams, type ClientEvent } from '../domain/events.js';
+import { streams, type ClientEvent, type ClientOpener } from '../domain/events.js';
 import type { ClientsReadModel } from '../projections/clients.js';
 import type { EventStore } from '../store/port.js';
 
@@ -25,10 +25,13 @@ export class Clients {
     return state.status === 'connected' ? { clientId, user: state.user } : undefined;
   }
 
-  /** From the store only: exact even for a client another node just connected or closed. */
-  async isConnected(clientId: string): Promise<boolean> {
-    if (!isClientIdShape(clientId)) return false;
+  /**
+   * Who opened the connection, when it is connected. From the store only: exact even for a
+   * client another node just connected or closed.
+   */
+  async opener(clientId: string): Promise<ClientOpener | undefined> {
+    if (!isClientIdShape(clientId)) return undefined;
     const state = fold(clientDecider, (await this.deps.store.readStream(streams.client(clientId))) as unknown as ClientEvent[]);
-    return state.status === 'connected';
+    return state.status === 'connected' ? openerOf(state) : undefined;
   }
 }

@@ -1,5 +1,6 @@
 import type { Logger } from '../log.js';
 import type { ConnectionAdmission } from './admission.js';
+import type { BrowserCookies } from './browserCookies.js';
 import type { Clients } from './clients.js';
 import type { RealtimeHub } from './hub.js';
 import type { SessionCookies, Sessions } from './sessions.js';
@@ -11,6 +12,8 @@ export interface RealtimeDeps {
   clients: Clients;
   sessions: Sessions;
   cookies: SessionCookies;
+  /** The client and login binding cookies (sign-in bound to the browser). */
+  browserCookies: BrowserCookies;
   signIn: SignIn;
   /** Path segment of the login page: `/<communityName>/login`. */
   communityName: string;
@@ -19,4 +22,6 @@ export interface RealtimeDeps {
   log: Logger;
   /** Per-address and per-node caps on open streams. */
   admission: ConnectionAdmission;
+  /** PUBLIC_URL, or the service's own URL once it listens. */
+  publicUrl: () => string;
 }

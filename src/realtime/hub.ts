@@ -6,7 +6,7 @@
 import { Subject, type Observer, type Subscription } from 'rxjs';
 import { createActor, type Actor } from 'xstate';
 import { clientDecider, type DisconnectClient, type SessionBinding } from '../domain/client.js';
-import { streams } from '../domain/events.js';
+import { streams, type ClientOpener } from '../domain/events.js';
 import { exceedsDepth } from '../domain/jsonBounds.js';
 import type { Logger } from '../log.js';
 import { asDomain } from '../projections/recorded.js';
@@ -32,6 +32,8 @@ export interface OpenRequest {
   session?: { binding: SessionBinding; user: UserRecord };
   /** The browser's Last-Event-ID: with a session, the user's messages after it are replayed. */
   lastEventId?: number;
+  /** Who opened it (the login page compares and shows it). */
+  opener?: ClientOpener;
 }
 
 export interface ClientHandle {
@@ -148,7 +150,7 @@ export class RealtimeHub {
     }
     const clientId = newClientId();
     const events = clientDecider.decide(
-      { type: 'ConnectClient', clientId, node: this.deps.nodeId, session: request.session?.binding, at: clock.now() },
+      { type: 'ConnectClient', clientId, node: this.deps.nodeId, session: request.session?.binding, at: clock.now(), ...request.opener },
       clientDecider.initialState(),
     );
     // Durable before the browser learns its id: a login page served by any node finds it.

@@ -12,6 +12,7 @@ import type { Clock } from '../services/runtime.js';
 import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
 import { ConnectionAdmission } from './admission.js';
+import { BrowserCookies } from './browserCookies.js';
 import { Clients } from './clients.js';
 import type { RealtimeDeps } from './deps.js';
 import { RealtimeHub } from './hub.js';
@@ -52,6 +53,7 @@ export function createRealtime({ config, store, runner, readModels, platform, us
   hub.start();
   const clients = new Clients({ store, clients: readModels.clients });
   const sessionTtlMs = config.sessionTtlDays * DAY_MS;
+  const secure = () => publicUrl().startsWith('https:');
   return {
     hub,
     clients,
@@ -59,8 +61,9 @@ export function createRealtime({ config, store, runner, readModels, platform, us
     cookies: new SessionCookies({
       secret: loadSessionSecret(config.sessionSecret, config.dataDir),
       ttlMs: sessionTtlMs,
-      secure: () => publicUrl().startsWith('https:'),
+      secure,
     }),
+    browserCookies: new BrowserCookies({ secure, loginPath: `/${config.community.name}/`, loginTtlMs: config.loginStateTtlMs }),
     signIn: new SignIn({
       store,
       runner,
@@ -78,5 +81,6 @@ export function createRealtime({ config, store, runner, readModels, platform, us
     corsOrigins: config.corsOrigins,
     log,
     admission: new ConnectionAdmission({ perAddress: config.realtime.maxConnectionsPerIp, total: config.realtime.maxConnections }),
+    publicUrl,
   };
 }

@@ -369,7 +369,7 @@ test('login: cancelling redirects to return_to with error=cancelled', () =>
     assert.equal(await redirectParams(cancelled), { state: 's1', error: 'cancelled' });
   }));
 
-test('verify: the mode must be check_authentication and every field must stay signed', () =>
+test('verify: the mode must be check_authentication and the signature must match the fields openid.signed names', () =>
   withSimulator(async ({ url }) => {
     const params = await redirectParams(await browse(loginUrl(url, { sim_user: ALICE })));
     const asked = (changed: Record<string, string>) =>

@@ -114,11 +114,29 @@ const streamFetch = (url: string | URL, init: { signal?: AbortSignal; headers: R
     req.end();
   });
 
+/**
+ * The cookies a browser would hold for the sign-in, so the helpers act as the one browser that
+ * opened the connection: its client binding cookie by client id, its login cookie by state.
+ */
+const clientCookies = new Map<string, string>();
+const loginCookies = new Map<string, string>();
+
+/** `name=value` of the named cookie among Set-Cookie values, if set (and not cleared). */
+export function cookieFrom(setCookie: string[], name: string): string | undefined {
+  return setCookie.map((c) => c.split(';')[0]!).find((c) => c.startsWith(`${name}=`) && c !== `${name}=`);
+}
+
+/** The state of a return_to or callback URL. */
+const stateOf = (url: string) => new URL(url).searchParams.get('state') ?? '';
+
 /** Opens a stream and waits for its PB_CONNECT. */
 export async function connect(h: Harness | { url: string }, options: StreamOptions & { query?: string } = {}) {
   const stream = openStream(`${h.url}/api/realtime${options.query ?? ''}`, options);
   const hello = await stream.next('PB_CONNECT');
-  return { stream, hello, clientId: hello.data.client_id as string };
+  const clientId = hello.data.client_id as string;
+  const binding = cookieFrom((await stream.response).headers.getSetCookie(), 'cb_client');
+  if (binding) clientCookies.set(clientId, binding);
+  return { stream, hello, clientId, binding };
 }
 
 const SIM_HEADERS = { 'User-Agent': 'community-bridge-tests' };
@@ -129,10 +147,17 @@ export async function visit(url: string, headers: Record<string, string> = {}) {
   return { status: res.status, location: res.headers.get('location') ?? undefined, headers: res.headers, text: await res.text() };
 }
 
-/** The service's login page: the URL of the platform's OpenID page it redirects to. */
+/**
+ * The service's login page, opened by the browser that holds the connection: the URL of the
+ * platform's OpenID page it redirects to. The login cookie it sets is kept for the callback.
+ */
 export async function startLogin(h: { url: string }, clientId: string, community = 'fishpi'): Promise<string> {
-  const res = await visit(`${h.url}/${community}/login?client_id=${encodeURIComponent(clientId)}`);
+  const binding = clientCookies.get(clientId);
+  const res = await visit(`${h.url}/${community}/login?client_id=${encodeURIComponent(clientId)}`, binding ? { Cookie: binding } : {});
   assert.is(res.status, 302, res.text);
+  const login = cookieFrom(res.headers.getSetCookie(), 'cb_login');
+  assert.ok(login, 'the login page sets the login cookie');
+  loginCookies.set(stateOf(new URL(res.location!).searchParams.get('openid.return_to')!), login!);
   return res.location!;
 }
 
@@ -143,12 +168,15 @@ export async function platformAssertion(platformUrl: string, oId: string): Promi
   return res.location!;
 }
 
-/** The service's callback; `cookie` is the session cookie (`name=value`) when one was set. */
-export async function callback(url: string) {
-  const res = await visit(url);
+/**
+ * The service's callback, in the browser that started the sign-in (its login cookie), or with
+ * the `Cookie` header given (`''`: none). `cookie` is the session cookie (`name=value`) when set.
+ */
+export async function callback(url: string, options: { cookieHeader?: string } = {}) {
+  const cookieHeader = options.cookieHeader ?? loginCookies.get(stateOf(url)) ?? '';
+  const res = await visit(url, cookieHeader ? { Cookie: cookieHeader } : {});
   const setCookie = res.headers.getSetCookie();
-  const cookie = setCookie.map((c) => c.split(';')[0]!).find((c) => c.startsWith('cb_session=') && c !== 'cb_session=');
-  return { ...res, setCookie, cookie };
+  return { ...res, setCookie, cookie: cookieFrom(setCookie, 'cb_session') };
 }
 
 /** The whole OpenID dance for a connected client; returns the session cookie. */

@@ -6,6 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { HttpDeps } from '../deps.js';
 import { buildOpenApiDocument, type OpenApiOptions } from '../openapi.js';
+import { contentSecurityPolicy, htmlPageHeaders } from '../securityHeaders.js';
 
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 
@@ -31,6 +32,14 @@ const INIT_SCRIPT = `window.addEventListener('load', function () {
   });
 });
 `;
+
+// Only the service's own files; Swagger UI shows its SVG icons as data: images and calls the API for "Try it out".
+const DOCS_CSP = contentSecurityPolicy({
+  'script-src': "'self'",
+  'style-src': "'self'",
+  'img-src': "'self' data:",
+  'connect-src': "'self'",
+});
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -61,6 +70,7 @@ export function openApiRouter(deps: HttpDeps, options: OpenApiOptions = {}): Rou
   });
 
   router.get('/docs', (ctx) => {
+    ctx.set(htmlPageHeaders(DOCS_CSP));
     ctx.type = 'html';
     ctx.body = PAGE;
   });

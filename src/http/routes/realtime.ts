@@ -3,9 +3,11 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { ADMISSION_RETRY_AFTER_SECONDS } from '../../realtime/admission.js';
+import { hashBinding, newBinding } from '../../realtime/browserCookies.js';
 import { HubClosedError } from '../../realtime/hub.js';
 import { formatFrame, parseLastEventId, SSE_HEADERS } from '../../realtime/sse.js';
 import type { HttpDeps } from '../deps.js';
+import { requireTrustedOrigin } from '../middleware/trustedOrigin.js';
 
 /** A client this far behind is cut off; it reconnects with Last-Event-ID and catches up. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
@@ -35,7 +37,7 @@ function cors(origins: readonly string[]): Middleware {
 }
 
 export function realtimeRouter({ realtime }: HttpDeps): Router {
-  const { hub, sessions, cookies, corsOrigins, log, admission } = realtime;
+  const { hub, sessions, cookies, browserCookies, corsOrigins, publicUrl, log, admission } = realtime;
   const router = new Router();
   const allowOrigins = cors(corsOrigins);
 
@@ -54,7 +56,11 @@ export function realtimeRouter({ realtime }: HttpDeps): Router {
       return;
     }
     res.once('close', () => admission.release(address));
-    const session = await sessions.resolve(cookies.read(ctx.get('Cookie') || undefined));
+    const cookieHeader = ctx.get('Cookie') || undefined;
+    const session = await sessions.resolve(cookies.read(cookieHeader));
+    // The browser's client binding (kept across its connections): its login page goes straight on.
+    const binding = browserCookies.clientBinding(cookieHeader) ?? newBinding();
+    ctx.append('Set-Cookie', browserCookies.issueClientBinding(binding));
     // The header, or the query for clients that cannot set headers on a new connection.
     const lastEventId = parseLastEventId(ctx.get('Last-Event-ID') || ctx.query.lastEventId);
     let gone = false;
@@ -62,7 +68,7 @@ export function realtimeRouter({ realtime }: HttpDeps): Router {
     res.once('close', onEarlyClose);
     let client;
     try {
-      client = await hub.open({ session, lastEventId });
+      client = await hub.open({ session, lastEventId, opener: { ...pageOrigin(ctx.get('Origin')), browser: hashBinding(binding) } });
     } catch (error) {
       if (!(error instanceof HubClosedError)) throw error;
       ctx.status = 503;
@@ -104,7 +110,7 @@ export function realtimeRouter({ realtime }: HttpDeps): Router {
     });
   });
 
-  router.post('/api/logout', allowOrigins, async (ctx) => {
+  router.post('/api/logout', allowOrigins, requireTrustedOrigin(corsOrigins, publicUrl), async (ctx) => {
     const sessionId = cookies.read(ctx.get('Cookie') || undefined);
     if (sessionId) await sessions.end(sessionId);
     ctx.append('Set-Cookie', cookies.clear());
@@ -113,4 +119,15 @@ export function realtimeRouter({ realtime }: HttpDeps): Router {
   });
 
   return router;
+}
+
+/** The page origin that opened the stream, when the header holds one (the login page may show it). */
+function pageOrigin(header: string): { origin?: string } {
+  if (header.length > 200) return {};
+  try {
+    const url = new URL(header);
+    return ['http:', 'https:'].includes(url.protocol) && url.origin === header ? { origin: header } : {};
+  } catch {
+    return {};
+  }
 }

@@ -1,33 +1,48 @@
 // The small HTML pages of the sign-in flow (spec §4.8): opened in a popup or a tab, they say in
-// Chinese and English what happened and what to do next. No stack, no internal detail.
+// Chinese and English what happened and what to do next. No stack, no internal detail. Their
+// one style sheet and one script are inline and allowed by hash: the policy allows nothing else.
 import type { Context } from 'koa';
 import type { SignInRefusal } from '../../domain/login.js';
+import { contentSecurityPolicy, htmlPageHeaders, inlineSource } from '../securityHeaders.js';
 
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 const STYLE =
   'body{font-family:system-ui,-apple-system,"PingFang SC","Microsoft YaHei",sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem;' +
-  'text-align:center;color:#222}h1{font-size:1.4rem}p{line-height:1.6}button{font-size:1rem;padding:.5rem 1.5rem;margin-top:1rem;cursor:pointer}';
+  'text-align:center;color:#222}h1{font-size:1.4rem}p{line-height:1.6}button,a.button{font-size:1rem;padding:.5rem 1.5rem;margin:1rem .25rem 0;cursor:pointer}' +
+  'a.button{display:inline-block;background:#1a73e8;color:#fff;text-decoration:none;border-radius:4px}strong{word-break:break-all}';
+const CLOSE_SCRIPT = "document.getElementById('close').addEventListener('click',function(){window.close()})";
+const CSP = contentSecurityPolicy({ 'style-src': inlineSource(STYLE), 'script-src': inlineSource(CLOSE_SCRIPT) });
+const CLOSE_BUTTON = '<button type="button" id="close">关闭窗口 / Close this window</button>';
 
-function page(title: string, paragraphs: string[], withClose: boolean): string {
+/** A page: escaped paragraphs, then `actions` (trusted HTML) and the close button. */
+function page(title: string, paragraphs: string[], actions = ''): string {
   const body = paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('');
-  const close = withClose ? '<button type="button" onclick="window.close()">关闭窗口 / Close this window</button>' : '';
   return (
     `<!doctype html><html lang="zh-CN"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-    `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><h1>${escapeHtml(title)}</h1>${body}${close}</body></html>`
+    `<title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><h1>${escapeHtml(title)}</h1>${body}` +
+    `<p>${actions}${CLOSE_BUTTON}</p><script>${CLOSE_SCRIPT}</script></body></html>`
   );
 }
 
-/** Headers every sign-in page carries: never cached, never leaking its URL (state, assertion). */
+/** Headers every sign-in answer carries: never cached, never framed, never leaking its URL (state, assertion). */
+function secure(ctx: Context): void {
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set(htmlPageHeaders(CSP));
+}
+
 function send(ctx: Context, status: number, html: string): void {
+  secure(ctx);
   ctx.status = status;
   ctx.type = 'text/html; charset=utf-8';
-  ctx.set('Cache-Control', 'no-store');
-  ctx.set('Referrer-Policy', 'no-referrer');
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; base-uri 'none'; form-action 'none'");
   ctx.body = html;
+}
+
+/** The login page's way on to the platform, when the browser is the one holding the connection. */
+export function toPlatform(ctx: Context, platformUrl: string): void {
+  secure(ctx);
+  ctx.redirect(platformUrl);
 }
 
 const START_AGAIN = '请回到应用中重新点击登录。 / Go back to the application and start the sign-in again.';
@@ -47,6 +62,11 @@ const REFUSALS: Record<SignInRefusal, { status: number; title: string; text: str
     status: 400,
     title: '登录链接无效 / Invalid sign-in link',
     text: ['这个登录链接无法识别。 / This sign-in link is not recognised.', START_AGAIN],
+  },
+  'other-browser': {
+    status: 403,
+    title: '登录未在此浏览器中开始 / Sign-in started elsewhere',
+    text: ['这个登录不是在当前浏览器中开始的，没有任何账号登录。 / This sign-in was not started in this browser; nobody was signed in.', START_AGAIN],
   },
   'used-state': {
     status: 409,
@@ -82,7 +102,7 @@ const REFUSALS: Record<SignInRefusal, { status: number; title: string; text: str
 
 export function refusalPage(ctx: Context, reason: SignInRefusal): void {
   const { status, title, text } = REFUSALS[reason];
-  send(ctx, status, page(title, text, true));
+  send(ctx, status, page(title, text));
 }
 
 export function successPage(ctx: Context, nickname: string, clientBound: boolean): void {
@@ -92,5 +112,21 @@ export function successPage(ctx: Context, nickname: string, clientBound: boolean
       ? '你现在可以关闭这个窗口，回到应用。 / You can close this window and go back to the application.'
       : '应用的连接已断开；重新连接后将自动登录。 / The application’s connection had closed; it will be signed in when it reconnects.',
   );
-  send(ctx, 200, page('登录成功 / Signed in', text, true));
+  send(ctx, 200, page('登录成功 / Signed in', text));
+}
+
+/**
+ * The login page opened by a browser that does not hold the connection (another browser, or one
+ * that refused the stream's cookie): names the site that opened the connection and goes on to
+ * the platform only when the user says so. Anyone can send someone a login link carrying their
+ * own client_id; this page is where that person sees whose connection they would sign in.
+ */
+export function confirmPage(ctx: Context, origin: string | undefined, platformUrl: string): void {
+  const [zh, en] = origin ? [origin, origin] : ['一个未知网站', 'an unknown site'];
+  const text = [
+    `${zh} 请求用你的社区账号登录它打开的连接。 / ${en} asks to sign in with your community account to the connection it opened.`,
+    `只有当你刚刚在 ${zh} 上自己点击了登录，才继续。否则请关闭此窗口：别人可能在借你的账号登录他们的连接。 / ` +
+      `Continue only if you just clicked “sign in” on ${en} yourself. Otherwise close this window: someone may be trying to sign their own connection in with your account.`,
+  ];
+  send(ctx, 200, page('确认登录 / Confirm the sign-in', text, `<a class="button" id="continue" href="${escapeHtml(platformUrl)}">继续登录 / Continue</a>`));
 }

@@ -1,7 +1,7 @@
 // Platform operations (points, medals, items): the service records the request before it calls
 // the platform (…Requested) and its outcome after (Applied / Rejected / Failed /
 // OutcomeUnknown), so an auditor sees every attempt, including the ones that went wrong.
-import { changedNothing, ConcurrencyError, ConflictError, OutcomeUnknownError, PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
+import { beforeAnyChange, changedNothing, ConcurrencyError, ConflictError, OutcomeUnknownError, PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
 import { streams, type Actor, type OperationOutcome, type OperationRequested } from '../domain/events.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
@@ -53,7 +53,8 @@ export class PlatformOperations {
         ...actor,
       },
     } as OperationRequested;
-    const { nextExpectedRevision } = await store.append(stream, [requested], { expectedRevision: 'no_stream' });
+    // Nothing has been sent yet: a failure to record the intent leaves the key free.
+    const { nextExpectedRevision } = await beforeAnyChange(store.append(stream, [requested], { expectedRevision: 'no_stream' }));
 
     let outcome: OperationOutcome;
     let failure: Error | undefined;

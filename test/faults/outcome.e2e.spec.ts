@@ -201,12 +201,17 @@ outcome('the operator resolves an unknown outcome as applied over HTTP (operatio
   assert.is(before?.outcome?.status, 'unknown', JSON.stringify(before));
   assert.type(before.outcome.reason, 'string');
 
-  const resolve = (apiKey: string) =>
-    service.request('POST', `/adm/operations/${operationId}/resolve`, { body: { applied: true, note: 'seen in the platform ledger' }, apiKey });
-  const pointsOnly = await issueKey(world.dataDir, 'points:edit', 'game');
-  assert.is((await resolve(pointsOnly.key)).status, 403, 'operations:resolve is needed');
-  const operator = await issueKey(world.dataDir, 'operations:resolve', 'ops');
-  const resolved = await resolve(operator.key);
+  // A key the CLI creates reaches the running service within a second: until then it is 401.
+  const resolve = async (permission: string, app: string) => {
+    const { key } = await issueKey(world.dataDir, permission, app);
+    const send = () => service.request('POST', `/adm/operations/${operationId}/resolve`, { body: { applied: true, note: 'seen in the platform ledger' }, apiKey: key });
+    return until('the service knows the new key', async () => {
+      const answer = await send();
+      return answer.status !== 401 ? answer : undefined;
+    }, 5000, 50);
+  };
+  assert.is((await resolve('points:edit', 'game')).status, 403, 'operations:resolve is needed');
+  const resolved = await resolve('operations:resolve', 'ops');
   assert.is(resolved.status, 200, resolved.text);
   assert.equal(resolved.body, { code: 0, msg: 'success', data: { operationId, status: resolved.body.data?.status } });
   assert.type(resolved.body.data.status, 'string');

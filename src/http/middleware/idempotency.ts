@@ -46,21 +46,23 @@ export function idempotency(service: IdempotencyService, operations: OperationsR
         return;
     }
     let claim: Claim = decision.claim;
+    let bound = false;
     ctx.state.idempotencyKey = idempotencyKey;
     ctx.state.operationClaim = {
       stream: claim.stream,
       bind: async (operationId) => {
         claim = await service.bind(claim, operationId);
+        bound = true;
       },
     };
     try {
       await next();
     } catch (error) {
       renderError(ctx, error, onUnexpected);
-      // Free the key only when the request surely changed nothing. An error the handlers did not
-      // classify comes from before anything was sent: once a platform operation is recorded,
-      // every failure is classified by its outcome (src/services/platformOperations.ts).
-      if (changedNothing(error) || !(error instanceof AppError)) {
+      // Free the key only when the request surely changed nothing. An error nobody classified
+      // frees it only while no platform operation is bound: after that, whatever went wrong, the
+      // key answers for the operation (a retry must never send it again).
+      if (changedNothing(error) || (!bound && !(error instanceof AppError))) {
         await settle(() => service.release(claim), ctx.path);
         return;
       }

@@ -6,7 +6,7 @@ import { createPrivateFile, preparePrivateDataDir } from './dataDir.js';
 import type { Metrics } from './metrics.js';
 import { createReadModels, inApplyOrder } from './projections/readModels.js';
 import { ProjectionRunner, type RunnerObserver } from './projections/runner.js';
-import { systemClock, type Clock } from './services/runtime.js';
+import { systemClock, type Clock } from './system/clock.js';
 import type { StoreWriteHealth } from './services/storeHealth.js';
 import { redactedConnectionString } from './store/connectionString.js';
 import { instrumentedStore } from './store/instrumented.js';

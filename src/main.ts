@@ -17,7 +17,7 @@ import { IdempotencyService } from './services/idempotency.js';
 import { createRealtime } from './realtime/index.js';
 import { PlatformOperations } from './services/platformOperations.js';
 import { OperationOutcomes } from './services/operationOutcomes.js';
-import { systemClock, type Clock } from './services/runtime.js';
+import { systemClock, type Clock } from './system/clock.js';
 import { StoreWriteHealth } from './services/storeHealth.js';
 import { reportRunnerTrouble } from './projections/runnerReports.js';
 import type { EventStore } from './store/port.js';

@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from '../config.js';
 import { describeStore, openCore, openStore, StoreOpenError } from '../core.js';
 import { createReadModels } from '../projections/readModels.js';
 import { ApiKeyService } from '../services/apiKeys.js';
-import { systemClock } from '../services/runtime.js';
+import { systemClock } from '../system/clock.js';
 import { AuditQueries } from '../services/audit.js';
 import { auditCommand } from './audit.js';
 import { eventsCommand } from './events.js';

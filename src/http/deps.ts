@@ -18,7 +18,7 @@ import type { IdempotencyService } from '../services/idempotency.js';
 import type { RateLimit } from './middleware/rateLimit.js';
 import type { PlatformOperations } from '../services/platformOperations.js';
 import type { OperationOutcomes } from '../services/operationOutcomes.js';
-import type { Clock } from '../services/runtime.js';
+import type { Clock } from '../system/clock.js';
 import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
 import type { StoreWriteHealth } from '../services/storeHealth.js';

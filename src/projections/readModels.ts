@@ -1,5 +1,5 @@
 // The set of read models the service keeps, and the order the runner applies them in.
-import type { Clock } from '../services/runtime.js';
+import type { Clock } from '../system/clock.js';
 import { ApiKeysReadModel } from './apiKeys.js';
 import { ClientsReadModel } from './clients.js';
 import { DisposableStreamsReadModel } from './disposableStreams.js';

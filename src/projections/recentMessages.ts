@@ -1,7 +1,7 @@
 // The messages pushed in the last few minutes, with the users each one reached, so that a
 // signed-in browser reconnecting with Last-Event-ID gets what it missed (design.md §4). Fed by
 // the projection runner like every read model, so it is filled again from the log at start.
-import type { Clock } from '../services/runtime.js';
+import type { Clock } from '../system/clock.js';
 import type { RecordedEvent } from '../store/port.js';
 import { asDomain } from './recorded.js';
 import type { Projection } from './runner.js';

@@ -5,7 +5,7 @@
 //   browser without it, so a prepared callback URL signs nobody in (login CSRF).
 // Each holds a random value; the log holds only its SHA-256, next to the connection or the state.
 import { createHash } from 'node:crypto';
-import { secureRandomBytes } from '../services/runtime.js';
+import { secureRandomBytes } from '../system/ids.js';
 import { cookieValue } from './sessions.js';
 
 export const CLIENT_COOKIE = 'cb_client';

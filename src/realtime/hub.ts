@@ -14,7 +14,8 @@ import { recipientsOf, type RecentMessagesReadModel } from '../projections/recen
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { UserRecord, UsersReadModel } from '../projections/users.js';
 import type { ClientsReadModel } from '../projections/clients.js';
-import { secureRandomBytes, type Clock } from '../services/runtime.js';
+import type { Clock } from '../system/clock.js';
+import { secureRandomBytes } from '../system/ids.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { clientMachine, type ClientMachine, type Frame } from './clientMachine.js';
 import { toSpecUser } from './specUser.js';

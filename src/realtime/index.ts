@@ -8,7 +8,7 @@ import type { RecentMessagesReadModel } from '../projections/recentMessages.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { SessionsReadModel } from '../projections/sessions.js';
 import type { UsersReadModel } from '../projections/users.js';
-import type { Clock } from '../services/runtime.js';
+import type { Clock } from '../system/clock.js';
 import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
 import { ConnectionAdmission } from './admission.js';

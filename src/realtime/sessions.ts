@@ -12,7 +12,7 @@ import type { ProjectionRunner } from '../projections/runner.js';
 import type { SessionsReadModel } from '../projections/sessions.js';
 import type { UserRecord, UsersReadModel } from '../projections/users.js';
 import { handleCommand } from '../services/commandHandler.js';
-import type { Clock } from '../services/runtime.js';
+import type { Clock } from '../system/clock.js';
 import type { EventStore } from '../store/port.js';
 
 export const SESSION_COOKIE = 'cb_session';

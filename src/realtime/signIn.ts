@@ -16,7 +16,7 @@ import type { Logger } from '../log.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { UserRecord } from '../projections/users.js';
 import { handleCommand } from '../services/commandHandler.js';
-import type { Clock } from '../services/runtime.js';
+import type { Clock } from '../system/clock.js';
 import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
 import { hashBinding } from './browserCookies.js';

@@ -9,7 +9,8 @@ import type { ApiKeyRecord, ApiKeysReadModel } from '../projections/apiKeys.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
 import { handleCommand } from './commandHandler.js';
-import { newRecordId, type Clock } from './runtime.js';
+import type { Clock } from '../system/clock.js';
+import { newRecordId } from '../system/ids.js';
 
 export const KEY_PREFIX = 'cbk_';
 

@@ -11,7 +11,7 @@ import type { IdempotencyReadModel } from '../projections/idempotency.js';
 import type { OperationsReadModel } from '../projections/operations.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
-import type { Clock } from './runtime.js';
+import type { Clock } from '../system/clock.js';
 
 export interface Claim {
   stream: string;

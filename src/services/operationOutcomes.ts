@@ -7,7 +7,7 @@ import { assertResolvable } from '../domain/operation.js';
 import type { OperationRecord, OperationsReadModel } from '../projections/operations.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
-import type { Clock } from './runtime.js';
+import type { Clock } from '../system/clock.js';
 
 /**
  * The answer for a request bound to this operation, from the log alone: the platform's message

@@ -5,7 +5,8 @@ import { beforeAnyChange, changedNothing, ConcurrencyError, ConflictError, Outco
 import { streams, type Actor, type OperationOutcome, type OperationRequested } from '../domain/events.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
-import { newRecordId, type Clock } from './runtime.js';
+import type { Clock } from '../system/clock.js';
+import { newRecordId } from '../system/ids.js';
 import type { SyncedUser } from './userSync.js';
 
 type OutcomeData = { message: string; bag?: Record<string, number> };

@@ -3,7 +3,7 @@
 import type { Logger } from '../log.js';
 import type { DisposableStreamsReadModel } from '../projections/disposableStreams.js';
 import type { EventStore } from '../store/port.js';
-import type { Clock } from './runtime.js';
+import type { Clock } from '../system/clock.js';
 
 /** Runs at least this often, so that a short retention is honoured closely. */
 const MAX_INTERVAL_MS = 10 * 60_000;

@@ -4,7 +4,7 @@
 import { AppError } from '../domain/errors.js';
 import { streams, type StoreWritesRecovered } from '../domain/events.js';
 import type { EventStore } from '../store/port.js';
-import type { Clock } from './runtime.js';
+import type { Clock } from '../system/clock.js';
 
 /** Domain refusals (a conflict, an oversized append) are the caller's doing, not the store's. */
 export function isStoreFailure(error: unknown): boolean {

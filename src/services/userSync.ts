@@ -9,7 +9,8 @@ import type { UserRecord, UsersReadModel } from '../projections/users.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
 import { handleCommand } from './commandHandler.js';
-import { newRecordId, type Clock } from './runtime.js';
+import type { Clock } from '../system/clock.js';
+import { newRecordId } from '../system/ids.js';
 
 export interface SyncedUser {
   user: UserRecord;

@@ -5,7 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { Readable } from 'node:stream';
 import * as assert from 'uvu/assert';
 import { filter, firstValueFrom, timeout } from 'rxjs';
-import type { Clock } from '../../src/services/runtime.js';
+import type { Clock } from '../../src/system/clock.js';
 import type { RecordedEvent } from '../../src/store/port.js';
 import type { Harness } from '../support/harness.js';
 

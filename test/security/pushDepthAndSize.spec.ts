@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { streams } from '../../src/domain/events.js';
-import { newRecordId } from '../../src/services/runtime.js';
+import { newRecordId } from '../../src/system/ids.js';
 import { ALICE, startHarness, type Harness } from '../support/harness.js';
 import { connect, signIn } from '../realtime/support.js';
 

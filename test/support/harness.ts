@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import type { Grant } from '../../src/domain/permissions.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { ApiKeyService } from '../../src/services/apiKeys.js';
-import type { Clock } from '../../src/services/runtime.js';
+import type { Clock } from '../../src/system/clock.js';
 import type { EventStore } from '../../src/store/port.js';
 import type { Logger } from '../../src/log.js';
 

@@ -6,7 +6,7 @@ import type { Actor } from '../../domain/events.js';
 import { allows, type Permission } from '../../domain/permissions.js';
 import type { ApiKeyRecord, ApiKeysReadModel } from '../../projections/apiKeys.js';
 import { hashApiKey } from '../../services/apiKeys.js';
-import type { Clock } from '../../services/runtime.js';
+import type { Clock } from '../../system/clock.js';
 
 export interface AuthState {
   actor: Actor & { app: string };

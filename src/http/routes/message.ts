@@ -2,7 +2,7 @@
 // so a push accepted by one node reaches clients held by any node.
 import { streams } from '../../domain/events.js';
 import { pushDataProblem } from '../../domain/jsonBounds.js';
-import { newRecordId } from '../../services/runtime.js';
+import { newRecordId } from '../../system/ids.js';
 import type { HttpDeps } from '../deps.js';
 import type { AdminGuards, AdminState } from '../middleware/admin.js';
 import { exactRouter } from '../router.js';

@@ -5,7 +5,7 @@ import { streams } from '../../domain/events.js';
 import { toSpecTimestamp } from '../../domain/time.js';
 import { vipDecider, type SubmitVip, type VipRecord } from '../../domain/vip.js';
 import { handleCommand } from '../../services/commandHandler.js';
-import { newRecordId } from '../../services/runtime.js';
+import { newRecordId } from '../../system/ids.js';
 import type { HttpDeps } from '../deps.js';
 import type { AdminGuards, AdminState } from '../middleware/admin.js';
 import { exactRouter } from '../router.js';

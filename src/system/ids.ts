@@ -1,12 +1,5 @@
-// What every service needs from the outside world, passed in so tests control it.
+// Identifiers and secrets from the operating system's CSPRNG.
 import { randomFillSync } from 'node:crypto';
-
-export interface Clock {
-  /** Now, as an ISO-8601 UTC string. */
-  now(): string;
-}
-
-export const systemClock: Clock = { now: () => new Date().toISOString() };
 
 /**
  * CSPRNG bytes, drawn from a pool that is refilled 8 KiB at a time. A `randomBytes()` call per id

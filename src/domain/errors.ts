@@ -36,18 +36,14 @@ export class ConflictError extends AppError {}
 /** The same Idempotency-Key was sent again with a different request. */
 export class IdempotencyKeyReusedError extends AppError {}
 
-/** The key used more requests than its rate limit allows; retry after `retryAfterSeconds`. */
-export class RateLimitedError extends AppError {
-  constructor(
-    perSecond: number,
-    readonly retryAfterSeconds: number,
-  ) {
-    super(`Too many requests: this key is limited to ${perSecond} per second`);
-  }
-}
+/**
+ * Refused before the request ran (the transport's own limits: body size, rate, origin): nothing
+ * was recorded or sent. The HTTP layer defines the kinds.
+ */
+export abstract class RequestRefusedError extends AppError {}
 
-/** The request body is larger than the service accepts. */
-export class PayloadTooLargeError extends AppError {}
+/** The events to record are more than the event store takes in one append. */
+export class RecordTooLargeError extends AppError {}
 
 /** The community platform answered and refused the operation (its `code:-1` with a message). */
 export class PlatformRejectedError extends AppError {
@@ -129,7 +125,7 @@ export function beforeAnyChange<T>(call: Promise<T>): Promise<T> {
 
 /**
  * Whether a request that failed with this error surely changed nothing: rejected before it ran
- * (bad input, bad key, unknown user, rate limit), refused before anything reached the platform,
+ * (bad input, bad key, unknown user, a transport limit), refused before anything reached the platform,
  * or failed in a step marked with beforeAnyChange.
  */
 export function changedNothing(error: unknown): boolean {
@@ -140,18 +136,10 @@ export function changedNothing(error: unknown): boolean {
     error instanceof InvalidApiKeyError ||
     error instanceof PermissionDeniedError ||
     error instanceof NotFoundError ||
-    error instanceof PayloadTooLargeError ||
-    error instanceof RateLimitedError ||
+    error instanceof RequestRefusedError ||
     error instanceof NotConfiguredError ||
     // A conflicting append wrote nothing.
     error instanceof ConcurrencyError ||
     (error instanceof PlatformUnavailableError && !error.sent)
   );
-}
-
-/** A browser request with credentials from a page on an origin the service does not trust. */
-export class ForeignOriginError extends AppError {
-  constructor(origin: string) {
-    super(`Origin ${origin.slice(0, 200)} may not make this request`);
-  }
 }

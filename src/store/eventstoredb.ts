@@ -43,7 +43,7 @@ import {
   type ReadPosition,
   type RecordedEvent as EsdbRecordedEvent,
 } from '@eventstore/db-client';
-import { ConcurrencyError, PayloadTooLargeError } from '../domain/errors.js';
+import { ConcurrencyError, RecordTooLargeError } from '../domain/errors.js';
 import { forEventStoreDbClient } from './connectionString.js';
 import {
   SubscriptionEndedError,
@@ -135,7 +135,7 @@ export class EventStoreDbEventStore implements EventStore {
       // 'any' never conflicts, so a conflict always has a revision or 'no_stream' as expected.
       if (error instanceof WrongExpectedVersionError) throw new ConcurrencyError(streamName, expected as number | 'no_stream', fromCurrent(error.actualVersion));
       if (error instanceof MaxAppendSizeExceededError) {
-        throw new PayloadTooLargeError(`The events are larger than the event store accepts in one append (${error.maxAppendSize} bytes)`);
+        throw new RecordTooLargeError(`The events are larger than the event store accepts in one append (${error.maxAppendSize} bytes)`);
       }
       throw error;
     }

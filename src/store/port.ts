@@ -65,7 +65,7 @@ export interface SubscribeOptions {
 export interface EventStore {
   /**
    * Appends atomically. Rejects with ConcurrencyError (src/domain/errors.ts) when
-   * `expectedRevision` does not match the stream, and with PayloadTooLargeError when the events
+   * `expectedRevision` does not match the stream, and with RecordTooLargeError when the events
    * are more than the store takes in one append. Any other rejection is the store's own failure.
    */
   append(streamName: string, events: EventToAppend[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;

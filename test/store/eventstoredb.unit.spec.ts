@@ -15,7 +15,7 @@ import {
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { ConcurrencyError, PayloadTooLargeError } from '../../src/domain/errors.js';
+import { ConcurrencyError, RecordTooLargeError } from '../../src/domain/errors.js';
 import { statusOf } from '../../src/http/middleware/errors.js';
 import { forEventStoreDbClient, redactedConnectionString } from '../../src/store/connectionString.js';
 import { EventStoreDbEventStore, type EventStoreDbClientApi } from '../../src/store/eventstoredb.js';
@@ -175,13 +175,13 @@ test('a failure that is not transient is not retried', async () => {
   assert.is(client.appendCalls.length, 1);
 });
 
-test("an append over the server's maximum append size is a PayloadTooLargeError (413)", async () => {
+test("an append over the server's maximum append size is a RecordTooLargeError (413)", async () => {
   const client = new FakeClient();
   client.appendFaults.push({ before: MaxAppendSizeExceededError.fromMaxAppendSize(1_048_576) });
   const error = await rejection(adapter(client).append('s-1', [{ type: 'Big', data: { blob: 'x' } }]));
-  assert.instance(error, PayloadTooLargeError);
+  assert.instance(error, RecordTooLargeError);
   assert.match((error as Error).message, /1048576 bytes/);
-  assert.is(statusOf(error as PayloadTooLargeError), 413);
+  assert.is(statusOf(error as RecordTooLargeError), 413);
   assert.is(client.appendCalls.length, 1);
 });
 

@@ -5,21 +5,20 @@ import {
   AppError,
   ConcurrencyError,
   ConflictError,
-  ForeignOriginError,
   IdempotencyKeyReusedError,
   InvalidApiKeyError,
   NotConfiguredError,
   NotFoundError,
   OperationNotAppliedError,
   OutcomeUnknownError,
-  PayloadTooLargeError,
   PermissionDeniedError,
   PlatformRejectedError,
   PlatformTimeoutError,
   PlatformUnavailableError,
-  RateLimitedError,
+  RecordTooLargeError,
   ValidationError,
 } from '../../domain/errors.js';
+import { ForeignOriginError, PayloadTooLargeError, RateLimitedError } from '../errors.js';
 import { invalid } from '../validation.js';
 
 const STATUS = new Map<Function, number>([
@@ -31,6 +30,7 @@ const STATUS = new Map<Function, number>([
   [ConflictError, 409],
   [ConcurrencyError, 409],
   [PayloadTooLargeError, 413],
+  [RecordTooLargeError, 413],
   [IdempotencyKeyReusedError, 422],
   [RateLimitedError, 429],
   [PlatformRejectedError, 422],

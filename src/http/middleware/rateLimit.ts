@@ -1,7 +1,7 @@
 // Per-key token bucket (off unless RATE_LIMIT_PER_SECOND is set). Runs in an admin route's chain after the key check, keyed
 // by the key's id. Each node keeps its own buckets: the limit is per node.
 import type { Middleware } from 'koa';
-import { RateLimitedError } from '../../domain/errors.js';
+import { RateLimitedError } from '../errors.js';
 import type { AuthState } from './apiKey.js';
 
 export interface RateLimit {

@@ -3,7 +3,7 @@
 // a request without one is not a cross-site forgery (curl, a server); `null` (sandboxed frames,
 // opaque origins) is refused.
 import type { Middleware } from 'koa';
-import { ForeignOriginError } from '../../domain/errors.js';
+import { ForeignOriginError } from '../errors.js';
 
 export function requireTrustedOrigin(trusted: readonly string[], publicUrl: () => string): Middleware {
   const listed = new Set(trusted);

@@ -132,7 +132,8 @@ export type SessionEvent = SessionStarted | SessionEnded;
  */
 export type IdempotentRequestStarted = {
   type: 'IdempotentRequestStarted';
-  data: { appId: string; requestHash: string; at: string; expires: string; node?: string };
+  /** `claim`: names this claim, so that only the request holding it may bind, answer or free it (absent in older events). */
+  data: { appId: string; requestHash: string; at: string; expires: string; node?: string; claim?: string };
 };
 /** The request is about to send a platform operation: from now on the key answers for that operation. */
 export type IdempotentOperationBound = { type: 'IdempotentOperationBound'; data: { appId: string; operationId: string; at: string } };

@@ -3,9 +3,16 @@
 // its key to a platform operation, the key answers for that operation until it expires, whatever
 // happened to the process that sent it: a retry never sends the operation again.
 import type { Decider } from './decider.js';
-import { IdempotencyKeyReusedError } from './errors.js';
+import { ConflictError, IdempotencyKeyReusedError } from './errors.js';
 import type { IdempotencyEvent } from './events.js';
 import type { OperationStatus } from './operation.js';
+
+/** The claim was taken over or released while the request ran: it must not send anything now. */
+export class ClaimLostError extends ConflictError {
+  constructor() {
+    super('Idempotency-Key: this request lost its claim on the key to a retry; nothing was sent');
+  }
+}
 
 interface Claimed {
   appId: string;
@@ -17,7 +24,7 @@ interface Claimed {
 
 export type IdempotencyState =
   | { kind: 'free' }
-  | (Claimed & { kind: 'started'; at: string; node?: string })
+  | (Claimed & { kind: 'started'; at: string; node?: string; claim: string })
   | (Claimed & { kind: 'completed'; status: number; body: unknown });
 
 /** What to do with a request that carries a key in this state. */
@@ -59,13 +66,61 @@ export function judge(state: IdempotencyState, requestHash: string, now: string,
   return stale ? { action: 'execute' } : { action: 'wait' };
 }
 
-export const idempotencyDecider: Pick<Decider<IdempotencyState, never, IdempotencyEvent>, 'initialState' | 'evolve'> = {
+export type IdempotencyCommand =
+  /**
+   * Claims the key for a request, when `judge` says it may run now; otherwise records nothing and
+   * the caller judges the state it gets back. `operation` tells what the log says of an operation.
+   */
+  | {
+      type: 'StartRequest';
+      appId: string;
+      requestHash: string;
+      claim: string;
+      node: string;
+      at: string;
+      expires: string;
+      staleBefore: string;
+      operation: (operationId: string) => OperationView | undefined;
+    }
+  /** The request is about to record and send this operation: only while it holds the claim. */
+  | { type: 'BindOperation'; claim: string; operationId: string; at: string }
+  /** Keeps the answer; a claim that moved on meanwhile (taken over, answered) is left to its new owner. */
+  | { type: 'CompleteRequest'; claim: string; status: number; body: unknown; at: string; expires: string }
+  /** Frees the key (the request surely changed nothing), unless the claim moved on meanwhile. */
+  | { type: 'ReleaseRequest'; claim: string; at: string };
+
+const holds = (state: IdempotencyState, claim: string): state is Extract<IdempotencyState, { kind: 'started' }> => state.kind === 'started' && state.claim === claim;
+
+export const idempotencyDecider: Decider<IdempotencyState, IdempotencyCommand, IdempotencyEvent> = {
   initialState: () => ({ kind: 'free' }),
+
+  decide(command, state) {
+    switch (command.type) {
+      case 'StartRequest': {
+        const { appId, requestHash, claim, node, at, expires, staleBefore } = command;
+        const operation = state.kind !== 'free' && state.operationId !== undefined ? command.operation(state.operationId) : undefined;
+        if (judge(state, requestHash, at, staleBefore, operation).action !== 'execute') return [];
+        return [{ type: 'IdempotentRequestStarted', data: { appId, requestHash, at, expires, node, claim } }];
+      }
+      case 'BindOperation':
+        if (!holds(state, command.claim)) throw new ClaimLostError();
+        return [{ type: 'IdempotentOperationBound', data: { appId: state.appId, operationId: command.operationId, at: command.at } }];
+      case 'CompleteRequest': {
+        if (!holds(state, command.claim)) return [];
+        const { status, body, at, expires } = command;
+        return [{ type: 'IdempotentRequestCompleted', data: { appId: state.appId, requestHash: state.requestHash, status, body, at, expires } }];
+      }
+      case 'ReleaseRequest':
+        return holds(state, command.claim) ? [{ type: 'IdempotentRequestReleased', data: { appId: state.appId, at: command.at } }] : [];
+    }
+  },
+
   evolve(state, event) {
     switch (event.type) {
       case 'IdempotentRequestStarted': {
-        const { appId, requestHash, at, expires, node } = event.data;
-        return { kind: 'started', appId, requestHash, at, expires, ...(node !== undefined && { node }) };
+        const { appId, requestHash, at, expires, node, claim } = event.data;
+        // Older claims had no name of their own: when and where they were taken is as unique.
+        return { kind: 'started', appId, requestHash, at, expires, claim: claim ?? `${node ?? ''}@${at}`, ...(node !== undefined && { node }) };
       }
       case 'IdempotentOperationBound':
         return state.kind === 'free' ? state : { ...state, operationId: event.data.operationId };

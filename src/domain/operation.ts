@@ -1,7 +1,8 @@
 // A platform operation's life: requested, then an outcome. An unknown outcome stays unknown until
 // a later answer or an operator's resolution settles it; nothing sends it again.
+import type { Decider } from './decider.js';
 import { ConflictError, NotFoundError } from './errors.js';
-import type { OperationOutcome } from './events.js';
+import type { OperationEvent, OperationOutcome, OperationRequested, OperationResolved, Resolver } from './events.js';
 
 export type OperationStatus = 'pending' | 'applied' | 'rejected' | 'failed' | 'unknown';
 
@@ -20,8 +21,54 @@ export function statusAfter(outcome: OperationOutcome): OperationStatus {
   }
 }
 
-/** Only an unknown outcome can be resolved: a known one is the platform's word, not ours. */
-export function assertResolvable(operationId: string, status: OperationStatus | undefined): void {
-  if (status === undefined) throw new NotFoundError(`No operation ${operationId}`);
-  if (status !== 'unknown') throw new ConflictError(`operation ${operationId} is ${status}, not unknown: only an unknown outcome can be resolved`);
+const REQUESTED_TYPES: ReadonlySet<string> = new Set<OperationRequested['type']>(['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested']);
+
+export function isOperationRequested(event: { type: string }): event is OperationRequested {
+  return REQUESTED_TYPES.has(event.type);
 }
+
+export type OperationState = { status: 'none' } | { status: OperationStatus; oId: string };
+
+/** The outcome the request that sent the operation learnt (or did not) from the platform. */
+export type SenderOutcome = Exclude<OperationOutcome, OperationResolved>;
+
+export type OperationCommand =
+  | { type: 'RequestOperation'; requested: OperationRequested }
+  | { type: 'RecordOutcome'; outcome: SenderOutcome }
+  /** Its sender is gone: a pending operation becomes unknown (one with an outcome stays as it is). */
+  | { type: 'CloseAsUnknown'; operationId: string; reason: string; at: string }
+  | { type: 'ResolveOutcome'; operationId: string; applied: boolean; note: string; by: Resolver; at: string };
+
+export const operationDecider: Decider<OperationState, OperationCommand, OperationEvent> = {
+  initialState: () => ({ status: 'none' }),
+
+  decide(command, state) {
+    switch (command.type) {
+      case 'RequestOperation':
+        if (state.status !== 'none') throw new ConflictError(`operation ${command.requested.data.operationId} exists already`);
+        return [command.requested];
+      case 'RecordOutcome':
+        // The platform's real answer is recorded even after a node took the operation for dead
+        // and marked it unknown: the later word is the one that counts.
+        if (state.status === 'none') throw new NotFoundError(`No operation ${command.outcome.data.operationId}`);
+        return [command.outcome];
+      case 'CloseAsUnknown': {
+        if (state.status !== 'pending') return [];
+        const { operationId, reason, at } = command;
+        return [{ type: 'OperationOutcomeUnknown', data: { operationId, oId: state.oId, reason, at } }];
+      }
+      case 'ResolveOutcome': {
+        const { operationId, applied, note, by, at } = command;
+        if (state.status === 'none') throw new NotFoundError(`No operation ${operationId}`);
+        // Only an unknown outcome can be resolved: a known one is the platform's word, not ours.
+        if (state.status !== 'unknown') throw new ConflictError(`operation ${operationId} is ${state.status}, not unknown: only an unknown outcome can be resolved`);
+        return [{ type: 'OperationResolved', data: { operationId, oId: state.oId, applied, note, by, at } }];
+      }
+    }
+  },
+
+  evolve(state, event) {
+    if (isOperationRequested(event)) return { status: 'pending', oId: event.data.oId };
+    return state.status === 'none' ? state : { ...state, status: statusAfter(event) };
+  },
+};

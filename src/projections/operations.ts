@@ -1,5 +1,5 @@
 import type { Actor, OperationOutcome, OperationRequested, Resolver } from '../domain/events.js';
-import { statusAfter, type OperationStatus } from '../domain/operation.js';
+import { isOperationRequested, statusAfter, type OperationStatus } from '../domain/operation.js';
 import type { RecordedEvent } from '../store/port.js';
 import { asDomain } from './recorded.js';
 import type { Projection } from './runner.js';
@@ -30,7 +30,6 @@ export interface OperationRecord extends Actor {
   resolution?: { applied: boolean; note: string; by: Resolver; at: string };
 }
 
-const REQUESTED = new Set<string>(['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested']);
 const OUTCOMES = new Set<string>(['OperationApplied', 'OperationRejected', 'OperationFailed', 'OperationOutcomeUnknown', 'OperationResolved']);
 
 function detailOf(event: OperationOutcome): string {
@@ -52,8 +51,8 @@ export class OperationsReadModel implements Projection {
   private readonly unsettled = new Map<string, OperationRecord>();
 
   apply(recorded: RecordedEvent): void {
-    if (REQUESTED.has(recorded.type)) {
-      const { type, data } = recorded as unknown as OperationRequested;
+    if (isOperationRequested(recorded)) {
+      const { type, data } = recorded;
       const record: OperationRecord = {
         operationId: data.operationId,
         position: recorded.position,

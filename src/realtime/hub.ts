@@ -5,7 +5,7 @@
 // HTTP response drains.
 import { Subject, type Observer, type Subscription } from 'rxjs';
 import { createActor, type Actor } from 'xstate';
-import { clientDecider, type DisconnectClient, type SessionBinding } from '../domain/client.js';
+import { clientDecider, type ClientCommand, type ClientState, type DisconnectClient, type SessionBinding } from '../domain/client.js';
 import { streams, type ClientOpener } from '../domain/events.js';
 import { exceedsDepth } from '../domain/jsonBounds.js';
 import type { Logger } from '../log.js';
@@ -17,6 +17,7 @@ import type { ClientsReadModel } from '../projections/clients.js';
 import type { Clock } from '../system/clock.js';
 import { secureRandomBytes } from '../system/ids.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
+import { handleCommand, type KnownState } from '../services/commandHandler.js';
 import { clientMachine, type ClientMachine, type Frame } from './clientMachine.js';
 import { toSpecUser } from './specUser.js';
 
@@ -64,6 +65,8 @@ interface Connection {
   replayAfter: number | undefined;
   started: boolean;
   closed: boolean;
+  /** The client's stream as this node last saw it: its disconnect is decided on it. */
+  known: KnownState<ClientState>;
 }
 
 export interface RealtimeHubDeps {
@@ -110,13 +113,10 @@ export class RealtimeHub {
   async closeOrphans(): Promise<number> {
     const { clients, nodeId, store, runner, clock } = this.deps;
     const orphans = [...clients.all()].filter((client) => client.node === nodeId).map((client) => client.clientId);
-    const appended = await Promise.all(
-      orphans.map((clientId) => {
-        const events = clientDecider.decide({ type: 'DisconnectClient', clientId, reason: 'restart', at: clock.now() }, { status: 'connected', clientId, user: undefined });
-        return store.append(streams.client(clientId), events);
-      }),
+    const handled = await Promise.all(
+      orphans.map((clientId) => handleCommand(store, streams.client(clientId), clientDecider, { type: 'DisconnectClient', clientId, reason: 'restart', at: clock.now() })),
     );
-    const last = Math.max(0, ...appended.map((a) => a.position));
+    const last = Math.max(0, ...handled.map((h) => h.position ?? 0));
     if (last > 0) await runner.waitFor(last);
     return orphans.length;
   }
@@ -150,12 +150,9 @@ export class RealtimeHub {
       if (this.stopping) throw new HubClosedError();
     }
     const clientId = newClientId();
-    const events = clientDecider.decide(
-      { type: 'ConnectClient', clientId, node: this.deps.nodeId, session: request.session?.binding, at: clock.now(), ...request.opener },
-      clientDecider.initialState(),
-    );
+    const connect: ClientCommand = { type: 'ConnectClient', clientId, node: this.deps.nodeId, session: request.session?.binding, at: clock.now(), ...request.opener };
     // Durable before the browser learns its id: a login page served by any node finds it.
-    await this.track(store.append(streams.client(clientId), events, { expectedRevision: 'no_stream' }));
+    const { state, revision } = await this.track(this.handle(clientId, connect, { state: clientDecider.initialState(), revision: -1 }));
 
     const replayAfter = session && lastEventId !== undefined ? lastEventId : undefined;
     // Events up to runner.position reached the read models (and the replay window) already;
@@ -173,6 +170,7 @@ export class RealtimeHub {
       replayAfter,
       started: false,
       closed: false,
+      known: { state, revision },
     };
     if (this.stopping) {
       this.close(connection, 'shutdown');
@@ -220,8 +218,7 @@ export class RealtimeHub {
     if (connection.started) connection.actor.send({ type: 'CLOSE' });
     else connection.frames.complete();
     const { clientId } = connection;
-    const events = clientDecider.decide({ type: 'DisconnectClient', clientId, reason, at: this.deps.clock.now() }, { status: 'connected', clientId, user: undefined });
-    this.track(this.deps.store.append(streams.client(clientId), events)).catch((error: unknown) =>
+    this.track(this.handle(clientId, { type: 'DisconnectClient', clientId, reason, at: this.deps.clock.now() }, connection.known)).catch((error: unknown) =>
       this.deps.log.error({ err: error, clientId }, 'could not record a client disconnect'),
     );
   }
@@ -244,6 +241,7 @@ export class RealtimeHub {
       case 'ClientSignedIn': {
         const connection = this.connections.get(event.data.clientId);
         if (!connection) return; // held by another node, or gone
+        connection.known = { state: clientDecider.evolve(connection.known.state, event), revision: recorded.revision };
         const user = this.deps.users.byUserId(event.data.userId);
         if (!user) {
           this.deps.log.warn({ clientId: connection.clientId, userId: event.data.userId }, 'sign-in for a user the read model does not know');
@@ -281,6 +279,10 @@ export class RealtimeHub {
   private unindex(connection: Connection): void {
     if (connection.userId !== undefined) removeFrom(this.byUser, connection.userId, connection);
     if (connection.sessionId !== undefined) removeFrom(this.bySession, connection.sessionId, connection);
+  }
+
+  private handle(clientId: string, command: ClientCommand, known: KnownState<ClientState>) {
+    return handleCommand(this.deps.store, streams.client(clientId), clientDecider, command, { known });
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {

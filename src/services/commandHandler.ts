@@ -1,6 +1,7 @@
-// Runs a decider against one stream: read → fold → decide → append with the expected revision.
-// A concurrent writer makes the append fail with ConcurrencyError; the command is then decided
-// again on the fresh state, after a jittered pause, until a deadline.
+// The one write path: every change the service records is a command decided against one stream's
+// state and appended with that stream's revision as the expected revision. A concurrent writer
+// makes the append fail with ConcurrencyError; the command is then decided again on the fresh
+// state, after a jittered pause, until a deadline.
 //
 // Commands on one stream handled by this process run one after another, so they never conflict
 // with each other: a busy stream costs one commit per command rather than rounds of conflicts
@@ -12,12 +13,31 @@ import { fold, type Decider } from '../domain/decider.js';
 import { ConcurrencyError } from '../domain/errors.js';
 import type { EventStore } from '../store/port.js';
 
+/** A stream's state and the revision of its last event (-1: the stream does not exist). */
+export interface KnownState<State> {
+  state: State;
+  revision: number;
+}
+
+export interface CommandOptions<State> {
+  /**
+   * The stream as a read model (or the caller) already holds it. The command is decided on it
+   * first and the append's revision check tells whether it was current, so a command that
+   * appends costs no read. Anything else decided on it (a refusal, nothing to do) is confirmed
+   * against the stream itself, because it may lag behind.
+   */
+  known?: KnownState<State> | undefined;
+}
+
 export interface Handled<State, Event> {
   events: Event[];
   state: State;
+  /** Revision of the stream's last event after handling (-1: the stream does not exist). */
+  revision: number;
   /**
    * Global position of the stream's last event after handling (appended now or found there), so
-   * the caller can wait for read models to include it; undefined for a stream that stays empty.
+   * the caller can wait for read models to include it; undefined for a stream that stays empty
+   * or that was not read.
    */
   position: number | undefined;
 }
@@ -49,8 +69,15 @@ export function handleCommand<State, Command, Event extends { type: string; data
   streamName: string,
   decider: Decider<State, Command, Event>,
   command: Command,
+  options: CommandOptions<State> = {},
 ): Promise<Handled<State, Event>> {
-  return oneAtATime(store, streamName, () => decideAndAppend(store, streamName, decider, command));
+  return oneAtATime(store, streamName, () => decideAndAppend(store, streamName, decider, command, options.known));
+}
+
+interface Basis<State> extends KnownState<State> {
+  /** From the caller rather than read just now: may lag behind the stream. */
+  assumed: boolean;
+  position: number | undefined;
 }
 
 async function decideAndAppend<State, Command, Event extends { type: string; data: unknown }>(
@@ -58,21 +85,40 @@ async function decideAndAppend<State, Command, Event extends { type: string; dat
   streamName: string,
   decider: Decider<State, Command, Event>,
   command: Command,
+  known: KnownState<State> | undefined,
 ): Promise<Handled<State, Event>> {
-  const deadline = performance.now() + CONFLICT_DEADLINE_MS;
-  for (let attempt = 1; ; attempt++) {
+  const read = async (): Promise<Basis<State>> => {
     const recorded = await store.readStream(streamName);
-    const state = fold(decider, recorded as unknown as Event[]);
-    const events = decider.decide(command, state);
-    const after = events.reduce(decider.evolve, state);
-    if (events.length === 0) return { events, state: after, position: recorded.at(-1)?.position };
-    const expectedRevision = recorded.length === 0 ? 'no_stream' : recorded.at(-1)!.revision;
+    const last = recorded.at(-1);
+    return { state: fold(decider, recorded as unknown as Event[]), revision: last?.revision ?? -1, assumed: false, position: last?.position };
+  };
+  const deadline = performance.now() + CONFLICT_DEADLINE_MS;
+  let basis: Basis<State> = known ? { ...known, assumed: true, position: undefined } : await read();
+  for (let attempt = 1; ; attempt++) {
+    let events: Event[];
     try {
-      const { position } = await store.append(streamName, events, { expectedRevision });
-      return { events, state: after, position };
+      events = decider.decide(command, basis.state);
+    } catch (error) {
+      if (!basis.assumed) throw error;
+      basis = await read();
+      continue;
+    }
+    if (events.length === 0) {
+      if (basis.assumed) {
+        basis = await read();
+        continue;
+      }
+      return { events, state: basis.state, revision: basis.revision, position: basis.position };
+    }
+    const after = events.reduce(decider.evolve, basis.state);
+    try {
+      const { position, nextExpectedRevision } = await store.append(streamName, events, { expectedRevision: basis.revision < 0 ? 'no_stream' : basis.revision });
+      return { events, state: after, revision: nextExpectedRevision, position };
     } catch (error) {
       if (!(error instanceof ConcurrencyError) || performance.now() >= deadline) throw error;
-      await setTimeout(backoffMs(attempt));
+      // An assumed state that was stale is no contention: decide again on the stream at once.
+      if (!basis.assumed) await setTimeout(backoffMs(attempt));
+      basis = await read();
     }
   }
 }

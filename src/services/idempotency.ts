@@ -1,23 +1,26 @@
 // Claims an Idempotency-Key for one execution, binds it to the platform operation the request
-// sends, and keeps the answer. Every step is an append with an expected revision on the key's
-// stream, so two nodes receiving the same key cannot both run it, and a request whose claim was
-// taken over (its process presumed dead) cannot send anything afterwards.
+// sends, and keeps the answer, through the key's decider: a claim has a name, and only the
+// request holding it may bind, answer or free the key. So two nodes receiving the same key cannot
+// both run it, and a request whose claim was taken over (its process presumed dead) cannot send
+// anything afterwards.
 import { createHash } from 'node:crypto';
-import { fold } from '../domain/decider.js';
-import { ConcurrencyError, ConflictError } from '../domain/errors.js';
-import { streams, type IdempotencyEvent } from '../domain/events.js';
-import { idempotencyDecider, judge, type IdempotencyState, type OperationView, type Verdict } from '../domain/idempotency.js';
+import { streams } from '../domain/events.js';
+import { idempotencyDecider, judge, type IdempotencyCommand, type IdempotencyState, type OperationView, type Verdict } from '../domain/idempotency.js';
 import type { IdempotencyReadModel } from '../projections/idempotency.js';
 import type { OperationsReadModel } from '../projections/operations.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
+import { newRecordId } from '../system/ids.js';
+import { handleCommand, type KnownState } from './commandHandler.js';
 
 export interface Claim {
   stream: string;
-  revision: number;
-  appId: string;
+  /** The claim's name in the key's stream. */
+  claim: string;
   requestHash: string;
+  /** The key's stream as this request last left it: its next step is decided on it, no read needed. */
+  known: KnownState<IdempotencyState>;
 }
 
 export type Decision = Exclude<Verdict, { action: 'execute' }> | { action: 'execute'; claim: Claim };
@@ -32,13 +35,6 @@ export function canonicalJson(value: unknown): string {
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
-}
-
-/** The claim was taken over or released while the request ran: it must not send anything now. */
-export class ClaimLostError extends ConflictError {
-  constructor() {
-    super('Idempotency-Key: this request lost its claim on the key to a retry; nothing was sent');
-  }
 }
 
 export class IdempotencyService {
@@ -61,33 +57,31 @@ export class IdempotencyService {
   }
 
   async begin(appId: string, key: string, requestHash: string): Promise<Decision> {
-    const { store, runner, ttlMs, nodeId, clock } = this.deps;
+    const { store, runner, nodeId } = this.deps;
     const stream = streams.idempotency(appId, sha256(key).slice(0, 40));
-    let { state, revision } = this.known(stream);
-    if (state.kind === 'started' && this.judge(state, requestHash).action === 'execute') {
+    const known = this.known(stream);
+    if (known.state.kind === 'started' && this.judge(known.state, requestHash).action === 'execute') {
       // Taking over a dead request's claim: first be sure the read models hold everything it
       // recorded (an operation bound just before it died must be answered, not sent again).
       await runner.waitFor(await store.headPosition());
-      ({ state, revision } = this.known(stream));
     }
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const verdict = this.judge(state, requestHash);
-      if (verdict.action !== 'execute') return verdict;
-      const now = clock.now();
-      const expires = new Date(Date.parse(now) + ttlMs).toISOString();
-      try {
-        const started: IdempotencyEvent = { type: 'IdempotentRequestStarted', data: { appId, requestHash, at: now, expires, node: nodeId } };
-        const { nextExpectedRevision } = await store.append(stream, [started], { expectedRevision: revision < 0 ? 'no_stream' : revision });
-        return { action: 'execute', claim: { stream, revision: nextExpectedRevision, appId, requestHash } };
-      } catch (error) {
-        if (!(error instanceof ConcurrencyError)) throw error;
-        // Someone (maybe another node) moved first: decide again on what the stream says now.
-        const events = await store.readStream(stream);
-        state = fold(idempotencyDecider, events as unknown as IdempotencyEvent[]);
-        revision = events.at(-1)?.revision ?? -1;
-      }
-    }
-    return { action: 'wait' };
+    const claim = newRecordId();
+    const at = this.deps.clock.now();
+    const { events, state, revision } = await this.handle(stream, known, {
+      type: 'StartRequest',
+      appId,
+      requestHash,
+      claim,
+      node: nodeId,
+      at,
+      expires: this.expiresAfter(at),
+      staleBefore: this.staleBefore(at),
+      operation: (operationId) => this.view(operationId),
+    });
+    if (events.length > 0) return { action: 'execute', claim: { stream, claim, requestHash, known: { state, revision } } };
+    const verdict = this.judge(state, requestHash);
+    // Only a claim turning stale in the instant since it was judged gets here: it is not ours.
+    return verdict.action === 'execute' ? { action: 'wait' } : verdict;
   }
 
   /**
@@ -95,24 +89,17 @@ export class IdempotencyService {
    * the claim is no longer this request's, so that it sends nothing.
    */
   async bind(claim: Claim, operationId: string): Promise<Claim> {
-    const event: IdempotencyEvent = { type: 'IdempotentOperationBound', data: { appId: claim.appId, operationId, at: this.deps.clock.now() } };
-    try {
-      const { nextExpectedRevision } = await this.deps.store.append(claim.stream, [event], { expectedRevision: claim.revision });
-      return { ...claim, revision: nextExpectedRevision };
-    } catch (error) {
-      if (error instanceof ConcurrencyError) throw new ClaimLostError();
-      throw error;
-    }
+    const { state, revision } = await this.handle(claim.stream, claim.known, { type: 'BindOperation', claim: claim.claim, operationId, at: this.deps.clock.now() });
+    return { ...claim, known: { state, revision } };
   }
 
   async complete(claim: Claim, status: number, body: unknown): Promise<void> {
-    const now = this.deps.clock.now();
-    const expires = new Date(Date.parse(now) + this.deps.ttlMs).toISOString();
-    await this.finish(claim, { type: 'IdempotentRequestCompleted', data: { appId: claim.appId, requestHash: claim.requestHash, status, body, at: now, expires } });
+    const at = this.deps.clock.now();
+    await this.settle(claim, { type: 'CompleteRequest', claim: claim.claim, status, body, at, expires: this.expiresAfter(at) });
   }
 
   async release(claim: Claim): Promise<void> {
-    await this.finish(claim, { type: 'IdempotentRequestReleased', data: { appId: claim.appId, at: this.deps.clock.now() } });
+    await this.settle(claim, { type: 'ReleaseRequest', claim: claim.claim, at: this.deps.clock.now() });
   }
 
   /**
@@ -122,43 +109,45 @@ export class IdempotencyService {
   async releaseOrphanedClaims(): Promise<number> {
     const { model, operations, nodeId, clock } = this.deps;
     let released = 0;
-    for (const { stream, revision, state } of model.startedBy(nodeId)) {
+    for (const { stream, state } of model.startedBy(nodeId)) {
       if (state.operationId !== undefined && operations.get(state.operationId)) continue;
-      const event: IdempotencyEvent = { type: 'IdempotentRequestReleased', data: { appId: state.appId, at: clock.now() } };
-      if (await this.appendUnlessMoved(stream, event, revision)) released++;
+      const { events } = await this.handle(stream, this.known(stream), { type: 'ReleaseRequest', claim: state.claim, at: clock.now() });
+      if (events.length > 0) released++;
     }
     return released;
   }
 
-  private known(stream: string): { state: IdempotencyState; revision: number } {
+  private handle(stream: string, known: KnownState<IdempotencyState>, command: IdempotencyCommand) {
+    return handleCommand(this.deps.store, stream, idempotencyDecider, command, { known });
+  }
+
+  /** Records the answer (or the release) and waits until the read models have it. */
+  private async settle(claim: Claim, command: IdempotencyCommand): Promise<void> {
+    const { position } = await this.handle(claim.stream, claim.known, command);
+    if (position !== undefined) await this.deps.runner.waitFor(position);
+  }
+
+  private known(stream: string): KnownState<IdempotencyState> {
     const known = this.deps.model.get(stream);
     return { state: known?.state ?? idempotencyDecider.initialState(), revision: known?.revision ?? -1 };
   }
 
   private judge(state: IdempotencyState, requestHash: string): Verdict {
     const now = this.deps.clock.now();
-    const staleBefore = new Date(Date.parse(now) - this.deps.staleMs).toISOString();
-    return judge(state, requestHash, now, staleBefore, this.view(state));
+    const operation = state.kind !== 'free' && state.operationId !== undefined ? this.view(state.operationId) : undefined;
+    return judge(state, requestHash, now, this.staleBefore(now), operation);
   }
 
-  private view(state: IdempotencyState): OperationView | undefined {
-    if (state.kind === 'free' || state.operationId === undefined) return undefined;
-    const record = this.deps.operations.get(state.operationId);
+  private view(operationId: string): OperationView | undefined {
+    const record = this.deps.operations.get(operationId);
     return record && { status: record.status, resolved: record.resolution !== undefined };
   }
 
-  /** A claim that moved on meanwhile (taken over, answered) is the new owner's: leave it. */
-  private async finish(claim: Claim, event: IdempotencyEvent): Promise<void> {
-    const position = await this.appendUnlessMoved(claim.stream, event, claim.revision);
-    if (position !== undefined) await this.deps.runner.waitFor(position);
+  private expiresAfter(now: string): string {
+    return new Date(Date.parse(now) + this.deps.ttlMs).toISOString();
   }
 
-  private async appendUnlessMoved(stream: string, event: IdempotencyEvent, revision: number): Promise<number | undefined> {
-    try {
-      return (await this.deps.store.append(stream, [event], { expectedRevision: revision })).position;
-    } catch (error) {
-      if (error instanceof ConcurrencyError) return undefined;
-      throw error;
-    }
+  private staleBefore(now: string): string {
+    return new Date(Date.parse(now) - this.deps.staleMs).toISOString();
   }
 }

@@ -1,13 +1,14 @@
 // What the log knows about a platform operation after the request that sent it is gone: the
 // answer a retry gets, the closing of operations left pending by a process that died, and an
 // operator's resolution of an unknown outcome.
-import { ConcurrencyError, OperationNotAppliedError, OutcomeUnknownError, PlatformRejectedError, PlatformUnavailableError } from '../domain/errors.js';
-import { streams, type OperationOutcome, type Resolver } from '../domain/events.js';
-import { assertResolvable } from '../domain/operation.js';
+import { NotFoundError, OperationNotAppliedError, OutcomeUnknownError, PlatformRejectedError, PlatformUnavailableError } from '../domain/errors.js';
+import { streams, type Resolver } from '../domain/events.js';
+import { operationDecider, type OperationCommand } from '../domain/operation.js';
 import type { OperationRecord, OperationsReadModel } from '../projections/operations.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
+import { handleCommand } from './commandHandler.js';
 
 /**
  * The answer for a request bound to this operation, from the log alone: the platform's message
@@ -48,33 +49,26 @@ export class OperationOutcomes {
     for (const record of operations.withoutOutcome('pending')) {
       const matches = 'node' in filter ? record.node === filter.node : record.requestedAt < filter.requestedBefore;
       if (!matches) continue;
-      const event: OperationOutcome = { type: 'OperationOutcomeUnknown', data: { operationId: record.operationId, oId: record.oId, reason, at: clock.now() } };
-      if (await this.appendIfUnchanged(record, event)) closed++;
+      const { events } = await this.handle(record, { type: 'CloseAsUnknown', operationId: record.operationId, reason, at: clock.now() });
+      if (events.length > 0) closed++;
     }
     return closed;
   }
 
   /** Records what someone who checked the platform found; only an unknown outcome can be resolved. */
   async resolve(operationId: string, applied: boolean, note: string, by: Resolver): Promise<OperationRecord> {
-    const { store, runner, operations, clock } = this.deps;
-    for (;;) {
-      const record = operations.get(operationId);
-      assertResolvable(operationId, record?.status);
-      const event: OperationOutcome = { type: 'OperationResolved', data: { operationId, oId: record!.oId, applied, note, by, at: clock.now() } };
-      if ((await this.appendIfUnchanged(record!, event)) !== undefined) return operations.get(operationId)!;
-      // Something was recorded meanwhile (the platform's late answer): decide on what it says now.
-      await runner.waitFor(await store.headPosition());
-    }
+    const { operations, clock } = this.deps;
+    const record = operations.get(operationId);
+    if (!record) throw new NotFoundError(`No operation ${operationId}`);
+    await this.handle(record, { type: 'ResolveOutcome', operationId, applied, note, by, at: clock.now() });
+    return operations.get(operationId)!;
   }
 
-  private async appendIfUnchanged(record: OperationRecord, event: OperationOutcome): Promise<number | undefined> {
-    try {
-      const { position } = await this.deps.store.append(streams.operation(record.operationId), [event], { expectedRevision: record.revision });
-      await this.deps.runner.waitFor(position);
-      return position;
-    } catch (error) {
-      if (error instanceof ConcurrencyError) return undefined;
-      throw error;
-    }
+  /** Decided on what the read model holds of the operation; the append checks it is current. */
+  private async handle(record: OperationRecord, command: OperationCommand) {
+    const known = { state: { status: record.status, oId: record.oId }, revision: record.revision };
+    const handled = await handleCommand(this.deps.store, streams.operation(record.operationId), operationDecider, command, { known });
+    if (handled.position !== undefined) await this.deps.runner.waitFor(handled.position);
+    return handled;
   }
 }

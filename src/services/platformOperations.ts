@@ -1,12 +1,14 @@
 // Platform operations (points, medals, items): the service records the request before it calls
 // the platform (…Requested) and its outcome after (Applied / Rejected / Failed /
 // OutcomeUnknown), so an auditor sees every attempt, including the ones that went wrong.
-import { beforeAnyChange, changedNothing, ConcurrencyError, ConflictError, OutcomeUnknownError, PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
-import { streams, type Actor, type OperationOutcome, type OperationRequested } from '../domain/events.js';
+import { beforeAnyChange, changedNothing, ConflictError, OutcomeUnknownError, PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
+import { streams, type Actor, type OperationRequested } from '../domain/events.js';
+import { operationDecider, type OperationCommand, type OperationState, type SenderOutcome } from '../domain/operation.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
 import { newRecordId } from '../system/ids.js';
+import { handleCommand, type KnownState } from './commandHandler.js';
 import type { SyncedUser } from './userSync.js';
 
 type OutcomeData = { message: string; bag?: Record<string, number> };
@@ -23,6 +25,9 @@ export interface OperationClaim {
   bind(operationId: string): Promise<void>;
 }
 
+/** A new operation's stream: nothing to read. */
+const NEW_OPERATION: KnownState<OperationState> = { state: operationDecider.initialState(), revision: -1 };
+
 export class PlatformOperations {
   constructor(private readonly deps: { store: EventStore; runner: ProjectionRunner; clock: Clock; nodeId: string }) {}
 
@@ -35,9 +40,8 @@ export class PlatformOperations {
     { type, actor, target, request, claim }: { type: T['type']; actor: Actor; target: SyncedUser; request: T['data']['request']; claim?: OperationClaim | undefined },
     call: (operationId: string) => Promise<CallResult>,
   ): Promise<OutcomeData> {
-    const { store, runner, clock, nodeId } = this.deps;
+    const { runner, clock, nodeId } = this.deps;
     const operationId = newRecordId();
-    const stream = streams.operation(operationId);
     const oId = target.user.oId;
     await claim?.bind(operationId);
     const requested = {
@@ -55,9 +59,9 @@ export class PlatformOperations {
       },
     } as OperationRequested;
     // Nothing has been sent yet: a failure to record the intent leaves the key free.
-    const { nextExpectedRevision } = await beforeAnyChange(store.append(stream, [requested], { expectedRevision: 'no_stream' }));
+    const recorded = await beforeAnyChange(this.handle(operationId, { type: 'RequestOperation', requested }, NEW_OPERATION));
 
-    let outcome: OperationOutcome;
+    let outcome: SenderOutcome;
     let failure: Error | undefined;
     let answer: OutcomeData | undefined;
     try {
@@ -74,35 +78,25 @@ export class PlatformOperations {
       failure =
         outcome.type === 'OperationOutcomeUnknown' ? new OutcomeUnknownError(operationId, 'unknown', outcome.data.reason, error instanceof PlatformTimeoutError) : (error as Error);
     }
-    let position: number;
+    let position: number | undefined;
     try {
-      position = await appendOutcome(store, stream, outcome, nextExpectedRevision);
+      ({ position } = await this.handle(operationId, { type: 'RecordOutcome', outcome }, { state: recorded.state, revision: recorded.revision }));
     } catch {
       // The platform may have acted and the log does not say so: the answer a retry would get.
       throw new OutcomeUnknownError(operationId, 'pending', 'the service could not record the result');
     }
     // The outcome is recorded and the answer known: read models that lag only delay audits.
-    await runner.waitFor(position).catch(() => undefined);
+    if (position !== undefined) await runner.waitFor(position).catch(() => undefined);
     if (failure) throw failure;
     return answer!;
   }
-}
 
-/**
- * Appends the outcome after the request. Should something else have closed the operation meanwhile
- * (a node that took it for dead marked it unknown), the platform's real answer still follows it.
- */
-async function appendOutcome(store: EventStore, stream: string, outcome: OperationOutcome, expectedRevision: number): Promise<number> {
-  try {
-    return (await store.append(stream, [outcome], { expectedRevision })).position;
-  } catch (error) {
-    if (!(error instanceof ConcurrencyError)) throw error;
-    const recorded = await store.readStream(stream);
-    return (await store.append(stream, [outcome], { expectedRevision: recorded.at(-1)!.revision })).position;
+  private handle(operationId: string, command: OperationCommand, known: KnownState<OperationState>) {
+    return handleCommand(this.deps.store, streams.operation(operationId), operationDecider, command, { known });
   }
 }
 
-function describeFailure(operationId: string, oId: string, error: unknown, at: string): OperationOutcome {
+function describeFailure(operationId: string, oId: string, error: unknown, at: string): SenderOutcome {
   if (error instanceof PlatformRejectedError) {
     return { type: 'OperationRejected', data: { operationId, oId, message: error.platformMessage, at } };
   }

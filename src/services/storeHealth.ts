@@ -2,9 +2,11 @@
 // read-only file system, a store that lost its quorum), and a node that cannot record anything
 // should leave the load balancer: /readyz asks here.
 import { AppError } from '../domain/errors.js';
-import { streams, type StoreWritesRecovered } from '../domain/events.js';
+import { streams } from '../domain/events.js';
+import { storeOutageDecider } from '../domain/storeOutage.js';
 import type { EventStore } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
+import { handleCommand } from './commandHandler.js';
 
 /** Domain refusals (a conflict, an oversized append) are the caller's doing, not the store's. */
 export function isStoreFailure(error: unknown): boolean {
@@ -50,9 +52,8 @@ export class StoreWriteHealth {
   probe(store: EventStore): Promise<void> {
     const failing = this.failing;
     if (!failing) return Promise.resolve();
-    const event: StoreWritesRecovered = { type: 'StoreWritesRecovered', data: { node: this.nodeId, failedSince: failing.since, at: this.clock.now() } };
-    this.probing ??= store
-      .append(streams.store(this.nodeId), [event])
+    const command = { type: 'RecordRecovery', node: this.nodeId, failedSince: failing.since, at: this.clock.now() } as const;
+    this.probing ??= handleCommand(store, streams.store(this.nodeId), storeOutageDecider, command)
       .then(
         () => undefined,
         () => undefined,

@@ -5,7 +5,8 @@ import * as assert from 'uvu/assert';
 import { fold } from '../../src/domain/decider.js';
 import { IdempotencyKeyReusedError } from '../../src/domain/errors.js';
 import type { IdempotencyEvent } from '../../src/domain/events.js';
-import { idempotencyDecider, judge, type OperationView } from '../../src/domain/idempotency.js';
+import { ClaimLostError, idempotencyDecider, judge, type IdempotencyCommand, type OperationView } from '../../src/domain/idempotency.js';
+import { deciderSpec } from '../support/given.js';
 
 const NOW = '2026-11-23T12:00:00.000Z';
 const STALE_BEFORE = '2026-11-23T11:59:00.000Z';
@@ -13,7 +14,7 @@ const FRESH = '2026-11-23T11:59:30.000Z';
 const OLD = '2026-11-23T11:58:00.000Z';
 const EXPIRES = '2026-11-24T12:00:00.000Z';
 
-const started = (at: string): IdempotencyEvent => ({ type: 'IdempotentRequestStarted', data: { appId: 'game', requestHash: 'h', at, expires: EXPIRES, node: 'n1' } });
+const started = (at: string, claim = 'c1'): IdempotencyEvent => ({ type: 'IdempotentRequestStarted', data: { appId: 'game', requestHash: 'h', at, expires: EXPIRES, node: 'n1', claim } });
 const bound: IdempotencyEvent = { type: 'IdempotentOperationBound', data: { appId: 'game', operationId: 'op1', at: FRESH } };
 const completed = (status: number, body: unknown = { code: 0, msg: 'ok' }, expires = EXPIRES): IdempotencyEvent => ({
   type: 'IdempotentRequestCompleted',
@@ -62,6 +63,49 @@ test('a kept answer is replayed, unless it said the outcome was unknown or an op
   assert.equal(given(started(FRESH), bound, completed(504)).judge(unknown), { action: 'operation', operationId: 'op1' });
   assert.equal(given(started(FRESH), bound, completed(504)).judge(applied), { action: 'operation', operationId: 'op1' });
   assert.equal(given(started(FRESH), bound, completed(200)).judge({ status: 'failed', resolved: true }), { action: 'operation', operationId: 'op1' });
+});
+
+const key = deciderSpec(idempotencyDecider);
+const start = (operation?: OperationView, claim = 'c2'): IdempotencyCommand => ({
+  type: 'StartRequest',
+  appId: 'game',
+  requestHash: 'h',
+  claim,
+  node: 'n2',
+  at: NOW,
+  expires: EXPIRES,
+  staleBefore: STALE_BEFORE,
+  operation: () => operation,
+});
+
+test('a request claims a free key under a name of its own; a key it may not run records nothing', () => {
+  key.given().when(start()).then([{ type: 'IdempotentRequestStarted', data: { appId: 'game', requestHash: 'h', at: NOW, expires: EXPIRES, node: 'n2', claim: 'c2' } }]);
+  key.given([started(FRESH)]).when(start()).thenNothing();
+  key.given([started(OLD), bound]).when(start(pending)).thenNothing();
+  key.given([started(FRESH), completed(200)]).when(start()).thenNothing();
+  key.given([started(FRESH), completed(200)]).when({ ...start(), requestHash: 'other' } as IdempotencyCommand).thenThrows(IdempotencyKeyReusedError);
+});
+
+test('a stale claim that sent nothing is taken over, and its old holder can then bind, answer and free nothing', () => {
+  const takenOver = [started(OLD, 'c1'), started(NOW, 'c2')];
+  key.given([started(OLD, 'c1')]).when(start()).then([{ type: 'IdempotentRequestStarted', data: { appId: 'game', requestHash: 'h', at: NOW, expires: EXPIRES, node: 'n2', claim: 'c2' } }]);
+  key.given(takenOver).when({ type: 'BindOperation', claim: 'c1', operationId: 'op1', at: NOW }).thenThrows(ClaimLostError);
+  key.given(takenOver).when({ type: 'CompleteRequest', claim: 'c1', status: 200, body: {}, at: NOW, expires: EXPIRES }).thenNothing();
+  key.given(takenOver).when({ type: 'ReleaseRequest', claim: 'c1', at: NOW }).thenNothing();
+  key.given(takenOver).when({ type: 'BindOperation', claim: 'c2', operationId: 'op2', at: NOW }).then([{ type: 'IdempotentOperationBound', data: { appId: 'game', operationId: 'op2', at: NOW } }]);
+});
+
+test('the holder binds, then keeps the answer; a released key is free again', () => {
+  const answer = key.given([started(FRESH), bound]).when({ type: 'CompleteRequest', claim: 'c1', status: 200, body: { code: 0 }, at: NOW, expires: EXPIRES });
+  answer.then([{ type: 'IdempotentRequestCompleted', data: { appId: 'game', requestHash: 'h', status: 200, body: { code: 0 }, at: NOW, expires: EXPIRES } }]);
+  assert.equal(answer.state(), { kind: 'completed', appId: 'game', requestHash: 'h', status: 200, body: { code: 0 }, expires: EXPIRES, operationId: 'op1' });
+  assert.equal(key.given([started(FRESH)]).when({ type: 'ReleaseRequest', claim: 'c1', at: NOW }).state(), { kind: 'free' });
+  key.given([started(FRESH), completed(200)]).when({ type: 'BindOperation', claim: 'c1', operationId: 'op1', at: NOW }).thenThrows(ClaimLostError);
+});
+
+test('claims recorded before they had names are named by where and when they were taken', () => {
+  const unnamed: IdempotencyEvent = { type: 'IdempotentRequestStarted', data: { appId: 'game', requestHash: 'h', at: FRESH, expires: EXPIRES, node: 'n1' } };
+  key.given([unnamed]).when({ type: 'ReleaseRequest', claim: `n1@${FRESH}`, at: NOW }).then([{ type: 'IdempotentRequestReleased', data: { appId: 'game', at: NOW } }]);
 });
 
 test.run();

@@ -2,6 +2,8 @@
 // so a push accepted by one node reaches clients held by any node.
 import { streams } from '../../domain/events.js';
 import { pushDataProblem } from '../../domain/jsonBounds.js';
+import { messageDecider } from '../../domain/message.js';
+import { handleCommand } from '../../services/commandHandler.js';
 import { newRecordId } from '../../system/ids.js';
 import type { HttpDeps } from '../deps.js';
 import type { AdminGuards, AdminState } from '../middleware/admin.js';
@@ -31,11 +33,8 @@ export function messageRouter({ store, clock, readModels, pushLimits }: HttpDeps
     const problem = pushDataProblem(data, pushLimits);
     if (problem) throw invalid('data', problem);
     const messageId = newRecordId();
-    await store.append(
-      streams.message(messageId),
-      [{ type: 'MessagePushed', data: { messageId, name, data, oIds, userIds, at: clock.now(), ...actorOf(ctx) } }],
-      { expectedRevision: 'no_stream' },
-    );
+    const command = { type: 'PushMessage', messageId, name, data, oIds, userIds, at: clock.now(), ...actorOf(ctx) } as const;
+    await handleCommand(store, streams.message(messageId), messageDecider, command, { known: { state: messageDecider.initialState(), revision: -1 } });
     ctx.body = { code: 0, msg: 'success', data: deliveryReport(readModels, oIds, userIds) };
   });
 

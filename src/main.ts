@@ -7,6 +7,7 @@ import type { CommunityPlatform } from './community/port.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createHttpApp } from './http/app.js';
 import type { HttpDeps } from './http/deps.js';
+import { apiSettings } from './http/route.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { describeStore, openCore, StoreOpenError } from './core.js';
@@ -80,6 +81,7 @@ export async function startService(
     pointsSource: config.community.pointsSource,
     pushLimits: config.push,
     trustProxy: config.trustProxy,
+    api: apiSettings(config, () => publicUrl!),
   };
   const orphans = await deps.realtime.hub.closeOrphans();
   if (orphans > 0) log.warn({ orphans, node: config.nodeId }, 'closed out realtime clients left connected by an earlier run of this node');

@@ -1,7 +1,7 @@
 // `audit points <oId>` and `audit vip <oId>`: the same entries the audit endpoints answer, the
 // whole history at once, oldest first. `--json` prints them as one JSON array.
 import { ValidationError } from '../domain/errors.js';
-import type { AuditQueries, PointsAuditEntry, VipAuditEntry } from '../services/audit.js';
+import type { AuditQueries, PointsAuditEntry, VipAuditEntry } from '../projections/audit.js';
 import { escapeControl, table } from './table.js';
 
 type Print = (text: string) => void;

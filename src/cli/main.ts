@@ -7,7 +7,7 @@ import { describeStore, openCore, openStore, StoreOpenError } from '../core.js';
 import { createReadModels } from '../projections/readModels.js';
 import { ApiKeyService } from '../services/apiKeys.js';
 import { systemClock } from '../system/clock.js';
-import { AuditQueries } from '../services/audit.js';
+import { AuditQueries } from '../projections/audit.js';
 import { auditCommand } from './audit.js';
 import { eventsCommand } from './events.js';
 import { keysCommand } from './keys.js';

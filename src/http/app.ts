@@ -1,21 +1,12 @@
-// The koa application: request log and error mapping first, then one router per area.
+// The koa application: request log and error mapping first, then the declared routes.
 import Koa from 'koa';
 import type { Logger } from '../log.js';
+import { apiRoutes } from './api/index.js';
 import type { HttpDeps } from './deps.js';
-import { adminGuards } from './middleware/admin.js';
-import { errorMiddleware } from './middleware/errors.js';
+import { errorMiddleware, errorRenderer } from './middleware/errors.js';
 import { requestLog } from './middleware/requestLog.js';
-import { healthRouter } from './routes/health.js';
-import { homeRouter } from './routes/home.js';
-import { auditRouter } from './routes/audit.js';
-import { messageRouter } from './routes/message.js';
-import { openApiRouter } from './routes/openapi.js';
-import { platformOperationsRouter } from './routes/platformOperations.js';
-import { vipRouter } from './routes/vip.js';
-import { loginRouter } from './routes/login.js';
-import { realtimeRouter } from './routes/realtime.js';
-import { userGetRouter } from './routes/userGet.js';
-import { operationsRouter } from './routes/operations.js';
+import { mountRoutes } from './mount.js';
+import { buildOpenApiDocument } from './openapi.js';
 import { noSniff } from './securityHeaders.js';
 
 export function createHttpApp(deps: HttpDeps, log: Logger): Koa {
@@ -26,15 +17,13 @@ export function createHttpApp(deps: HttpDeps, log: Logger): Koa {
   app.maxIpsCount = 1;
   const onUnexpected = (error: unknown, path: string) => log.error({ err: error, path }, 'unexpected error');
   app.use(requestLog(log, deps.metrics));
-  app.use(errorMiddleware(onUnexpected));
+  const renderError = errorRenderer(onUnexpected, deps.api.maxBodyBytes);
+  app.use(errorMiddleware(renderError));
   app.use(noSniff);
-  // Admin routes carry their own chain (key, permission, rate limit, body, Idempotency-Key).
-  const guards = adminGuards(deps, onUnexpected);
-  for (const router of [platformOperationsRouter(deps, guards), vipRouter(deps, guards), messageRouter(deps, guards), operationsRouter(deps, guards), auditRouter(deps, guards), userGetRouter(deps, guards)]) {
-    app.use(router.routes()).use(router.allowedMethods());
-  }
-  for (const router of [homeRouter(), openApiRouter(deps), healthRouter(deps)]) app.use(router.routes()).use(router.allowedMethods());
-  // Realtime stream, logout and sign-in pages.
-  for (const router of [realtimeRouter(deps), loginRouter(deps)]) app.use(router.routes()).use(router.allowedMethods());
+  const routes = apiRoutes(deps.api);
+  // Built on first request: the server's URL is known once it listens.
+  let document: Record<string, unknown> | undefined;
+  const router = mountRoutes(routes, { ...deps, apiDocument: () => (document ??= buildOpenApiDocument(routes, deps.api)) }, { renderError, onUnexpected });
+  app.use(router.routes()).use(router.allowedMethods());
   return app;
 }

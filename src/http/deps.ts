@@ -23,6 +23,7 @@ import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
 import type { StoreWriteHealth } from '../services/storeHealth.js';
 import type { PushLimits } from '../domain/jsonBounds.js';
+import type { ApiSettings } from './route.js';
 
 
 export type { ReadModels };
@@ -48,10 +49,12 @@ export interface HttpDeps {
   /** Unknown outcomes: closing them out and resolving them. */
   outcomes: OperationOutcomes;
   clock: Clock;
-  /** Realtime clients, sessions and sign-in (issue 3). */
+  /** Realtime clients, sessions and sign-in. */
   realtime: RealtimeDeps;
   /** Bounds of a push's `data` (PUSH_MAX_DEPTH, PUSH_MAX_BYTES); the depth bounds every body. */
   pushLimits: PushLimits;
   /** X-Forwarded-For names the client address (TRUST_PROXY). */
   trustProxy: boolean;
+  /** What the API says about itself: limits, lifetimes, where it lives. */
+  api: ApiSettings;
 }

@@ -7,13 +7,15 @@
 // Frame ids are global log positions, so a browser's Last-Event-ID always names a position.
 // `lastId` is the highest id sent; a message at or below it was already sent (or replayed)
 // and is dropped, which is what keeps a reconnect free of duplicates.
+import type * as v from 'valibot';
 import { assign, emit, setup } from 'xstate';
+import type { LoginFrame, MessageFrame, PbConnectFrame } from '../contract/answers.js';
 import type { SpecUser } from './specUser.js';
 
 export type Frame =
-  | { type: 'PB_CONNECT'; id: number; data: { client_id: string; login_status: boolean; user?: SpecUser } }
-  | { type: 'login'; id: number; data: { action: 'login'; user: SpecUser } }
-  | { type: 'message'; id: number; data: { app_id: string; name: string; data: Record<string, unknown> } }
+  | { type: 'PB_CONNECT'; id: number; data: v.InferOutput<typeof PbConnectFrame> }
+  | { type: 'login'; id: number; data: v.InferOutput<typeof LoginFrame> }
+  | { type: 'message'; id: number; data: v.InferOutput<typeof MessageFrame> }
   | { type: 'heartbeat' };
 
 export type ClientMachineEvent =

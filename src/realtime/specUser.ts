@@ -1,22 +1,11 @@
 // The user object of the connection and login events (spec §2.1). The platform gives no email
 // and no verification flag; docs/decisions.md records the values chosen for those fields.
+import type * as v from 'valibot';
+import type { RealtimeUser } from '../contract/answers.js';
 import { toSpecTimestamp } from '../domain/time.js';
 import type { UserRecord } from '../projections/users.js';
 
-export interface SpecUser {
-  id: string;
-  oId: string;
-  name: string;
-  nickname: string;
-  avatar: string;
-  email: string;
-  emailVisibility: boolean;
-  verified: boolean;
-  collectionId: string;
-  collectionName: string;
-  created: string;
-  updated: string;
-}
+export type SpecUser = v.InferOutput<typeof RealtimeUser>;
 
 /** PocketBase's id and name of its built-in users collection, which the replaced service used. */
 export const USERS_COLLECTION = { collectionId: '_pb_users_auth_', collectionName: 'users' } as const;

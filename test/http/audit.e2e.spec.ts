@@ -6,7 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
-import { PointsAuditPage, VipAuditPage } from '../../src/http/responses.js';
+import { PointsAuditPage, VipAuditPage } from '../../src/contract/answers.js';
 import { ALICE, BOB, startHarness, type Harness, withHarness } from '../support/harness.js';
 
 const SPEC_TIME = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/;

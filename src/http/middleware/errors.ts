@@ -19,6 +19,7 @@ import {
   ValidationError,
 } from '../../domain/errors.js';
 import { ForeignOriginError, PayloadTooLargeError, RateLimitedError } from '../errors.js';
+import { formatBytes } from '../route.js';
 import { invalid } from '../validation.js';
 
 const STATUS = new Map<Function, number>([
@@ -60,15 +61,34 @@ export function statusOf(error: AppError): number {
 }
 
 /** Errors koa-body and koa raise themselves, expressed in the service's own terms. */
-function fromFramework(error: unknown): AppError | undefined {
+function fromFramework(error: unknown, maxBodyBytes: number): AppError | undefined {
   const e = error as { status?: number; type?: string; expose?: boolean; message?: string };
-  if (e.status === 413 || e.type === 'entity.too.large') return new PayloadTooLargeError('body: larger than the 1 MiB the service accepts');
+  if (e.status === 413 || e.type === 'entity.too.large') return new PayloadTooLargeError(`body: larger than the ${formatBytes(maxBodyBytes)} the service accepts`);
   if (e.status === 400 && (e.type === 'entity.parse.failed' || e instanceof SyntaxError)) return invalid('body', 'malformed JSON');
   if (e.status === 415) return invalid('body', 'unsupported content type');
   return undefined;
 }
 
-export function errorMiddleware(onUnexpected: OnUnexpected): Middleware {
+/** Writes the answer for an error onto ctx; an error the service did not expect is logged, never shown. */
+export type RenderError = (ctx: Context, thrown: unknown) => void;
+
+export function errorRenderer(onUnexpected: OnUnexpected, maxBodyBytes: number): RenderError {
+  return (ctx, thrown) => {
+    const error = thrown instanceof AppError ? thrown : fromFramework(thrown, maxBodyBytes);
+    if (!error) {
+      onUnexpected(thrown, ctx.path);
+      ctx.status = 500;
+      ctx.body = { code: 500, message: 'Internal error: the service could not complete the request', data: {} };
+      return;
+    }
+    const status = statusOf(error);
+    if (error instanceof RateLimitedError) ctx.set('Retry-After', String(error.retryAfterSeconds));
+    ctx.status = status;
+    ctx.body = { code: status, message: publicMessage(error), data: error.details };
+  };
+}
+
+export function errorMiddleware(render: RenderError): Middleware {
   return async (ctx, next) => {
     try {
       await next();
@@ -86,22 +106,7 @@ export function errorMiddleware(onUnexpected: OnUnexpected): Middleware {
         ctx.status = status;
       }
     } catch (thrown) {
-      renderError(ctx, thrown, onUnexpected);
+      render(ctx, thrown);
     }
   };
-}
-
-/** Writes the answer for an error onto ctx; an error the service did not expect is logged, never shown. */
-export function renderError(ctx: Context, thrown: unknown, onUnexpected: OnUnexpected): void {
-  const error = thrown instanceof AppError ? thrown : fromFramework(thrown);
-  if (!error) {
-    onUnexpected(thrown, ctx.path);
-    ctx.status = 500;
-    ctx.body = { code: 500, message: 'Internal error: the service could not complete the request', data: {} };
-    return;
-  }
-  const status = statusOf(error);
-  if (error instanceof RateLimitedError) ctx.set('Retry-After', String(error.retryAfterSeconds));
-  ctx.status = status;
-  ctx.body = { code: status, message: publicMessage(error), data: error.details };
 }

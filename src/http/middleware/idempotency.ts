@@ -8,9 +8,9 @@ import type { OperationsReadModel } from '../../projections/operations.js';
 import { IdempotencyService, type Claim } from '../../services/idempotency.js';
 import { answerFor } from '../../services/operationOutcomes.js';
 import type { OperationClaim } from '../../services/platformOperations.js';
-import { operationAnswer } from '../responses.js';
+import { operationAnswer } from '../../contract/answers.js';
 import type { AuthState } from './apiKey.js';
-import { renderError, type OnUnexpected } from './errors.js';
+import type { OnUnexpected, RenderError } from './errors.js';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -21,7 +21,7 @@ export interface IdempotencyState {
   operationClaim?: OperationClaim;
 }
 
-export function idempotency(service: IdempotencyService, operations: OperationsReadModel, onUnexpected: OnUnexpected): Middleware<IdempotencyState & AuthState> {
+export function idempotency(service: IdempotencyService, operations: OperationsReadModel, renderError: RenderError, onUnexpected: OnUnexpected): Middleware<IdempotencyState & AuthState> {
   return async (ctx, next) => {
     const idempotencyKey = ctx.get('idempotency-key');
     if (!idempotencyKey) return next();
@@ -41,7 +41,7 @@ export function idempotency(service: IdempotencyService, operations: OperationsR
         try {
           ctx.body = operationAnswer(answerFor(operations.get(decision.operationId)!).message);
         } catch (error) {
-          renderError(ctx, error, onUnexpected);
+          renderError(ctx, error);
         }
         return;
     }
@@ -58,7 +58,7 @@ export function idempotency(service: IdempotencyService, operations: OperationsR
     try {
       await next();
     } catch (error) {
-      renderError(ctx, error, onUnexpected);
+      renderError(ctx, error);
       // Free the key only when the request surely changed nothing. An error nobody classified
       // frees it only while no platform operation is bound: after that, whatever went wrong, the
       // key answers for the operation (a retry must never send it again).

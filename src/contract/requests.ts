@@ -1,12 +1,13 @@
-// Request schemas of the admin API (spec §4). Handlers validate with these, and the types they
-// work with are inferred from them.
+// What the API takes (spec §4): the schemas handlers validate requests with, from which their
+// types, the OpenAPI document and the SDK's types all come.
 import * as v from 'valibot';
 import { parseSpecDateTime } from '../domain/time.js';
-import { DEFAULT_PAGE, MAX_PAGE } from '../services/audit.js';
 
 // valibot's object() and record() take an array for an object: a JSON array is refused first.
-const jsonObject = v.custom<Record<string, unknown>>((x) => typeof x === 'object' && x !== null && !Array.isArray(x), 'must be a JSON object');
-const body = <E extends v.ObjectEntries>(entries: E) => v.pipe(jsonObject, v.object(entries, 'must be a JSON object'));
+const isJsonObject = (x: unknown) => typeof x === 'object' && x !== null && !Array.isArray(x);
+const body = <E extends v.ObjectEntries>(entries: E) => v.pipe(v.custom<Record<string, unknown>>(isJsonObject, 'must be a JSON object'), v.object(entries, 'must be a JSON object'));
+/** Any JSON object, kept as given (a push's `data`). */
+export const FreeObject = v.custom<Record<string, unknown>>(isJsonObject, 'must be a JSON object');
 
 const text = (max: number) => v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.maxLength(max, `must be at most ${max} characters`));
 
@@ -38,7 +39,7 @@ export const MedalRemoveBody = body({ oId: OId, name: text(100) });
 export const ItemsQueryBody = body({ oId: OId });
 export const ItemsEditBody = body({ oId: OId, item: text(100), sum: nonZeroInt32 });
 
-export const OIdParam = body({ oId: OId });
+export const OIdParam = body({ oId: v.pipe(OId, v.description('the community user id')) });
 
 export const VipQuality = v.picklist(['vip', 'svip'], 'must be "vip" or "svip"');
 /** `YYYY-MM-DD HH:MM:SS` (UTC) → ISO instant; impossible dates are refused. */
@@ -68,13 +69,16 @@ export const MessagePushBody = v.pipe(
     oIds: v.optional(v.array(OId, 'must be an array of strings'), []),
     userIds: v.optional(v.array(UserId, 'must be an array of strings'), []),
     name: text(100),
-    data: jsonObject,
+    data: FreeObject,
   }),
   v.forward(
     v.check((b) => b.oIds.length + b.userIds.length > 0, 'at least one of oIds and userIds must be given'),
     ['oIds'],
   ),
 );
+
+export const DEFAULT_PAGE = 50;
+export const MAX_PAGE = 500;
 
 /** Paging of the audit endpoints: `limit` entries after or before a cursor (a global log position). */
 const cursor = v.pipe(v.string('must be a string'), v.regex(/^\d{1,15}$/, 'must be a log position (a whole number)'), v.transform(Number));
@@ -86,15 +90,22 @@ export const AuditQuery = v.object({
       v.transform(Number),
       v.minValue(1, 'must be at least 1'),
       v.maxValue(MAX_PAGE, `must be at most ${MAX_PAGE}`),
+      v.description(`entries per page (default ${DEFAULT_PAGE}, at most ${MAX_PAGE})`),
     ),
     String(DEFAULT_PAGE),
   ),
-  after: v.optional(cursor),
-  before: v.optional(cursor),
+  after: v.optional(v.pipe(cursor, v.description('only entries after this cursor (a `position`, or the `next` of a page)'))),
+  before: v.optional(v.pipe(cursor, v.description('only entries before this cursor (a `position`, or the `prev` of a page); without `after`, the newest of them'))),
 });
 
 /** Resolving an unknown outcome: what the platform was found to hold, and why we believe it. */
-export const OperationIdParam = body({ operationId: v.pipe(v.string('must be a string'), v.regex(/^[a-z0-9]{15}$/, 'must be an operation id (15 characters of a-z and 0-9)')) });
+export const OperationIdParam = body({
+  operationId: v.pipe(
+    v.string('must be a string'),
+    v.regex(/^[a-z0-9]{15}$/, 'must be an operation id (15 characters of a-z and 0-9)'),
+    v.description('from the 502/504 answer, the audit or `cli operations list --unknown`'),
+  ),
+});
 export const ResolveBody = body({
   applied: v.boolean('must be true or false'),
   note: v.optional(v.pipe(v.string('must be a string'), v.trim(), v.maxLength(500, 'must be at most 500 characters')), ''),

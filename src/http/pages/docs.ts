@@ -1,11 +1,9 @@
-// Issue 4, API description: `GET /openapi.json` and `GET /docs`, a Swagger UI page whose assets
-// the service serves itself from the swagger-ui-dist package (no CDN, nothing fetched elsewhere).
-import Router from '@koa/router';
+// `GET /docs`: a Swagger UI page of `/openapi.json`, whose assets the service serves itself from
+// the swagger-ui-dist package (no CDN, nothing fetched elsewhere).
+import type { Context } from 'koa';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { HttpDeps } from '../deps.js';
-import { buildOpenApiDocument, type OpenApiOptions } from '../openapi.js';
 import { contentSecurityPolicy, htmlPageHeaders } from '../securityHeaders.js';
 
 const SWAGGER_UI_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
@@ -60,36 +58,28 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-export function openApiRouter(deps: HttpDeps, options: OpenApiOptions = {}): Router {
-  const router = new Router();
-  const document = buildOpenApiDocument({ communityName: deps.realtime.communityName, ...options });
-  const cache = new Map<string, Buffer>();
+const cache = new Map<string, Buffer>();
 
-  router.get('/openapi.json', (ctx) => {
-    ctx.body = document;
-  });
+/** The Swagger UI page, which loads `/openapi.json`. */
+export function docsPage(ctx: Context): void {
+  ctx.set(htmlPageHeaders(DOCS_CSP));
+  ctx.type = 'html';
+  ctx.body = PAGE;
+}
 
-  router.get('/docs', (ctx) => {
-    ctx.set(htmlPageHeaders(DOCS_CSP));
-    ctx.type = 'html';
-    ctx.body = PAGE;
-  });
-
-  router.get('/docs/assets/init.js', (ctx) => {
+/** One of the page's own files, by name; false when there is no such file. */
+export async function docsAsset(ctx: Context, file: string): Promise<boolean> {
+  if (file === 'init.js') {
     ctx.type = 'text/javascript; charset=utf-8';
     ctx.body = INIT_SCRIPT;
-  });
-
-  router.get('/docs/assets/:file', async (ctx, next) => {
-    const file = ctx.params.file!;
-    const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
-    if (!type) return next();
-    let content = cache.get(file);
-    if (!content) cache.set(file, (content = await readFile(join(SWAGGER_UI_DIR, file))));
-    ctx.type = type;
-    ctx.set('Cache-Control', 'public, max-age=86400');
-    ctx.body = content;
-  });
-
-  return router;
+    return true;
+  }
+  const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
+  if (!type) return false;
+  let content = cache.get(file);
+  if (!content) cache.set(file, (content = await readFile(join(SWAGGER_UI_DIR, file))));
+  ctx.type = type;
+  ctx.set('Cache-Control', 'public, max-age=86400');
+  ctx.body = content;
+  return true;
 }

@@ -1,6 +1,6 @@
-// Response bodies of the HTTP API as valibot schemas: the OpenAPI document (src/http/openapi.ts)
-// converts them like the request schemas, and the e2e suites parse real answers with them, so
-// the documented shapes cannot drift from what the service sends.
+// What the API answers, as valibot schemas: the OpenAPI document converts them like the request
+// schemas, the read side builds its answers as their types, and the e2e suites parse real
+// answers with them, so the documented shapes cannot drift from what the service sends.
 import * as v from 'valibot';
 
 const SPEC_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -72,6 +72,40 @@ export const UserGetAnswer = v.union([
 /** `/adm/user/get`, an unknown or disconnected client: the spec's own body. */
 export const ClientNotFoundBody = v.object({ data: v.object({}), message: v.literal('Client not found or disconnected.'), status: v.literal(404) });
 
+export const ResolveAnswer = success({
+  data: v.object({ operationId: v.string(), status: v.pipe(v.picklist(['applied', 'failed']), v.description('what the operation now counts as')) }),
+});
+
+/** Any JSON object: what a push carries in `data`, delivered as it was given. */
+const FreeObject = v.record(v.string(), v.unknown());
+
+/** The user in `PB_CONNECT` and `login` frames (spec §2.1). */
+export const RealtimeUser = v.object({
+  id: v.pipe(v.string(), v.description("this service's user id (`userIds` of a push)")),
+  oId: v.pipe(v.string(), v.description("the platform's user id (`oIds` of a push)")),
+  name: v.string(),
+  nickname: v.string(),
+  avatar: v.string(),
+  email: v.pipe(v.string(), v.description('always empty: the platform shares no email')),
+  emailVisibility: v.boolean(),
+  verified: v.pipe(v.boolean(), v.description('true: the platform vouched for the account')),
+  collectionId: v.string(),
+  collectionName: v.string(),
+  created: SpecTimestamp,
+  updated: SpecTimestamp,
+});
+/** Realtime frames (spec §6): the JSON `data` line of each server-sent event, by event name. */
+export const PbConnectFrame = v.object({ client_id: v.string(), login_status: v.boolean(), user: v.optional(v.pipe(RealtimeUser, v.description('when `login_status` is true'))) });
+export const LoginFrame = v.object({ action: v.literal('login'), user: RealtimeUser });
+export const MessageFrame = v.object({
+  app_id: v.pipe(v.string(), v.description('the id of the application that pushed it')),
+  name: v.pipe(v.string(), v.description('the push\'s `name`')),
+  data: v.pipe(FreeObject, v.description('the push\'s `data`, as given')),
+});
+
+/** `GET /` for a program: what this is and where its documentation is. */
+export const ServiceBody = v.object({ service: v.string(), version: v.string(), links: v.record(v.string(), v.string()) });
+
 export const HealthBody = v.object({ status: v.literal('ok') });
 const warnings = v.optional(v.pipe(v.array(v.string()), v.description('settings that leave some operations unavailable (e.g. no COMMUNITY_KEY)')));
 export const ReadyBody = v.object({ status: v.literal('ready'), position: v.pipe(int, v.description('the log position the read models have applied')), warnings });
@@ -104,6 +138,17 @@ export const PointsAuditEntry = v.object({
     message: v.optional(text("the platform's message (applied, rejected)")),
     reason: v.optional(text('what went wrong (failed, unknown)')),
     at: v.optional(SpecTimestamp),
+    resolution: v.optional(
+      v.pipe(
+        v.object({
+          applied: v.boolean(),
+          note: v.string(),
+          by: v.union([v.object({ kind: v.literal('operator'), name: v.string() }), v.object({ kind: v.literal('app'), appId: v.string(), keyId: v.string() })]),
+          at: SpecTimestamp,
+        }),
+        v.description('an unknown outcome someone settled after checking the platform: an operator at the CLI, or an app'),
+      ),
+    ),
   }),
 });
 export const VipAuditEntry = v.object({

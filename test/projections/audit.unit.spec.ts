@@ -6,7 +6,7 @@ import type { DomainEvent } from '../../src/domain/events.js';
 import { OperationsReadModel } from '../../src/projections/operations.js';
 import { UsersReadModel } from '../../src/projections/users.js';
 import { VipHistoryReadModel } from '../../src/projections/vipHistory.js';
-import { AuditQueries, pageOf } from '../../src/services/audit.js';
+import { AuditQueries, pageOf } from '../../src/projections/audit.js';
 import type { RecordedEvent } from '../../src/store/port.js';
 
 const actor = { appId: 'game-one', keyId: 'k1' };

@@ -1,54 +1,19 @@
-// Audit (issue 4): the history of one user's points edits and VIP records, read from the local
-// read models, oldest first, in the spec's timestamp form. The HTTP endpoints and the CLI both
-// answer from here, so an auditor sees the same entries either way. No platform call: an oId the
-// service never acted on has an empty history.
-import type { PointsEditRequest, Resolver, VipQuality } from '../domain/events.js';
-import type { OperationStatus } from '../domain/operation.js';
+// Audit: the history of one user's points edits and VIP records, read from the read models,
+// oldest first, in the spec's timestamp form and the shapes the API documents. The HTTP endpoints
+// and the CLI both answer from here, so an auditor sees the same entries either way. No platform
+// call: an oId the service never acted on has an empty history.
+import type * as v from 'valibot';
+import type { PointsAuditEntry as PointsAuditEntrySchema, VipAuditEntry as VipAuditEntrySchema } from '../contract/answers.js';
+import type { AuditQuery } from '../contract/requests.js';
+import type { PointsEditRequest } from '../domain/events.js';
 import { toSpecTimestamp } from '../domain/time.js';
-import type { OperationRecord, OperationsReadModel } from '../projections/operations.js';
-import type { UsersReadModel } from '../projections/users.js';
-import type { VipHistoryEntry, VipHistoryReadModel } from '../projections/vipHistory.js';
+import type { OperationRecord, OperationsReadModel } from './operations.js';
+import type { UsersReadModel } from './users.js';
+import type { VipHistoryEntry, VipHistoryReadModel } from './vipHistory.js';
 
-export type OutcomeStatus = OperationStatus;
-
-export interface PointsAuditEntry {
-  /** Global log position of the request: the cursor for `after` / `before`. */
-  position: number;
-  /** When the request was recorded, `YYYY-MM-DD HH:MM:SS.mmmZ`. */
-  time: string;
-  appId: string;
-  keyId: string;
-  operationId: string;
-  request: PointsEditRequest;
-  /**
-   * `message` is the platform's (applied, rejected); `reason` is the service's (failed, unknown);
-   * `resolution`: an unknown outcome someone settled after checking the platform.
-   */
-  outcome: { status: OutcomeStatus; message?: string; reason?: string; at?: string; resolution?: { applied: boolean; note: string; by: Resolver; at: string } };
-}
-
-export interface VipAuditEntry {
-  position: number;
-  time: string;
-  appId: string;
-  keyId: string;
-  action: 'granted' | 'renewed';
-  recordId: string;
-  quality: VipQuality;
-  expired: string;
-  previousExpired?: string;
-}
-
-export const DEFAULT_PAGE = 50;
-export const MAX_PAGE = 500;
-
-export interface PageRequest {
-  limit: number;
-  /** Only entries with a position greater than this. */
-  after?: number;
-  /** Only entries with a position smaller than this; without `after`, the newest of those. */
-  before?: number;
-}
+export type PointsAuditEntry = v.InferOutput<typeof PointsAuditEntrySchema>;
+export type VipAuditEntry = v.InferOutput<typeof VipAuditEntrySchema>;
+export type PageRequest = v.InferOutput<typeof AuditQuery>;
 
 export interface Page<T> {
   items: T[];

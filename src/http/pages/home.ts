@@ -1,14 +1,18 @@
 // `GET /`: what this is and where to go next, for a person (HTML) or a program (JSON).
+import type { Context } from 'koa';
 import { version } from '../../version.js';
-import { exactRouter } from '../router.js';
+import { contentSecurityPolicy, htmlPageHeaders, inlineSource } from '../securityHeaders.js';
 
-const SERVICE = 'community-bridge';
-const LINKS = { docs: '/docs', openapi: '/openapi.json', health: '/healthz', ready: '/readyz' };
+export const SERVICE = 'community-bridge';
+export const LINKS = { docs: '/docs', openapi: '/openapi.json', health: '/healthz', ready: '/readyz' };
+
+const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#1d2330}code{background:#f1f3f6;padding:.1em .3em;border-radius:3px}';
+const CSP = contentSecurityPolicy({ 'style-src': inlineSource(STYLE) });
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${SERVICE} ${version}</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:3rem auto;padding:0 1rem;color:#1d2330}code{background:#f1f3f6;padding:.1em .3em;border-radius:3px}</style>
+<style>${STYLE}</style>
 </head><body>
 <h1>${SERVICE} <small>${version}</small></h1>
 <p>Lets game servers act on the users of a community platform, and lets those users sign in and receive realtime pushes.</p>
@@ -20,19 +24,14 @@ const PAGE = `<!doctype html>
 </body></html>
 `;
 
-export function homeRouter() {
-  const router = exactRouter();
-  router.get('/', (ctx) => {
-    ctx.set('Vary', 'Accept');
-    if (ctx.accepts('html', 'json') === 'json') {
-      ctx.body = { service: SERVICE, version, links: LINKS };
-      return;
-    }
-    ctx.set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
-    ctx.set('X-Content-Type-Options', 'nosniff');
-    ctx.set('Referrer-Policy', 'no-referrer');
-    ctx.type = 'html';
-    ctx.body = PAGE;
-  });
-  return router;
+/** A person gets a short page; a program asking for JSON gets the same facts as JSON. */
+export function homePage(ctx: Context): void {
+  ctx.set('Vary', 'Accept');
+  if (ctx.accepts('html', 'json') === 'json') {
+    ctx.body = { service: SERVICE, version, links: LINKS };
+    return;
+  }
+  ctx.set(htmlPageHeaders(CSP));
+  ctx.type = 'html';
+  ctx.body = PAGE;
 }

@@ -1,0 +1,36 @@
+// Auditors: a user's points edits and VIP grants, oldest first, paged by log position. Read from
+// the local history only: no user sync, no platform call.
+import { PointsAuditPage, VipAuditPage } from '../../contract/answers.js';
+import { AuditQuery, OIdParam } from '../../contract/requests.js';
+import { AuditQueries, pageOf } from '../../projections/audit.js';
+import { route } from '../route.js';
+
+const PAGING = 'Oldest first, from the local history (no platform call): an oId the service never acted on has no entries. `limit`, `after` and `before` page it by log position.';
+
+export const auditRoutes = [
+  route({
+    method: 'get',
+    path: '/adm/audit/points/:oId',
+    tag: 'audit',
+    summary: "A user's points edits with their outcomes",
+    description: PAGING,
+    access: { kind: 'apiKey', permission: 'audit:read' },
+    params: OIdParam,
+    query: AuditQuery,
+    ok: { description: 'One page of history', json: PointsAuditPage },
+    handle: (_ctx, { params: { oId }, query }, { readModels }) => ({ code: 0 as const, msg: 'success', data: pageOf(new AuditQueries(readModels).points(oId), query) }),
+  }),
+
+  route({
+    method: 'get',
+    path: '/adm/audit/vip/:oId',
+    tag: 'audit',
+    summary: "A user's VIP grants and renewals",
+    description: PAGING,
+    access: { kind: 'apiKey', permission: 'audit:read' },
+    params: OIdParam,
+    query: AuditQuery,
+    ok: { description: 'One page of history', json: VipAuditPage },
+    handle: (_ctx, { params: { oId }, query }, { readModels }) => ({ code: 0 as const, msg: 'success', data: pageOf(new AuditQueries(readModels).vip(oId), query) }),
+  }),
+];

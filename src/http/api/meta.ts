@@ -1,0 +1,137 @@
+// For whoever runs or integrates the service: what it is, whether it is alive and ready, its
+// metrics, and its own description.
+import { HealthBody, NotReadyBody, ReadyBody, ServiceBody } from '../../contract/answers.js';
+import { missingKeysWarning } from '../../community/goldFinger.js';
+import { describeFailure } from '../../projections/runner.js';
+import { docsAsset, docsPage } from '../pages/docs.js';
+import { homePage } from '../pages/home.js';
+import { route, type RouteDeps } from '../route.js';
+
+const READY_WAIT_MS = 1000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Why the node cannot be trusted with requests even though the store answers, if it cannot. */
+async function degraded({ store, runner, storeHealth }: RouteDeps): Promise<string | undefined> {
+  const [failure] = runner.failures;
+  // A read model that threw may answer wrong: it stays so until a fixed version folds the log.
+  if (failure) return describeFailure(failure);
+  if (!storeHealth.failure) return undefined;
+  await withTimeout(storeHealth.probe(store), READY_WAIT_MS, 'the event store').catch(() => undefined);
+  const still = storeHealth.failure;
+  return still && `Appends to the event store fail (since ${still.since}): ${still.message}`;
+}
+
+/** Settings that leave some operations answering 503: ready all the same, but said. */
+function warningsOf({ platformKeys }: RouteDeps): { warnings?: string[] } {
+  const missingKeys = missingKeysWarning(platformKeys);
+  return missingKeys ? { warnings: [missingKeys] } : {};
+}
+
+const text = (mediaType: string, description: string) => ({ description, media: { [mediaType]: { type: 'string' } } });
+
+export const metaRoutes = [
+  route({
+    method: 'get',
+    path: '/',
+    tag: 'meta',
+    summary: 'What this service is, and where its documentation is',
+    access: { kind: 'public' },
+    ok: { description: 'A short page; JSON for `Accept: application/json`', json: ServiceBody, media: { 'text/html': { type: 'string' } } },
+    handle: (ctx) => homePage(ctx),
+  }),
+
+  route({
+    method: 'get',
+    path: '/healthz',
+    tag: 'meta',
+    summary: 'Liveness: the process runs',
+    access: { kind: 'public' },
+    ok: { description: 'Alive', json: HealthBody },
+    handle: () => ({ status: 'ok' as const }),
+  }),
+
+  // Ready: the store answers and takes appends, and the read models have applied everything it
+  // held when asked, without an error.
+  route({
+    method: 'get',
+    path: '/readyz',
+    tag: 'meta',
+    summary: 'Readiness: the store answers and the read models have caught up with it',
+    access: { kind: 'public' },
+    ok: { description: 'Ready', json: ReadyBody },
+    answers: { 503: { description: 'Not ready (store unreachable or failing, read models behind or failed); `reason` says why', json: NotReadyBody } },
+    async handle(ctx, _input, deps) {
+      const { store, runner } = deps;
+      try {
+        const head = await withTimeout(store.headPosition(), READY_WAIT_MS, 'the event store');
+        await runner.waitFor(head, READY_WAIT_MS);
+        const reason = await degraded(deps);
+        if (reason) throw new Error(reason);
+        return { status: 'ready' as const, position: runner.position, ...warningsOf(deps) };
+      } catch (error) {
+        ctx.status = 503;
+        ctx.body = { status: 'not ready', reason: (error as Error).message, position: runner.position, ...warningsOf(deps) };
+      }
+    },
+  }),
+
+  route({
+    method: 'get',
+    path: '/metrics',
+    tag: 'meta',
+    summary: 'Prometheus metrics',
+    access: { kind: 'public' },
+    ok: text('text/plain', 'Prometheus text format'),
+    async handle(ctx, _input, { store, runner, metrics }) {
+      try {
+        metrics.projectionLag.set(Math.max(0, (await withTimeout(store.headPosition(), READY_WAIT_MS, 'the event store')) - runner.position));
+      } catch {
+        // The lag stays at its last value; the store's own trouble shows on /readyz.
+      }
+      ctx.type = metrics.registry.contentType;
+      ctx.body = await metrics.registry.metrics();
+    },
+  }),
+
+  route({
+    method: 'get',
+    path: '/openapi.json',
+    tag: 'meta',
+    summary: 'This document',
+    access: { kind: 'public' },
+    ok: { description: 'OpenAPI 3.1', media: { 'application/json': { type: 'object', additionalProperties: true } } },
+    handle: (ctx, _input, { apiDocument }) => {
+      ctx.body = apiDocument();
+    },
+  }),
+
+  route({
+    method: 'get',
+    path: '/docs',
+    tag: 'meta',
+    summary: 'This document as a readable page',
+    access: { kind: 'public' },
+    ok: text('text/html', 'A Swagger UI page'),
+    handle: (ctx) => docsPage(ctx),
+  }),
+
+  route({
+    method: 'get',
+    path: '/docs/assets/:file',
+    tag: 'meta',
+    summary: "The documentation page's own files",
+    access: { kind: 'public' },
+    ok: { description: 'The file' },
+    undocumented: true,
+    async handle(ctx) {
+      if (!(await docsAsset(ctx, ctx.params.file!))) ctx.status = 404;
+    },
+  }),
+];

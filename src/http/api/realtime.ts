@@ -1,0 +1,152 @@
+// Spec §4.7, §6: the realtime stream, and logout. The stream's frames come only from the
+// client's actor, through the subject the hub hands over; this handler just drains it.
+import { ErrorBody, SuccessBody } from '../../contract/answers.js';
+import { ADMISSION_RETRY_AFTER_SECONDS } from '../../realtime/admission.js';
+import { hashBinding, newBinding } from '../../realtime/browserCookies.js';
+import { HubClosedError } from '../../realtime/hub.js';
+import { formatFrame, parseLastEventId, SSE_HEADERS } from '../../realtime/sse.js';
+import { route, type ApiSettings, type RouteContext, type RouteDeps } from '../route.js';
+
+/** A client this far behind is cut off; it reconnects with Last-Event-ID and catches up. */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+
+/** The page origin that opened the stream, when the header holds one (the login page may show it). */
+function pageOrigin(header: string): { origin?: string } {
+  if (header.length > 200) return {};
+  try {
+    const url = new URL(header);
+    return ['http:', 'https:'].includes(url.protocol) && url.origin === header ? { origin: header } : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Admits the connection, records the client, then hands the response over to its frames. */
+async function openStream(ctx: RouteContext, { realtime }: RouteDeps): Promise<void> {
+  const { hub, sessions, cookies, browserCookies, log, admission } = realtime;
+  const { req, res } = ctx;
+  // ctx.ip: the socket's address, or with TRUST_PROXY the proxy's X-Forwarded-For entry.
+  const address = ctx.ip;
+  const refused = admission.admit(address);
+  if (refused) {
+    ctx.status = refused.status;
+    ctx.set('Retry-After', String(ADMISSION_RETRY_AFTER_SECONDS));
+    ctx.body = { code: refused.status, message: refused.message, data: {} };
+    return;
+  }
+  res.once('close', () => admission.release(address));
+  const cookieHeader = ctx.get('Cookie') || undefined;
+  const session = await sessions.resolve(cookies.read(cookieHeader));
+  // The browser's client binding (kept across its connections): its login page goes straight on.
+  const binding = browserCookies.clientBinding(cookieHeader) ?? newBinding();
+  ctx.append('Set-Cookie', browserCookies.issueClientBinding(binding));
+  // The header, or the query for clients that cannot set headers on a new connection.
+  const lastEventId = parseLastEventId(ctx.get('Last-Event-ID') || ctx.query.lastEventId);
+  let gone = false;
+  const onEarlyClose = () => (gone = true);
+  res.once('close', onEarlyClose);
+  let client;
+  try {
+    client = await hub.open({ session, lastEventId, opener: { ...pageOrigin(ctx.get('Origin')), browser: hashBinding(binding) } });
+  } catch (error) {
+    if (!(error instanceof HubClosedError)) throw error;
+    ctx.status = 503;
+    ctx.body = { code: 503, message: 'The service is shutting down; reconnect in a moment', data: {} };
+    return;
+  } finally {
+    res.off('close', onEarlyClose);
+  }
+  ctx.respond = false;
+  if (gone || res.destroyed) {
+    client.close();
+    return;
+  }
+  ctx.status = 200;
+  req.socket.setTimeout(0);
+  req.socket.setNoDelay(true);
+  req.socket.setKeepAlive(true);
+  res.writeHead(200, SSE_HEADERS);
+  res.on('close', () => client.close());
+  const open = () => !res.destroyed && !res.writableEnded;
+  client.start({
+    next: (frame) => {
+      if (!open()) return;
+      // A frame that cannot be formatted or written ends this connection only: thrown inside
+      // the frames' subject, it would be rethrown asynchronously and end the process.
+      try {
+        res.write(formatFrame(frame));
+      } catch (error) {
+        log.error({ err: error, clientId: client.clientId, frame: frame.type }, 'could not write a realtime frame; closing the connection');
+        res.destroy();
+        return;
+      }
+      if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
+    },
+    complete: () => {
+      if (open()) res.end();
+    },
+    error: () => res.destroy(),
+  });
+}
+
+/** One server-sent event of the stream, its `data` by the named frame schema. */
+const sseEvent = (event: string, frame: string) => ({
+  type: 'object',
+  required: ['event', 'id', 'data'],
+  properties: { event: { const: event }, id: { type: 'integer' }, data: { $ref: `#/components/schemas/${frame}` } },
+});
+
+export const realtimeRoutes = ({ replayMs }: ApiSettings) => [
+  route({
+    method: 'get',
+    path: '/api/realtime',
+    tag: 'realtime',
+    summary: 'Open the realtime connection (server-sent events)',
+    description:
+      'No apiKey; a session cookie starts the client signed in. The answer sets the `cb_client` cookie that binds the client to this browser for the login page. ' +
+      'Frames have `id`, `event` and `data` (JSON) lines: `PB_CONNECT` first (`PbConnectFrame`), then `login` after sign-in (`LoginFrame`) and `message` after a push (`MessageFrame`, its `id` the push\'s log position). Comment frames keep the connection alive.',
+    access: { kind: 'public', browser: 'cors' },
+    parameters: [
+      {
+        name: 'Last-Event-ID',
+        in: 'header',
+        description: `resume after this frame id: a signed-in client gets the messages it missed (within ${Math.round(replayMs / 1000)} s)`,
+        schema: { type: 'string' },
+      },
+      { name: 'lastEventId', in: 'query', description: 'the same, for clients that cannot set the header', schema: { type: 'string' } },
+    ],
+    ok: {
+      description: 'The event stream: one `PB_CONNECT` frame, then `login` and `message` frames',
+      media: {
+        'text/event-stream': {
+          type: 'array',
+          description: 'Server-sent events, one after another: each has an `event` name, an `id` (a log position) and a `data` line holding the JSON of its schema',
+          items: { oneOf: [sseEvent('PB_CONNECT', 'PbConnectFrame'), sseEvent('login', 'LoginFrame'), sseEvent('message', 'MessageFrame')] },
+        },
+      },
+    },
+    answers: {
+      429: { description: 'This address holds REALTIME_MAX_CONNECTIONS_PER_IP streams already; retry after `Retry-After` seconds', json: ErrorBody },
+      503: { description: 'The service is shutting down, or the node holds REALTIME_MAX_CONNECTIONS streams; reconnect in a moment', json: ErrorBody },
+    },
+    handle: (ctx, _input, deps) => openStream(ctx, deps),
+  }),
+
+  route({
+    method: 'post',
+    path: '/api/logout',
+    tag: 'sign-in',
+    summary: 'End the browser session',
+    description: "No apiKey: the session cookie says whose session; the answer clears it. A browser page must be on the service's own origin or one listed in CORS_ORIGINS.",
+    access: { kind: 'public', browser: 'cookieWrite' },
+    ok: { description: 'Signed out (also when there was no session)', json: SuccessBody },
+    answers: { 403: { description: "Sent from a page on an origin that is neither the service's nor in CORS_ORIGINS", json: ErrorBody } },
+    async handle(ctx, _input, { realtime: { cookies, sessions } }) {
+      const sessionId = cookies.read(ctx.get('Cookie') || undefined);
+      if (sessionId) await sessions.end(sessionId);
+      ctx.append('Set-Cookie', cookies.clear());
+      ctx.set('Cache-Control', 'no-store');
+      return { code: 0 as const, msg: 'success' };
+    },
+  }),
+];

@@ -1,0 +1,103 @@
+// Spec §4.5: VIP records are the service's own truth, decided by the VIP decider.
+import * as v from 'valibot';
+import { batchOf } from '../../domain/decider.js';
+import { streams } from '../../domain/events.js';
+import { toSpecTimestamp } from '../../domain/time.js';
+import { vipDecider, type SubmitVip, type VipRecord } from '../../domain/vip.js';
+import { handleCommand } from '../../services/commandHandler.js';
+import { newRecordId } from '../../system/ids.js';
+import { VipBatchAnswer, VipListBody, VipSubmitAnswer } from '../../contract/answers.js';
+import { actorOf, route, type RouteDeps } from '../route.js';
+import { OIdParam, VipBatchBody, VipEntry, VipSubmitBody } from '../../contract/requests.js';
+import { describeIssues } from '../validation.js';
+
+const submitBatch = batchOf(vipDecider);
+
+function briefRecord(record: VipRecord) {
+  return { id: record.id, userId: record.userId, quality: record.quality, expired: toSpecTimestamp(record.expired) };
+}
+
+function fullRecord(record: VipRecord) {
+  return { ...briefRecord(record), created: toSpecTimestamp(record.created), updated: toSpecTimestamp(record.updated) };
+}
+
+/** Decides the submissions on the user's VIP stream, then waits until the read model has them. */
+async function submit({ store, runner }: RouteDeps, userId: string, commands: SubmitVip[]): Promise<void> {
+  const { position } = await handleCommand(store, streams.vip(userId), submitBatch, commands);
+  if (position !== undefined) await runner.waitFor(position);
+}
+
+export const vipRoutes = [
+  route({
+    method: 'get',
+    path: '/adm/vip/:oId',
+    tag: 'vip',
+    summary: "A user's VIP records",
+    access: { kind: 'apiKey', permission: 'vip:read' },
+    params: OIdParam,
+    ok: { description: 'The records, svip first', json: VipListBody },
+    errors: [404, 502, 504],
+    async handle(_ctx, { params: { oId } }, { userSync, readModels }) {
+      const { user } = await userSync.sync(oId);
+      return { code: 0 as const, msg: 'success', data: readModels.vip.records(user.id).map(fullRecord) };
+    },
+  }),
+
+  route({
+    method: 'post',
+    path: '/adm/vip/submit',
+    tag: 'vip',
+    summary: 'Grant or renew one VIP quality',
+    description: 'Resubmitting a quality the user has keeps the record and its id and replaces `expired`.',
+    access: { kind: 'apiKey', permission: 'vip:write' },
+    body: VipSubmitBody,
+    ok: { description: 'The record', json: VipSubmitAnswer },
+    errors: [404, 502, 504],
+    async handle(_ctx, { body: { oId, quality, expired }, caller }, deps) {
+      const { user } = await deps.userSync.sync(oId);
+      const at = deps.clock.now();
+      await submit(deps, user.id, [{ type: 'SubmitVip', userId: user.id, quality, expired, newRecordId: newRecordId(), at, ...actorOf(caller) }]);
+      const record = deps.readModels.vip.records(user.id).find((r) => r.quality === quality)!;
+      return { code: 0 as const, msg: 'success', data: fullRecord(record) };
+    },
+  }),
+
+  route({
+    method: 'post',
+    path: '/adm/vip/batch-submit',
+    tag: 'vip',
+    summary: 'Grant or renew several VIP qualities at once',
+    description: 'Valid entries are applied in request order in one atomic append; `failures` lists the others.',
+    access: { kind: 'apiKey', permission: 'vip:write' },
+    body: VipBatchBody,
+    ok: { description: 'The applied entries and the failures', json: VipBatchAnswer },
+    errors: [404, 502, 504],
+    async handle(_ctx, { body: { oId, vips }, caller }, deps) {
+      const { user } = await deps.userSync.sync(oId);
+      const at = deps.clock.now();
+      const commands: SubmitVip[] = [];
+      const failures: Array<{ index: number; quality: unknown; expired: unknown; message: string }> = [];
+      vips.forEach((entry, index) => {
+        const result = v.safeParse(VipEntry, entry, { abortPipeEarly: true });
+        if (result.success) {
+          commands.push({ type: 'SubmitVip', userId: user.id, ...result.output, newRecordId: newRecordId(), at, ...actorOf(caller) });
+        } else {
+          const issue = describeIssues(result.issues)[0]!;
+          const raw = (typeof entry === 'object' && entry !== null ? entry : {}) as Record<string, unknown>;
+          const field = issue.field === 'body' ? `vips[${index}]` : `vips[${index}].${issue.field}`;
+          failures.push({ index, quality: raw.quality ?? null, expired: raw.expired ?? null, message: `${field}: ${issue.message}` });
+        }
+      });
+      if (commands.length > 0) await submit(deps, user.id, commands);
+      const records = deps.readModels.vip.records(user.id);
+      // One entry per accepted submission, in request order, each with the expiry it set (a quality
+      // given twice answers twice: same record id, each entry's own expired).
+      const success = commands.map((c) => ({ ...briefRecord(records.find((r) => r.quality === c.quality)!), expired: toSpecTimestamp(c.expired) }));
+      return {
+        code: 0 as const,
+        msg: failures.length === 0 ? 'success' : `${failures.length} of ${vips.length} entries failed`,
+        data: { success, total: vips.length, succeed: success.length, failed: failures.length, failures },
+      };
+    },
+  }),
+];

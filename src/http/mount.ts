@@ -1,0 +1,80 @@
+// Turns the route declarations into koa routes, each with the same chain in the same order:
+// authenticate → authorize → (the platform key it needs, the rate limit) → read and bound the
+// body → replay or claim the Idempotency-Key → validate → handle. Every step is attached to the
+// route itself, so it applies to exactly the requests the router dispatches (paths match as
+// declared: no case or trailing-slash variant reaches a handler past its chain).
+import Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { koaBody } from 'koa-body';
+import { missingKeyError, type GoldFingerKeys, type GoldFingerType } from '../community/goldFinger.js';
+import { requirePermission } from './middleware/apiKey.js';
+import { boundedBodyDepth } from './middleware/bodyDepth.js';
+import { cors } from './middleware/cors.js';
+import type { OnUnexpected, RenderError } from './middleware/errors.js';
+import { idempotency } from './middleware/idempotency.js';
+import { rateLimitByKey } from './middleware/rateLimit.js';
+import { requireTrustedOrigin } from './middleware/trustedOrigin.js';
+import type { Route, RouteContext, RouteDeps } from './route.js';
+import { invalid, parse } from './validation.js';
+
+/** Every body the API takes is JSON; anything else is refused rather than parsed as empty. */
+const requireJson: Middleware = async (ctx, next) => {
+  if (ctx.request.length && !ctx.is('application/json')) throw invalid('body', 'Content-Type must be application/json');
+  await next();
+};
+
+/** A setting missing on this service is said before anything is looked up or recorded. */
+function requirePlatformKey(keys: GoldFingerKeys, type: GoldFingerType): Middleware {
+  return async (_ctx, next) => {
+    if (!keys[type]) throw missingKeyError(type);
+    await next();
+  };
+}
+
+/** Validates what the route declares it takes, runs its handler, and sends what it returns. */
+function handlerOf(route: Route, deps: RouteDeps): Middleware {
+  return async (ctx) => {
+    const routeCtx = ctx as RouteContext;
+    const input = {
+      params: route.params && parse(route.params, ctx.params),
+      query: route.query && parse(route.query, ctx.query),
+      body: route.body && parse(route.body, ctx.request.body),
+      caller: routeCtx.state.actor,
+    };
+    const answer = await route.handle(routeCtx, input, deps);
+    if (answer !== undefined) ctx.body = answer;
+  };
+}
+
+export function mountRoutes(routes: readonly Route[], deps: RouteDeps, errors: { renderError: RenderError; onUnexpected: OnUnexpected }): Router {
+  const router = new Router({ sensitive: true, strict: true });
+  const limit = deps.rateLimit ? [rateLimitByKey(deps.rateLimit)] : [];
+  const body = koaBody({ json: true, jsonStrict: true, jsonLimit: deps.api.maxBodyBytes, urlencoded: false, text: false, multipart: false, patchNode: false });
+  // Before anything walks the body (the Idempotency-Key's hash, validation, the store).
+  const depth = boundedBodyDepth(deps.pushLimits.maxDepth);
+  const claim = idempotency(deps.idempotency, deps.readModels.operations, errors.renderError, errors.onUnexpected);
+  const allowOrigins = cors(deps.realtime.corsOrigins);
+  const trustedOrigin = requireTrustedOrigin(deps.realtime.corsOrigins, deps.realtime.publicUrl);
+
+  const chainOf = (route: Route): Middleware[] => {
+    const { access } = route;
+    const reading = route.body ? [requireJson, body, depth] : [];
+    if (access.kind === 'public') {
+      const browser = access.browser === 'cors' ? [allowOrigins] : access.browser === 'cookieWrite' ? [allowOrigins, trustedOrigin] : [];
+      return [...browser, ...reading];
+    }
+    return [
+      requirePermission(deps.readModels.apiKeys, deps.clock, access.permission) as Middleware,
+      ...(access.platformKey ? [requirePlatformKey(deps.platformKeys, access.platformKey)] : []),
+      ...limit,
+      ...reading,
+      ...(route.method === 'post' ? [claim as Middleware] : []),
+    ];
+  };
+
+  for (const route of routes) {
+    router.register(route.path, [route.method.toUpperCase()], [...chainOf(route), handlerOf(route, deps)]);
+    if (route.access.kind === 'public' && route.access.browser) router.options(route.path, allowOrigins);
+  }
+  return router;
+}

@@ -1,0 +1,126 @@
+// One declaration per endpoint: method, path, who may call it, the schemas of what it takes and
+// answers, and its handler. The koa routes (src/http/mount.ts) and the OpenAPI document
+// (src/http/openapi.ts) are both built from the same declarations, so neither can drift.
+import type { ParameterizedContext } from 'koa';
+import type * as v from 'valibot';
+import type { GoldFingerType } from '../community/goldFinger.js';
+import type { Config } from '../config.js';
+import type { Actor } from '../domain/events.js';
+import type { Permission } from '../domain/permissions.js';
+import type { HttpDeps } from './deps.js';
+import type { AuthState } from './middleware/apiKey.js';
+import type { IdempotencyState } from './middleware/idempotency.js';
+
+export type Schema = v.GenericSchema;
+export type JsonSchema = Record<string, unknown>;
+
+export type Tag = 'points' | 'medals' | 'items' | 'liveness' | 'vip' | 'realtime' | 'sign-in' | 'audit' | 'meta';
+
+/**
+ * `apiKey`: the `apiKey` header with this permission (and the platform's key of this type, for
+ * routes that call its admin endpoints). `public`: no key; `browser` routes answer pages on the
+ * listed origins (CORS with credentials), and `cookieWrite` ones refuse pages on other origins.
+ */
+export type Access =
+  | { kind: 'apiKey'; permission: Permission; platformKey?: GoldFingerType }
+  | { kind: 'public'; browser?: 'cors' | 'cookieWrite' };
+
+/** One documented answer: a JSON body by its schema, and/or other media types by JSON Schema. */
+export interface Answer<Body extends Schema | undefined = Schema | undefined> {
+  description: string;
+  json?: Body;
+  media?: Record<string, JsonSchema>;
+  headers?: Record<string, { description: string; schema: JsonSchema }>;
+}
+
+type Out<S> = S extends Schema ? v.InferOutput<S> : undefined;
+
+/** The validated request: path parameters, query and body, each by its schema. */
+export interface Input<P, Q, B> {
+  params: Out<P>;
+  query: Out<Q>;
+  body: Out<B>;
+}
+
+/** Who called an `apiKey` route: the app (its id and name) and the key. */
+export type Caller = Actor & { app: string };
+
+/** The caller as recorded in the events its request causes. */
+export const actorOf = ({ appId, keyId }: Caller): Actor => ({ appId, keyId });
+
+export type RouteContext = ParameterizedContext<Partial<AuthState> & IdempotencyState>;
+
+/** What a handler has to work with, besides the request. */
+export interface RouteDeps extends HttpDeps {
+  /** The OpenAPI document of every declared route. */
+  apiDocument(): JsonSchema;
+}
+
+export interface RouteDeclaration<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, R extends Schema | undefined, A extends Access> {
+  method: 'get' | 'post';
+  /** koa-router syntax (`/adm/vip/:oId`), matched exactly: case and trailing slash included. */
+  path: string;
+  tag: Tag;
+  summary: string;
+  description?: string;
+  access: A;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Headers and query parameters the handler reads leniently itself (no schema to validate). */
+  parameters?: Array<{ name: string; in: 'header' | 'query'; description: string; schema: JsonSchema }>;
+  /** The 200 answer. A handler returning a value sends it as this JSON body. */
+  ok: Answer<R>;
+  /** Other answers of this route, by status, besides the errors its access and input imply. */
+  answers?: Record<string, Answer>;
+  /** Further error statuses (the `{code, message, data}` body) this route can answer. */
+  errors?: number[];
+  /** Served, but not part of the API (the documentation page's own files). */
+  undocumented?: true;
+  handle(
+    ctx: RouteContext,
+    input: Input<P, Q, B> & (A extends { kind: 'apiKey' } ? { caller: Caller } : object),
+    deps: RouteDeps,
+  ): Promise<Out<R> | void> | Out<R> | void;
+}
+
+export type Route = RouteDeclaration<any, any, any, any, Access>;
+
+/** Declares a route; the generic parameters let the handler's input and answer be checked. */
+export function route<P extends Schema | undefined = undefined, Q extends Schema | undefined = undefined, B extends Schema | undefined = undefined, R extends Schema | undefined = undefined, A extends Access = Access>(
+  declaration: RouteDeclaration<P, Q, B, R, A>,
+): Route {
+  return declaration as unknown as Route;
+}
+
+/** A size as people write it: `1 MiB`, `64 KiB`, `1000 bytes`. */
+export const formatBytes = (bytes: number) =>
+  bytes % 1_048_576 === 0 ? `${bytes / 1_048_576} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
+
+/** Bodies are JSON of at most this many bytes (413 past it). */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** Settings that shape what the API says about itself (limits, lifetimes, where it lives). */
+export interface ApiSettings {
+  /** The login page's path segment (COMMUNITY_NAME). */
+  communityName: string;
+  /** Where browsers reach the service (PUBLIC_URL, or where it listens): the document's server. */
+  publicUrl(): string;
+  idempotencyTtlMs: number;
+  maxBodyBytes: number;
+  push: { maxDepth: number; maxBytes: number };
+  replayMs: number;
+  rateLimit: { perSecond: number; burst: number } | undefined;
+}
+
+export function apiSettings(config: Config, publicUrl: () => string): ApiSettings {
+  return {
+    communityName: config.community.name,
+    publicUrl,
+    idempotencyTtlMs: config.idempotencyTtlMs,
+    maxBodyBytes: MAX_BODY_BYTES,
+    push: config.push,
+    replayMs: config.realtime.replayMs,
+    rateLimit: config.rateLimit,
+  };
+}

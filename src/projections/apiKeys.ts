@@ -8,6 +8,7 @@ export type ApiKeyRecord = Extract<ApiKeyState, { exists: true }>;
 /** API keys by id and by the SHA-256 hash of the key, for authentication. */
 export class ApiKeysReadModel implements Projection {
   readonly name = 'api-keys';
+  readonly handles = ['ApiKeyIssued', 'ApiKeyDisabled', 'ApiKeyEnabled', 'ApiKeyRevoked', 'ApiKeyExpiryChanged'] as const;
   private readonly byId = new Map<string, ApiKeyRecord>();
   private readonly idByHash = new Map<string, string>();
 

@@ -18,6 +18,7 @@ export interface ConnectedClient {
  */
 export class ClientsReadModel implements Projection {
   readonly name = 'clients';
+  readonly handles = ['ClientConnected', 'ClientSignedIn', 'ClientDisconnected'] as const;
   private readonly connected = new Map<string, ConnectedClient>();
   /** Open connections per signed-in user (presence). */
   private readonly connectionsByUser = new Map<string, number>();

@@ -11,6 +11,7 @@ import type { Projection } from './runner.js';
 
 export class DisposableStreamsReadModel implements Projection {
   readonly name = 'disposableStreams';
+  readonly handles = ['ClientConnected', 'ClientSignedIn', 'ClientDisconnected', 'LoginStarted', 'LoginCompleted', 'LoginFailed'] as const;
   /** Connected clients nobody signed in to (yet). */
   private readonly anonymousClients = new Set<string>();
   /** Open sign-in attempts and when they expire. */

@@ -19,6 +19,7 @@ const SWEEP_EVERY = 1000;
 /** Idempotency keys by stream, with the stream revision needed to claim one. */
 export class IdempotencyReadModel implements Projection {
   readonly name = 'idempotency';
+  readonly handles = ['IdempotentRequestStarted', 'IdempotentOperationBound', 'IdempotentRequestCompleted', 'IdempotentRequestReleased'] as const;
   private readonly byStream = new Map<string, IdempotencyRecord>();
   private applied = 0;
 

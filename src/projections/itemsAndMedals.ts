@@ -6,6 +6,7 @@ import type { Projection } from './runner.js';
 /** Net item changes made through the service, per user and item (applied edits only). */
 export class ItemsReadModel implements Projection {
   readonly name = 'items';
+  readonly handles = ['OperationApplied'] as const;
   private readonly net = new Map<string, Map<string, number>>();
 
   constructor(private readonly operations: OperationsReadModel) {}
@@ -33,6 +34,7 @@ export interface MedalRecord extends MedalGiveRequest {
 /** Medals given through the service and not removed since, per user. */
 export class MedalsReadModel implements Projection {
   readonly name = 'medals';
+  readonly handles = ['OperationApplied'] as const;
   private readonly byUser = new Map<string, Map<string, MedalRecord>>();
 
   constructor(private readonly operations: OperationsReadModel) {}

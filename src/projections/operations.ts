@@ -45,6 +45,7 @@ function detailOf(event: OperationOutcome): string {
  */
 export class OperationsReadModel implements Projection {
   readonly name = 'operations';
+  readonly handles = ['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested', 'OperationApplied', 'OperationRejected', 'OperationFailed', 'OperationOutcomeUnknown', 'OperationResolved'] as const;
   private readonly byId = new Map<string, OperationRecord>();
   private readonly byUser = new Map<string, OperationRecord[]>();
   /** Operations without a known outcome (pending or unknown), in log order. */

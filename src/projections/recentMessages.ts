@@ -42,6 +42,7 @@ export function recipientsOf(data: { oIds: string[]; userIds: string[] }, users:
 
 export class RecentMessagesReadModel implements Projection {
   readonly name = 'recent-messages';
+  readonly handles = ['MessagePushed'] as const;
   /** Oldest first; positions strictly increase. */
   private readonly messages: RecentMessage[] = [];
   private readonly maxMessages: number;

@@ -7,10 +7,13 @@
 // failed (the service is then not ready: its answers may be wrong) while the other read models
 // apply the event and the runner goes on, so one bad event cannot freeze every read model.
 import { Subject } from 'rxjs';
+import type { DomainEventType } from '../domain/events.js';
 import { OutOfOrderEventError, type EventStore, type RecordedEvent, type Subscription } from '../store/port.js';
 
 export interface Projection {
   readonly name: string;
+  /** The event types it folds: the runner hands it only those. */
+  readonly handles: readonly DomainEventType[];
   apply(event: RecordedEvent): void;
 }
 
@@ -46,12 +49,18 @@ export class ProjectionRunner {
   private subscription: Subscription | undefined;
   private waiters: Array<{ position: number; resolve(): void }> = [];
   private readonly failed = new Map<string, ProjectionFailure>();
+  /** The read models that fold each event type, in apply order. */
+  private readonly byType = new Map<string, Projection[]>();
 
   constructor(
     private readonly store: EventStore,
-    private readonly projections: readonly Projection[],
+    projections: readonly Projection[],
     private readonly observer: RunnerObserver = {},
-  ) {}
+  ) {
+    for (const projection of projections) {
+      for (const type of projection.handles) this.byType.set(type, [...(this.byType.get(type) ?? []), projection]);
+    }
+  }
 
   get position(): number {
     return this.current;
@@ -101,7 +110,7 @@ export class ProjectionRunner {
   private apply(event: RecordedEvent): void {
     // The store guarantees it (port.ts); applying an event twice would corrupt the read models.
     if (event.position <= this.current) throw new OutOfOrderEventError(event.position, this.current);
-    for (const projection of this.projections) {
+    for (const projection of this.byType.get(event.type) ?? []) {
       try {
         projection.apply(event);
       } catch (error) {

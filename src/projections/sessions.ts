@@ -13,6 +13,7 @@ export interface SessionRecord {
 /** Sessions that have not been ended (expiry is checked by the reader against its clock). */
 export class SessionsReadModel implements Projection {
   readonly name = 'sessions';
+  readonly handles = ['SessionStarted', 'SessionEnded'] as const;
   private readonly active = new Map<string, SessionRecord>();
 
   apply(recorded: RecordedEvent): void {

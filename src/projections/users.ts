@@ -13,6 +13,7 @@ export interface UserRecord extends Profile {
 /** Local users by oId and by internal id. */
 export class UsersReadModel implements Projection {
   readonly name = 'users';
+  readonly handles = ['UserRegistered', 'UserProfileChanged'] as const;
   private readonly byOId = new Map<string, UserRecord>();
   private readonly byId = new Map<string, UserRecord>();
 

@@ -20,6 +20,7 @@ export interface VipHistoryEntry extends Actor {
 /** Every VIP grant and renewal by internal user id, oldest first. */
 export class VipHistoryReadModel implements Projection {
   readonly name = 'vip-history';
+  readonly handles = ['VipGranted', 'VipRenewed'] as const;
   private readonly byUser = new Map<string, VipHistoryEntry[]>();
 
   apply(recorded: RecordedEvent): void {

@@ -22,8 +22,8 @@ function fullRecord(record: VipRecord) {
 }
 
 /** Decides the submissions on the user's VIP stream, then waits until the read model has them. */
-async function submit({ store, runner }: RouteDeps, userId: string, commands: SubmitVip[]): Promise<void> {
-  const { position } = await handleCommand(store, streams.vip(userId), submitBatch, commands);
+async function submit({ store, runner, readModels }: RouteDeps, userId: string, commands: SubmitVip[]): Promise<void> {
+  const { position } = await handleCommand(store, streams.vip(userId), submitBatch, commands, { known: readModels.vip.known(userId) });
   if (position !== undefined) await runner.waitFor(position);
 }
 

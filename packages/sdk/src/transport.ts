@@ -60,7 +60,8 @@ export function createTransport(options: TransportOptions): Send {
     if (input.idempotencyKey !== undefined) headers['Idempotency-Key'] = input.idempotencyKey;
     const body = input.body === undefined ? undefined : JSON.stringify(input.body);
     const deadline = AbortSignal.timeout(timeoutMs);
-    const errorOptions = (cause: unknown) => ({ cause, ...(input.idempotencyKey !== undefined && { idempotencyKey: input.idempotencyKey }) });
+    const keyOption = input.idempotencyKey !== undefined ? { idempotencyKey: input.idempotencyKey } : {};
+    const timedOut = (cause: unknown) => new BridgeError(0, `No answer within ${timeoutMs} ms`, {}, { ...keyOption, cause });
 
     for (let attempt = 1; ; attempt++) {
       let answer: (Answer & { retryAfterMs: number | undefined }) | undefined;
@@ -69,21 +70,28 @@ export function createTransport(options: TransportOptions): Send {
         const response = await fetchImpl(url, { method: input.method, headers, ...(body !== undefined && { body }), signal: deadline });
         answer = { ...(await readAnswer(response)), retryAfterMs: retryAfterMs(response.headers.get('retry-after')) };
       } catch (error) {
-        if (deadline.aborted) throw new BridgeError(0, `No answer within ${timeoutMs} ms`, {}, errorOptions(error));
+        if (deadline.aborted) throw timedOut(error);
         failure = error;
       }
       const delay = answer ? retryDelay(answer, attempt) : backoff(attempt);
       if (delay === undefined || attempt >= maxAttempts) {
         if (answer) return answer;
-        throw new BridgeError(0, `Network error: ${failure instanceof Error ? failure.message : String(failure)}`, {}, errorOptions(failure));
+        throw new BridgeError(0, `Network error: ${describe(failure)}`, {}, { ...keyOption, cause: failure });
       }
       await sleep(delay, deadline);
       if (deadline.aborted) {
+        // The deadline cut the retries short: the last answer stands.
         if (answer) return answer;
-        throw new BridgeError(0, `No answer within ${timeoutMs} ms`, {}, errorOptions(failure));
+        throw timedOut(failure);
       }
     }
   };
+}
+
+/** An error's message with its cause's (fetch says only "fetch failed"; the cause says why). */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  return error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message;
 }
 
 /**

@@ -7,6 +7,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The workspace packages: npm ci links them and its prepare step builds the SDK.
+COPY packages ./packages
 RUN npm ci --no-fund --no-audit
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src

@@ -8,110 +8,20 @@
 //   game's origin, and the sign-in completes once the user continues.
 // The platform (the simulator) is on a third site, so its redirect to the callback is cross-site
 // as in production, and the login cookie must survive it. No page may trip its own CSP.
-import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createDemoServer } from '../../src/devDemo.js';
-import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const STEP_MS = 15_000;
-
-type Browser = import('playwright-core').Browser;
-type Page = import('playwright-core').Page;
-
-async function listening(server: Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as AddressInfo).port;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  const port = await listening(probe);
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
-
-interface Setup {
-  h: Harness;
-  browser: Browser;
-  sameSiteGame: string;
-  crossSiteGame: string;
-  /** CSP violations any page reported. */
-  violations: string[];
-  close(): Promise<void>;
-}
-
-async function setUp(): Promise<Setup> {
-  const { chromium } = await import('playwright-core');
-  const port = await freePort();
-  const serviceUrl = `http://localhost:${port}`;
-  const demo = createDemoServer({ serviceUrl, communityName: 'fishpi' });
-  const gamePort = await listening(demo);
-  const sameSiteGame = `http://localhost:${gamePort}`;
-  const crossSiteGame = `http://127.0.0.1:${gamePort}`;
-  const h = await startHarness({ env: { PORT: String(port), PUBLIC_URL: serviceUrl, CORS_ORIGINS: `${sameSiteGame},${crossSiteGame}` } });
-  // `localhost` goes to the IPv4 loopback the service and the game page listen on.
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: [...ARGS, '--host-resolver-rules=MAP localhost 127.0.0.1'] });
-  return {
-    h,
-    browser,
-    sameSiteGame,
-    crossSiteGame,
-    violations: [],
-    async close() {
-      await browser.close();
-      await h.close();
-      demo.closeAllConnections();
-      await new Promise((resolve) => demo.close(resolve));
-    },
-  };
-}
-
-/** A fresh browser profile with the game page open and connected; every response and CSP report recorded. */
-async function openGame(s: Setup, game: string) {
-  const context = await s.browser.newContext();
-  const responses: Array<{ url: string; status: number }> = [];
-  context.on('response', (response) => responses.push({ url: response.url(), status: response.status() }));
-  context.on('console', (message) => {
-    if (/Content Security Policy/i.test(message.text())) s.violations.push(`${message.page()?.url()}: ${message.text()}`);
-  });
-  const page = await context.newPage();
-  await page.goto(`${game}/`);
-  await page.locator('#status', { hasText: 'connected, not signed in' }).waitFor({ timeout: STEP_MS });
-  const clientId = /client (\S+)\)/.exec((await page.locator('#status').textContent())!)![1]!;
-  return { context, page, clientId, responses };
-}
-
-/** Clicks the game's sign-in button; answers the popup once it shows the platform's consent page or our confirmation. */
-async function openSignIn(game: Awaited<ReturnType<typeof openGame>>): Promise<Page> {
-  const [popup] = await Promise.all([game.context.waitForEvent('page', { timeout: STEP_MS }), game.page.click('#signIn')]);
-  await popup.waitForLoadState('domcontentloaded', { timeout: STEP_MS });
-  return popup;
-}
-
-/** On the platform's consent page: confirms as this user, then waits for our success page. */
-async function consentAs(popup: Page, oId: string): Promise<void> {
-  await popup.locator(`button[value="${oId}"]`).click({ timeout: STEP_MS });
-  await popup.locator('h1', { hasText: 'Signed in' }).waitFor({ timeout: STEP_MS });
-}
+import { chromiumTest, consentAs, newContext, openBrowserWorld, openGame, openSignIn, STEP_MS } from '../support/browser.js';
+import { ALICE, BOB, type Harness } from '../support/harness.js';
 
 async function whoIs(h: Harness, clientId: string) {
   const { key } = await h.key(['user:get']);
   return (await h.get(`/adm/user/get?client_id=${clientId}`, key)).body.data;
 }
 
-const chromiumFound = existsSync(CHROMIUM);
-if (!chromiumFound) {
-  console.log(`skipped: browser binding suite — no Chromium at ${CHROMIUM} (CI installs Debian's chromium; set CHROMIUM_PATH to use another)`);
-}
-const browserTest = chromiumFound ? test : test.skip;
+const browserTest = chromiumTest('browser binding suite');
 
 browserTest('same site: the browser holding the stream goes straight from the login page to the platform, and the game page gets the login', async () => {
-  const s = await setUp();
+  const s = await openBrowserWorld();
   try {
     const game = await openGame(s, s.sameSiteGame);
     const popup = await openSignIn(game);
@@ -129,7 +39,7 @@ browserTest('same site: the browser holding the stream goes straight from the lo
 });
 
 browserTest('another site: the login page names the game’s origin and goes on only when the user continues', async () => {
-  const s = await setUp();
+  const s = await openBrowserWorld();
   try {
     const game = await openGame(s, s.crossSiteGame);
     const popup = await openSignIn(game);
@@ -149,7 +59,7 @@ browserTest('another site: the login page names the game’s origin and goes on 
 });
 
 browserTest('the attacker’s login link opened in the victim’s browser shows whose connection it is; closing it signs nobody in', async () => {
-  const s = await setUp();
+  const s = await openBrowserWorld();
   try {
     // The attacker's connection, from a script that says it is a page on evil.example.
     const attacker = await fetch(`${s.h.url}/api/realtime`, { headers: { Origin: 'https://evil.example' } });
@@ -178,13 +88,9 @@ browserTest('the attacker’s login link opened in the victim’s browser shows 
 });
 
 browserTest('/docs renders under its policy', async () => {
-  const s = await setUp();
+  const s = await openBrowserWorld();
   try {
-    const context = await s.browser.newContext();
-    const violations: string[] = [];
-    context.on('console', (message) => {
-      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
-    });
+    const context = await newContext(s);
     const page = await context.newPage();
     await page.goto(`${s.h.url}/docs`);
     await page.locator('.swagger-ui .info .title').waitFor({ timeout: STEP_MS });
@@ -192,7 +98,7 @@ browserTest('/docs renders under its policy', async () => {
     await page.locator('.opblock-summary').first().click({ timeout: STEP_MS });
     await page.locator('.try-out__btn').first().click({ timeout: STEP_MS });
     await page.locator('.execute').first().waitFor({ timeout: STEP_MS });
-    assert.equal(violations, []);
+    assert.equal(s.violations, []);
     await context.close();
   } finally {
     await s.close();

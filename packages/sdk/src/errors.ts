@@ -1,0 +1,27 @@
+/** What the service says about a failure: `data` of its `{code, message, data}` error body. */
+export interface BridgeErrorData {
+  /** 400: every problem with the request, by field. */
+  issues?: Array<{ field: string; message: string }>;
+  /** 502/504 on a write: the platform operation whose outcome is unknown (it is never sent again). */
+  operationId?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * A call that did not succeed. `status` is the HTTP status of the service's answer, or 0 when
+ * no answer came (the network failed, or `timeoutMs` passed).
+ */
+export class BridgeError extends Error {
+  override readonly name = 'BridgeError';
+  readonly status: number;
+  readonly data: BridgeErrorData;
+  /** The Idempotency-Key the call was sent with (POSTs): a later retry with it cannot apply the request twice. */
+  readonly idempotencyKey: string | undefined;
+
+  constructor(status: number, message: string, data: BridgeErrorData = {}, options: { idempotencyKey?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.status = status;
+    this.data = data;
+    this.idempotencyKey = options.idempotencyKey;
+  }
+}

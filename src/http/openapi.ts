@@ -110,6 +110,7 @@ const ERRORS: Record<number, string> = {
   422: 'The platform refused (its message included), or the Idempotency-Key was used before with a different body',
   429: 'Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds',
   502: 'The platform failed. For a write it was sent to: the outcome is unknown, `data.operationId` names it, and it is never sent again',
+  503: "The platform's gold-finger key for this operation is not set on the service (COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>): a configuration error; nothing was looked up or recorded",
   504: 'The platform did not answer in time. For a write: the outcome is unknown (`data: {operationId, status}`); a retry with the same Idempotency-Key answers this again and never re-sends it',
 };
 
@@ -144,7 +145,7 @@ interface Operation {
 }
 
 /** The platform-forwarded writes can fail in every way the platform can. */
-const PLATFORM_ERRORS = [400, 404, 413, 422, 502, 504];
+const PLATFORM_ERRORS = [400, 404, 413, 422, 502, 503, 504];
 const OID_PATH = () => parameters(req.OIdParam, 'path', { oId: 'the community user id' });
 
 function operations(communityName: string): Operation[] {
@@ -159,7 +160,7 @@ function operations(communityName: string): Operation[] {
     { method: 'post', path: '/adm/medal/remove', tag: 'medals', summary: 'Remove a medal', permission: 'medal:remove', body: 'MedalRemoveBody', ok: json(ref('SuccessBody'), 'Applied'), errors: PLATFORM_ERRORS },
     { method: 'post', path: '/adm/items/query', tag: 'items', summary: "Read a user's item bag", permission: 'items:query', body: 'ItemsQueryBody', ok: json(ref('ItemsBody'), 'The bag'), errors: PLATFORM_ERRORS },
     { method: 'post', path: '/adm/items/edit', tag: 'items', summary: 'Add or deduct items', permission: 'items:edit', body: 'ItemsEditBody', ok: json(ref('SuccessBody'), 'Applied'), errors: [...PLATFORM_ERRORS, 409] },
-    { method: 'get', path: '/adm/liveness/{oId}', tag: 'liveness', summary: "Read a user's liveness (activity score)", permission: 'liveness:read', parameters: OID_PATH(), ok: json(ref('LivenessBody'), 'The liveness'), errors: [400, 404, 502, 504] },
+    { method: 'get', path: '/adm/liveness/{oId}', tag: 'liveness', summary: "Read a user's liveness (activity score)", permission: 'liveness:read', parameters: OID_PATH(), ok: json(ref('LivenessBody'), 'The liveness'), errors: [400, 404, 502, 503, 504] },
     { method: 'get', path: '/adm/vip/{oId}', tag: 'vip', summary: "A user's VIP records", permission: 'vip:read', parameters: OID_PATH(), ok: json(ref('VipListBody'), 'The records, svip first'), errors: [400, 404, 502, 504] },
     { method: 'post', path: '/adm/vip/submit', tag: 'vip', summary: 'Grant or renew one VIP quality', description: 'Resubmitting a quality the user has keeps the record and its id and replaces `expired`.', permission: 'vip:write', body: 'VipSubmitBody', ok: json(ref('VipSubmitAnswer'), 'The record'), errors: [400, 404, 413, 502, 504] },
     { method: 'post', path: '/adm/vip/batch-submit', tag: 'vip', summary: 'Grant or renew several VIP qualities at once', description: 'Valid entries are applied in request order in one atomic append; `failures` lists the others.', permission: 'vip:write', body: 'VipBatchBody', ok: json(ref('VipBatchAnswer'), 'The applied entries and the failures'), errors: [400, 404, 413, 502, 504] },

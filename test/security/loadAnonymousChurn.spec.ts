@@ -12,8 +12,9 @@ const LOGIN_STATE_TTL_MS = 600_000;
 
 /** Connects anonymously, opens the login page `logins` times, then leaves; waits for the disconnect. */
 async function visitAndLeave(h: Harness, logins = 1) {
-  const { stream, clientId } = await connect(h);
-  for (let i = 0; i < logins; i++) assert.is((await visit(`${h.url}/fishpi/login?client_id=${clientId}`)).status, 302);
+  const { stream, clientId, binding } = await connect(h);
+  // As the browser holding the connection (its cb_client cookie): the login page goes on to the platform.
+  for (let i = 0; i < logins; i++) assert.is((await visit(`${h.url}/fishpi/login?client_id=${clientId}`, { Cookie: binding! })).status, 302);
   const gone = applied(h, (e) => e.type === 'ClientDisconnected' && (e.data as { clientId: string }).clientId === clientId);
   stream.close();
   await gone;

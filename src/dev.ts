@@ -2,6 +2,7 @@
 // endpoint (and the sign-in flow) can be tried with no platform account. Not for production.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cliOnStore } from './cliCommand.js';
 import { DEMO_USERS } from './community/demoUsers.js';
 import { createSimulator, SIMULATOR_KEY } from './community/simulator.js';
 import { loadConfig } from './config.js';
@@ -43,7 +44,7 @@ community-bridge (dev) on ${service.url}, data in ${config.dataDir}
 community platform simulator on ${platform.url}, users: ${DEMO_USERS.map((u) => `${u.userName} (${u.oId})`).join(', ')}
 
 API key (all permissions): ${apiKey}
-The operator CLI on this store: DATA_DIR=${config.dataDir} npm run --silent cli -- keys list
+The operator CLI on this store: ${cliOnStore(config)} keys list
 Demo web client (realtime + sign-in in the browser): ${demoOrigin}/
 
 Try:

@@ -10,6 +10,7 @@ import type { HttpDeps } from './http/deps.js';
 import { apiSettings } from './http/route.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
+import { cliOnStore, FROM_SOURCES } from './cliCommand.js';
 import { describeStore, openCore, StoreOpenError } from './core.js';
 import { USER_AGENT, version } from './version.js';
 import { missingKeysWarning } from './community/goldFinger.js';
@@ -176,19 +177,16 @@ function sweepPendingOperations(outcomes: OperationOutcomes, config: Config, clo
 
 /** What a person starting the service needs next, on stderr (stdout carries the JSON logs). */
 function nextSteps(config: Config, url: string): string {
-  const dataDir = config.eventStoreConnectionString ? '' : `DATA_DIR=${shellQuote(config.dataDir)} `;
   const missingKeys = missingKeysWarning(config.community.keys);
   return [
     `community-bridge ${version} listening on ${url} (store: ${describeStore(config)})`,
     `  API reference and "Try it out":  ${url}/docs`,
-    `  Create an API key:               ${dataDir}npm run --silent cli -- keys create --app <your game> --permissions '*'`,
-    `  Everything with a simulated platform, no account needed: npm run dev`,
+    `  Create an API key:               ${cliOnStore(config)} keys create --app <your game> --permissions '*'`,
+    ...(FROM_SOURCES ? ['  Everything with a simulated platform, no account needed: npm run dev'] : []),
     ...(missingKeys ? [`  Warning: ${missingKeys}.`] : []),
     '',
   ].join('\n');
 }
-
-const shellQuote = (text: string) => (/^[\w./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`);
 
 async function main(): Promise<void> {
   let config: Config;

@@ -48,6 +48,10 @@ test('without COMMUNITY_KEY, operations that need it answer 503 naming the setti
     const ready = await h.get('/readyz');
     assert.is(ready.status, 200);
     assert.match(ready.body.warnings[0], /^COMMUNITY_KEY is not set: points edits, medals, items, liveness answer 503/);
+    const documented = (await h.get('/openapi.json')).body.paths;
+    for (const [path, method] of [['/adm/points/edit', 'post'], ['/adm/items/query', 'post'], ['/adm/liveness/{oId}', 'get']] as const) {
+      assert.match(documented[path][method].responses['503'].description, /COMMUNITY_KEY/, `${path} documents the 503`);
+    }
   }));
 
 test('a push reports which given ids were online, offline or unknown, from presence on any node', () =>

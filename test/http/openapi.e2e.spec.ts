@@ -1,6 +1,8 @@
 // Issue 4, API description: GET /openapi.json is an OpenAPI 3.1 document of every endpoint,
 // generated from the handlers' own valibot schemas; GET /docs renders it from local assets.
 import type Router from '@koa/router';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
@@ -10,6 +12,8 @@ import { createLogger } from '../../src/log.js';
 import { ALICE, startHarness, type Answer, type Harness } from '../support/harness.js';
 
 type Json = Record<string, any>;
+
+const root = new URL('../..', import.meta.url).pathname;
 
 async function withHarness(run: (h: Harness, doc: Json) => Promise<void>) {
   const h = await startHarness();
@@ -172,6 +176,16 @@ test('real answers have the documented shapes', () =>
     await check(res.ErrorBody, h.get(`/adm/vip/${ALICE.oId}`), 401);
     await check(res.HealthBody, h.get('/healthz'));
     await check(res.ReadyBody, h.get('/readyz'));
+  }));
+
+test('docs/api.md has a section for every route the app serves, and none for a route it does not serve', () =>
+  withHarness(async (h) => {
+    const served = new Set([...servedRoutes(h)].map((route) => route.replace(/\{(\w+)\}/g, ':$1')));
+    const headings = readFileSync(join(root, 'docs/api.md'), 'utf8').split('\n').filter((line) => line.startsWith('### '));
+    const documented = new Set(headings.flatMap((line) => [...line.matchAll(/`([A-Z]+ \/[^`]*)`/g)].map((m) => m[1]!)));
+    assert.ok(documented.size >= 20, `found the sections (${documented.size})`);
+    assert.equal([...served].filter((route) => !documented.has(route)), [], 'served but not in docs/api.md');
+    assert.equal([...documented].filter((route) => !served.has(route)), [], 'in docs/api.md but not served');
   }));
 
 test('/docs is a readable page whose assets are all local and load', () =>

@@ -1,5 +1,6 @@
 // `GET /`: what this is and where to go next, for a person (HTML) or a program (JSON).
 import type { Context } from 'koa';
+import { CLI_COMMAND } from '../../cliCommand.js';
 import { version } from '../../version.js';
 import { contentSecurityPolicy, htmlPageHeaders, inlineSource } from '../securityHeaders.js';
 
@@ -19,7 +20,7 @@ const PAGE = `<!doctype html>
 <ul>
 <li><a href="${LINKS.docs}">API reference</a> (try every call with an API key) · <a href="${LINKS.openapi}">OpenAPI document</a></li>
 <li>Health: <a href="${LINKS.health}">${LINKS.health}</a> · readiness: <a href="${LINKS.ready}">${LINKS.ready}</a></li>
-<li>API keys come from the operator CLI: <code>npm run --silent cli -- keys create --app &lt;your game&gt; --permissions '*'</code></li>
+<li>API keys come from the operator CLI: <code>${CLI_COMMAND} keys create --app &lt;your game&gt; --permissions '*'</code></li>
 </ul>
 </body></html>
 `;

@@ -1,11 +1,10 @@
 // The fishpi.cn adapter of the CommunityPlatform port (spec/community-platform.md).
 //
-// One axios instance with keep-alive agents carries every call. It accepts every HTTP status and
-// the raw text of every answer, so this file alone decides what an answer means: callers only
-// ever see the domain's platform errors, never an axios error, a stack, or a gold-finger key.
-import axios, { type AxiosInstance } from 'axios';
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
+// One undici Pool (keep-alive sockets to the platform's origin) carries every call; undici rather
+// than axios because every admin request makes one platform call and axios' per-call CPU cost
+// dominated ours (docs/decisions.md). This file alone decides what an answer means: callers only
+// ever see the domain's platform errors, never an undici error, a stack, or a gold-finger key.
+import { Pool } from 'undici';
 import { PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
 import { missingKeyError, type GoldFingerKeys, type GoldFingerType } from './goldFinger.js';
 import type { CommunityPlatform, ItemBag, OpenIdRequest, PlatformUser, PointsSource } from './port.js';
@@ -25,9 +24,14 @@ const OPENID_NS = 'http://specs.openid.net/auth/2.0';
 const IDENTIFIER_SELECT = 'http://specs.openid.net/auth/2.0/identifier_select';
 /** Every legitimate answer is tiny; a huge one is a misbehaving server, not data to buffer. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
-/** Failures that prove the request never left this host, so a write surely did not happen. */
-const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
-const TIMED_OUT = new Set(['ECONNABORTED', 'ETIMEDOUT']);
+/**
+ * Failures that prove the request never left this host, so a write surely did not happen: each
+ * comes only from establishing a connection (undici's own connect timeout included), before a
+ * byte of the request is written.
+ */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+/** undici's idle timers on a written request: the platform may be working on it. */
+const TIMED_OUT = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
 const isObject = (value: unknown): value is Answer => typeof value === 'object' && value !== null && !Array.isArray(value);
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -38,9 +42,10 @@ export class FishpiPlatform implements CommunityPlatform {
   private readonly baseUrl: string;
   private readonly keys: GoldFingerKeys;
   private readonly timeoutMs: number;
-  private readonly httpAgent = new HttpAgent({ keepAlive: true });
-  private readonly httpsAgent = new HttpsAgent({ keepAlive: true });
-  private readonly http: AxiosInstance;
+  private readonly headers: Record<string, string>;
+  /** The base URL's path, which every call's path follows (empty for a bare origin). */
+  private readonly pathPrefix: string;
+  private readonly pool: Pool;
 
   constructor(options: FishpiPlatformOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -48,31 +53,26 @@ export class FishpiPlatform implements CommunityPlatform {
     this.timeoutMs = options.timeoutMs;
     this.openIdEndpoint = `${this.baseUrl}/openid`;
     this.identityPattern = new RegExp(`^${escapeRegExp(this.baseUrl)}/openid/id/(\\d+)$`);
-    this.http = axios.create({
-      baseURL: this.baseUrl,
-      timeout: options.timeoutMs,
-      headers: { 'User-Agent': options.userAgent, Accept: 'application/json, text/plain' },
-      httpAgent: this.httpAgent,
-      httpsAgent: this.httpsAgent,
-      validateStatus: () => true,
-      // Raw text: axios would otherwise hand back a string for a JSON body it failed to parse.
-      responseType: 'text',
-      transformResponse: (data: unknown) => data,
-      maxContentLength: MAX_ANSWER_BYTES,
-      // The platform never redirects an API call; a redirect is a login page or a proxy error.
-      maxRedirects: 0,
-    });
+    this.headers = { 'user-agent': options.userAgent, accept: 'application/json, text/plain' };
+    const base = new URL(this.baseUrl);
+    this.pathPrefix = base.pathname.replace(/\/+$/, '');
+    // Keep-alive is undici's default. A Pool's request() never follows a redirect: the platform
+    // never redirects an API call, so a 3xx (a login page, a proxy error) is a non-2xx failure.
+    // Past MAX_ANSWER_BYTES undici destroys the socket and fails the body.
+    this.pool = new Pool(base.origin, { maxResponseSize: MAX_ANSWER_BYTES });
   }
 
-  /** Drops the pooled keep-alive sockets (at shutdown, or at the end of a test). */
-  close(): void {
-    this.httpAgent.destroy();
-    this.httpsAgent.destroy();
+  /**
+   * Drops the pooled keep-alive sockets (at shutdown, or at the end of a test); resolves once they
+   * are closed. The port's callers may ignore the promise.
+   */
+  close(): Promise<void> {
+    return this.pool.destroy();
   }
 
   async getUser(oId: string): Promise<PlatformUser | null> {
     const path = '/api/user/getInfoById';
-    const answer = await this.json('GET', path, { params: { userId: oId } });
+    const answer = await this.json('GET', path, { query: { userId: oId } });
     if (answer.code === -1) return null;
     const data = answer.data;
     if (answer.code !== 0 || !isObject(data) || typeof data.userName !== 'string') throw unexpected(path);
@@ -159,7 +159,7 @@ export class FishpiPlatform implements CommunityPlatform {
     return result;
   }
 
-  private async json(method: 'GET' | 'POST', path: string, request: { params?: Answer; data?: Answer }): Promise<Answer> {
+  private async json(method: 'GET' | 'POST', path: string, request: CallBody): Promise<Answer> {
     const text = await this.text(method, path, request);
     try {
       const answer: unknown = JSON.parse(text);
@@ -171,39 +171,65 @@ export class FishpiPlatform implements CommunityPlatform {
   }
 
   /** Sends one request; resolves with the body of a 2xx answer and classifies everything else. */
-  private async text(method: 'GET' | 'POST', path: string, request: { params?: Answer; data?: Answer }): Promise<string> {
-    // axios' `timeout` is an idle timer on the socket; this is the wall-clock deadline of the call.
+  private async text(method: 'GET' | 'POST', path: string, request: CallBody): Promise<string> {
+    const headers = request.data ? { ...this.headers, 'content-type': 'application/json' } : this.headers;
+    const query = request.query ? `?${new URLSearchParams(request.query)}` : '';
+    // The wall-clock deadline of the whole call, body included (undici's own timers are idle
+    // timers that a trickling answer keeps resetting). Its reason tells it from any other abort.
     const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), this.timeoutMs);
-    let response;
+    const expired = new Error('deadline');
+    const timer = setTimeout(() => deadline.abort(expired), this.timeoutMs);
     try {
-      response = await this.http.request<string>({
+      const { statusCode, body } = await this.pool.request({
         method,
-        url: path,
-        ...request,
-        headers: request.data ? { 'Content-Type': 'application/json' } : {},
+        path: `${this.pathPrefix}${path}${query}`,
+        headers,
+        body: request.data ? JSON.stringify(request.data) : undefined,
         signal: deadline.signal,
       });
+      // Every body is read to its end or destroyed, or its socket is never reused nor freed.
+      if (statusCode < 200 || statusCode >= 300) {
+        await body.dump().catch(() => undefined);
+        throw new PlatformUnavailableError(`HTTP ${statusCode} from ${path}`, true);
+      }
+      return await body.text();
     } catch (error) {
-      throw this.classify(error, path);
+      if (error instanceof PlatformUnavailableError) throw error;
+      throw this.classify(error, error === expired, path);
     } finally {
       clearTimeout(timer);
     }
-    if (response.status < 200 || response.status >= 300) {
-      throw new PlatformUnavailableError(`HTTP ${response.status} from ${path}`, true);
-    }
-    return typeof response.data === 'string' ? response.data : '';
   }
 
-  private classify(error: unknown, path: string): PlatformTimeoutError | PlatformUnavailableError {
-    // Only the deadline above cancels a call.
-    if (axios.isCancel(error)) return new PlatformTimeoutError(this.timeoutMs);
-    const code = axios.isAxiosError(error) ? error.code ?? '' : '';
+  private classify(error: unknown, expired: boolean, path: string): PlatformTimeoutError | PlatformUnavailableError {
+    if (expired) return new PlatformTimeoutError(this.timeoutMs);
+    const code = codeOf(error);
     if (TIMED_OUT.has(code)) return new PlatformTimeoutError(this.timeoutMs);
     if (NOT_SENT.has(code)) return new PlatformUnavailableError(`cannot reach the platform (${code}) for ${path}`, false);
-    // A reset, a hang-up or anything unknown: the request may have been received.
+    if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return unexpected(path);
+    // A reset, a hang-up (UND_ERR_SOCKET), a destroyed pool or anything unknown: the request may
+    // have been received.
     return new PlatformUnavailableError(`the connection failed${code ? ` (${code})` : ''} during ${path}`, true);
   }
+}
+
+interface CallBody {
+  /** Query parameters (GET). */
+  query?: Record<string, string>;
+  /** A JSON body (POST). */
+  data?: Answer;
+}
+
+/**
+ * The code of an undici or socket error. Connect errors arrive as they are (`code` on the error,
+ * an AggregateError carrying its first attempt's code when several addresses were tried), or
+ * wrapped with the system error as `cause`.
+ */
+function codeOf(error: unknown): string {
+  if (!isObject(error)) return '';
+  if (typeof error.code === 'string') return error.code;
+  const cause = error.cause;
+  return isObject(cause) && typeof cause.code === 'string' ? cause.code : '';
 }
 
 function unexpected(path: string): PlatformUnavailableError {

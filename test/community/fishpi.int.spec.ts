@@ -1,6 +1,6 @@
 // The fishpi adapter against the platform simulator over real HTTP: every call's success, and
 // every kind of failure classified as the port promises.
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -40,7 +40,7 @@ async function withPlatform(
   try {
     await run({ platform, simulator, url: running.url });
   } finally {
-    platform.close();
+    await platform.close();
     await running.close();
   }
 }
@@ -196,7 +196,7 @@ test('a type without a configured key is a configuration error naming the settin
     async ({ platform, simulator }) => {
       const error = await failure(platform.giveMedal({ userName: 'alice', name: 'M', description: 'd', attr: '', data: '' }));
       assert.instance(error, NotConfiguredError);
-      assert.match(error.message, /gold-finger key for medals is not set on this service: set COMMUNITY_KEY \(or COMMUNITY_KEY_METAL\)/);
+      assert.match(error.message, /^COMMUNITY_KEY \(or COMMUNITY_KEY_METAL\), the community platform's gold-finger key for medals, is not set on this service/);
       assert.is(simulator.state.calls('/user/edit/give-metal'), 0);
     },
     { adapter: { keys: { point: SIMULATOR_KEY } } },
@@ -229,7 +229,7 @@ test('a closed port is PlatformUnavailableError, not sent', async () => {
       assert.is((error as PlatformUnavailableError).sent, false);
     }
   } finally {
-    platform.close();
+    await platform.close();
   }
 });
 
@@ -265,10 +265,143 @@ test('an answer trickling in slower than timeoutMs is cut at the deadline', asyn
     assert.instance(await failure(platform.liveness('alice')), PlatformTimeoutError);
     assert.ok(Date.now() - started < 1000, `took ${Date.now() - started} ms`);
   } finally {
-    platform.close();
+    await platform.close();
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
+});
+
+/** An adapter in front of a stand-in platform server; both closed after `run`. */
+async function withServer(
+  handler: RequestListener,
+  run: (platform: FishpiPlatform, server: Server, url: string) => Promise<void>,
+  baseSuffix = '',
+): Promise<void> {
+  const server = createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const platform = new FishpiPlatform({ baseUrl: `${url}${baseSuffix}`, keys: ALL_KEYS, timeoutMs: 2000, userAgent: 'bridge-test/1' });
+  try {
+    await run(platform, server, url);
+  } finally {
+    await platform.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+const readBody = (req: IncomingMessage) =>
+  new Promise<string>((resolve) => {
+    let text = '';
+    req.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(text));
+  });
+
+test('requests carry the User-Agent and Accept headers, GET query parameters, POST JSON bodies, under the base path', async () => {
+  const seen: { method?: string; url?: string; headers: IncomingMessage['headers']; body: string }[] = [];
+  await withServer(
+    async (req, res) => {
+      seen.push({ method: req.method, url: req.url, headers: req.headers, body: await readBody(req) });
+      const json = req.url!.includes('getInfoById') ? { code: 0, data: { userName: 'alice' } } : { liveness: 1 };
+      res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(json));
+    },
+    async (platform) => {
+      await platform.getUser('16 30&x');
+      await platform.liveness('alice');
+    },
+    '/base/',
+  );
+  const [get, post] = seen;
+  assert.is(get!.method, 'GET');
+  assert.is(get!.url, '/base/api/user/getInfoById?userId=16+30%26x');
+  assert.is(post!.method, 'POST');
+  assert.is(post!.url, '/base/user/liveness');
+  assert.is(post!.headers['content-type'], 'application/json');
+  assert.equal(JSON.parse(post!.body), { userName: 'alice', goldFingerKey: SIMULATOR_KEY });
+  for (const { headers } of seen) {
+    assert.is(headers['user-agent'], 'bridge-test/1');
+    assert.is(headers.accept, 'application/json, text/plain');
+  }
+});
+
+test('a redirect is not followed: PlatformUnavailableError, sent', async () => {
+  const paths: string[] = [];
+  await withServer(
+    (req, res) => {
+      paths.push(req.url!);
+      if (req.url === '/login') res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"liveness":1}');
+      else res.writeHead(302, { Location: '/login' }).end('moved');
+    },
+    async (platform) => {
+      const error = await failure(platform.liveness('alice'));
+      assert.instance(error, PlatformUnavailableError);
+      assert.is((error as PlatformUnavailableError).sent, true);
+      assert.match(error.message, 'HTTP 302');
+    },
+  );
+  assert.equal(paths, ['/user/liveness']);
+});
+
+test('an answer over 1 MiB is an unexpected answer, sent, whether announced or streamed', async () => {
+  const chunk = Buffer.alloc(64 * 1024, ' ');
+  for (const announced of [true, false]) {
+    await withServer(
+      (_req, res) => {
+        res.writeHead(200, announced ? { 'Content-Length': String(4 * 1024 * 1024) } : {});
+        res.write('{"liveness":1');
+        const pump = setInterval(() => res.write(chunk), 1);
+        res.on('close', () => clearInterval(pump));
+      },
+      async (platform) => {
+        const error = await failure(platform.liveness('alice'));
+        assert.instance(error, PlatformUnavailableError);
+        assert.is((error as PlatformUnavailableError).sent, true);
+        assert.match(error.message, 'unexpected answer');
+      },
+    );
+  }
+});
+
+test('a connection reset after the request arrived is PlatformUnavailableError, sent', async () => {
+  for (const cut of ['reset', 'hang-up after headers'] as const) {
+    await withServer(
+      (req, res) => {
+        if (cut === 'reset') return req.socket.resetAndDestroy();
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '100' });
+        res.write('{"liveness"');
+        setTimeout(() => req.socket.destroy(), 20);
+      },
+      async (platform) => {
+        const error = await failure(platform.editPoints({ userName: 'alice', point: 1, memo: 'x' }));
+        assert.instance(error, PlatformUnavailableError, cut);
+        assert.is((error as PlatformUnavailableError).sent, true, cut);
+      },
+    );
+  }
+});
+
+test('keep-alive connections carry consecutive calls, failed ones included; close() releases them', async () => {
+  const sockets = new Set<unknown>();
+  let closed = 0;
+  let calls = 0;
+  await withServer(
+    (req, res) => {
+      if (!sockets.has(req.socket)) req.socket.on('close', () => closed++);
+      sockets.add(req.socket);
+      if (++calls % 2 === 0) res.writeHead(500, { 'Content-Type': 'text/html' }).end('<html>' + 'x'.repeat(50_000) + '</html>');
+      else res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"liveness":1}');
+    },
+    async (platform) => {
+      for (let i = 0; i < 3; i++) {
+        assert.is(await platform.liveness('alice'), 1);
+        assert.instance(await failure(platform.liveness('alice')), PlatformUnavailableError);
+      }
+      // undici may open a second connection when the next call comes within the tick that ends an answer.
+      assert.ok(sockets.size <= 2, `${sockets.size} connections for 6 calls`);
+      await platform.close();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.is(closed, sockets.size, 'the pooled sockets are closed');
+    },
+  );
 });
 
 // ---- OpenID ----
@@ -288,14 +421,14 @@ test('openIdLoginUrl asks for checkid_setup with identifier_select, without a do
     assert.is(platform.openIdEndpoint, `${url}/openid`);
   }));
 
-test('identityPattern captures the oId of an identity on this platform only', () => {
+test('identityPattern captures the oId of an identity on this platform only', async () => {
   const platform = new FishpiPlatform({ baseUrl: 'https://fishpi.cn/', keys: {}, timeoutMs: 1000, userAgent: 'test' });
   assert.is(platform.openIdEndpoint, 'https://fishpi.cn/openid');
   assert.is(platform.identityPattern.exec('https://fishpi.cn/openid/id/1630399136785')?.[1], '1630399136785');
   for (const other of ['https://fishpixcn/openid/id/1', 'https://fishpi.cn.evil/openid/id/1', 'https://fishpi.cn/openid/id/1x']) {
     assert.not.ok(platform.identityPattern.test(other), other);
   }
-  platform.close();
+  await platform.close();
 });
 
 test('verifyAssertion: a genuine assertion once, then never again; a tampered one never', () =>
@@ -322,7 +455,7 @@ async function verifyAnswering(text: string): Promise<boolean | Error> {
   } catch (error) {
     return error as Error;
   } finally {
-    platform.close();
+    await platform.close();
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }

@@ -1,17 +1,12 @@
 // Whether the event store takes appends. Reads can succeed while writes fail (disk full, a
 // read-only file system, a store that lost its quorum), and a node that cannot record anything
 // should leave the load balancer: /readyz asks here.
-import { AppError } from '../domain/errors.js';
 import { streams } from '../domain/events.js';
 import { storeOutageDecider } from '../domain/storeOutage.js';
 import type { EventStore } from '../store/port.js';
+import type { AppendObserver } from '../store/writeHealth.js';
 import type { Clock } from '../system/clock.js';
 import { handleCommand } from './commandHandler.js';
-
-/** Domain refusals (a conflict, an oversized append) are the caller's doing, not the store's. */
-export function isStoreFailure(error: unknown): boolean {
-  return !(error instanceof AppError);
-}
 
 export interface AppendFailure {
   /** When the first append of this run of failures failed. */
@@ -20,7 +15,7 @@ export interface AppendFailure {
   message: string;
 }
 
-export class StoreWriteHealth {
+export class StoreWriteHealth implements AppendObserver {
   private failing: AppendFailure | undefined;
   private probing: Promise<void> | undefined;
 

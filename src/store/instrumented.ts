@@ -1,9 +1,9 @@
 import type { Metrics } from '../metrics.js';
-import { isStoreFailure, type StoreWriteHealth } from '../services/storeHealth.js';
 import type { EventStore } from './port.js';
+import { type AppendObserver, isStoreFailure } from './writeHealth.js';
 
 /** Counts the events this node appends and the appends the store fails, around any adapter. */
-export function instrumentedStore(store: EventStore, metrics: Pick<Metrics, 'eventsAppended' | 'storeAppendFailures'>, health?: StoreWriteHealth): EventStore {
+export function instrumentedStore(store: EventStore, metrics: Pick<Metrics, 'eventsAppended' | 'storeAppendFailures'>, health?: AppendObserver): EventStore {
   return {
     async append(streamName, events, options) {
       try {

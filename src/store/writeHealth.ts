@@ -1,0 +1,15 @@
+// What the store layer reports about its appends; the services layer decides what a failing
+// store means for the node (/readyz, recovery probes).
+import { AppError } from '../domain/errors.js';
+
+/** Domain refusals (a conflict, an oversized append) are the caller's doing, not the store's. */
+export function isStoreFailure(error: unknown): boolean {
+  return !(error instanceof AppError);
+}
+
+/** Told the result of each append that reached the store. */
+export interface AppendObserver {
+  appendSucceeded(): void;
+  /** An append failed because of the store (isStoreFailure). */
+  appendFailed(error: unknown): void;
+}

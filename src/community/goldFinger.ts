@@ -8,15 +8,21 @@ export type GoldFingerKeys = Partial<Record<GoldFingerType, string>>;
 
 const WHAT: Record<GoldFingerType, string> = { point: 'points edits', metal: 'medals', item: 'items', liveness: 'liveness' };
 
+/** The setting that holds one type's key where it differs from COMMUNITY_KEY. */
+const perTypeVariable = (type: GoldFingerType) => `COMMUNITY_KEY_${type.toUpperCase()}`;
+
 export function missingKeyError(type: GoldFingerType): NotConfiguredError {
   return new NotConfiguredError(
-    `The community platform's gold-finger key for ${WHAT[type]} is not set on this service: set COMMUNITY_KEY (or COMMUNITY_KEY_${type.toUpperCase()}) and restart it`,
+    `COMMUNITY_KEY (or ${perTypeVariable(type)}), the community platform's gold-finger key for ${WHAT[type]}, is not set on this service: set either and restart the service`,
   );
 }
 
 /** One line for operators (start-up, /readyz) naming the settings that are missing, if any. */
 export function missingKeysWarning(keys: GoldFingerKeys): string | undefined {
-  const missing = (Object.keys(WHAT) as GoldFingerType[]).filter((type) => !keys[type]);
+  const types = Object.keys(WHAT) as GoldFingerType[];
+  const missing = types.filter((type) => !keys[type]);
   if (missing.length === 0) return undefined;
-  return `COMMUNITY_KEY is not set${missing.length < 4 ? ` for ${missing.map((t) => `COMMUNITY_KEY_${t.toUpperCase()}`).join(', ')}` : ''}: ${missing.map((t) => WHAT[t]).join(', ')} answer 503 until it is`;
+  const perType = missing.map(perTypeVariable).join('/');
+  const unset = missing.length === types.length ? 'COMMUNITY_KEY is not set' : `COMMUNITY_KEY is not set, nor ${perType}`;
+  return `${unset}: ${missing.map((t) => WHAT[t]).join(', ')} answer 503; set COMMUNITY_KEY, or ${perType}`;
 }

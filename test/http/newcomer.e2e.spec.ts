@@ -36,8 +36,7 @@ test('without COMMUNITY_KEY, operations that need it answer 503 naming the setti
       const res = await h.post(path, body, key);
       assert.is(res.status, 503, res.text);
       assert.equal(res.body, { code: 503, message: res.body.message, data: {} });
-      assert.match(res.body.message, /COMMUNITY_KEY \(or COMMUNITY_KEY_(POINT|ITEM)\)/);
-      assert.match(res.body.message, /not set/);
+      assert.match(res.body.message, /^COMMUNITY_KEY \(or COMMUNITY_KEY_(POINT|ITEM)\), the community platform's gold-finger key for (points edits|items), is not set/);
     }
     const liveness = await h.get(`/adm/liveness/${ALICE.oId}`, key);
     assert.is(liveness.status, 503);
@@ -47,7 +46,7 @@ test('without COMMUNITY_KEY, operations that need it answer 503 naming the setti
     assert.is(vip.status, 200, 'what needs no platform key still works');
     const ready = await h.get('/readyz');
     assert.is(ready.status, 200);
-    assert.match(ready.body.warnings[0], /^COMMUNITY_KEY is not set: points edits, medals, items, liveness answer 503/);
+    assert.is(ready.body.warnings[0], 'COMMUNITY_KEY is not set: points edits, medals, items, liveness answer 503; set COMMUNITY_KEY, or COMMUNITY_KEY_POINT/COMMUNITY_KEY_METAL/COMMUNITY_KEY_ITEM/COMMUNITY_KEY_LIVENESS');
     const documented = (await h.get('/openapi.json')).body.paths;
     for (const [path, method] of [['/adm/points/edit', 'post'], ['/adm/items/query', 'post'], ['/adm/liveness/{oId}', 'get']] as const) {
       assert.match(documented[path][method].responses['503'].description, /COMMUNITY_KEY/, `${path} documents the 503`);
@@ -96,7 +95,7 @@ test('npm start says what to do next: the address, /docs, the keys create comman
     assert.match(err, new RegExp(`API reference and "Try it out": +${url}/docs`));
     assert.match(err, new RegExp(`Create an API key: +DATA_DIR=${dir} npm run --silent cli -- keys create --app <your game> --permissions '\\*'`));
     assert.match(err, /npm run dev/);
-    assert.match(err, /Warning: COMMUNITY_KEY is not set/);
+    assert.match(err, /Warning: COMMUNITY_KEY is not set: .*; set COMMUNITY_KEY, or COMMUNITY_KEY_POINT\/COMMUNITY_KEY_METAL\/COMMUNITY_KEY_ITEM\/COMMUNITY_KEY_LIVENESS\./);
   } finally {
     child.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });

@@ -15,8 +15,8 @@ type Json = Record<string, any>;
 
 const root = new URL('../..', import.meta.url).pathname;
 
-async function withHarness(run: (h: Harness, doc: Json) => Promise<void>) {
-  const h = await startHarness();
+async function withHarness(run: (h: Harness, doc: Json) => Promise<void>, env: Record<string, string> = {}) {
+  const h = await startHarness({ env });
   try {
     const answer = await h.get('/openapi.json');
     assert.is(answer.status, 200, answer.text);
@@ -98,6 +98,16 @@ test('an OpenAPI 3.1 document with the apiKey header scheme on every admin opera
     const error = doc.components.schemas.ErrorBody;
     assert.equal(error.required, ['code', 'message', 'data']);
   }));
+
+test("the document states the configured Idempotency-Key retention, not the default's", () =>
+  withHarness(
+    async (h, doc) => {
+      assert.match(doc.components.parameters.IdempotencyKey.description, /\(kept 1\.5 h, across restarts\)/);
+      assert.match(doc.paths['/adm/points/edit'].post.responses['422'].description, /used in the last 1\.5 h with a different body/);
+      assert.not.match((await h.get('/openapi.json')).text, /\b24 h\b/, 'nothing left of the 24 h default');
+    },
+    { IDEMPOTENCY_TTL_HOURS: '1.5' },
+  ));
 
 test('every route the app serves under /adm is documented, and every documented route is served', () =>
   withHarness(async (h, doc) => {

@@ -79,6 +79,32 @@ test('a push accepted by node B is delivered by node A; a logout on B closes A\'
   }
 });
 
+test('a push accepted by node A reports online a user whose connection node B holds, and offline once it closed', async () => {
+  const { a, b, key, close } = await twoNodes();
+  try {
+    const { stream, clientId } = await connect(b);
+    const signedInOnA = applied(a, about(clientId, 'ClientSignedIn'));
+    await signIn(b, clientId, ALICE.oId);
+    await stream.next('login');
+    await signedInOnA;
+    const push = () =>
+      fetch(`${a.url}/adm/message/push`, {
+        method: 'POST',
+        headers: { apiKey: key, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ oIds: [ALICE.oId], name: 'from-a', data: {} }),
+      }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }));
+    assert.equal(await push(), { status: 200, body: { code: 0, msg: 'success', data: { online: [ALICE.oId], offline: [], unknown: [] } } });
+    assert.is((await stream.next('message')).data.name, 'from-a');
+
+    const goneOnA = applied(a, about(clientId, 'ClientDisconnected'));
+    stream.close();
+    await goneOnA;
+    assert.equal((await push()).body.data, { online: [], offline: [ALICE.oId], unknown: [] });
+  } finally {
+    await close();
+  }
+});
+
 test('a connection closed on node A is gone for node B too (404)', async () => {
   const { a, b, key, close } = await twoNodes();
   try {

@@ -72,7 +72,12 @@ export type Resolver = { kind: 'operator'; name: string } | ({ kind: 'app' } & A
 /** Someone who checked the platform settled an unknown outcome. */
 export type OperationResolved = Outcome<'OperationResolved', { applied: boolean; note: string; by: Resolver }>;
 export type OperationOutcome = OperationApplied | OperationRejected | OperationFailed | OperationOutcomeUnknown | OperationResolved;
-export type OperationEvent = OperationRequested | OperationOutcome;
+/**
+ * A retry took over the Idempotency-Key of a request presumed dead, which had bound the key to
+ * this operation but not recorded it: the operation can never be recorded (nor sent) now.
+ */
+export type OperationAbandoned = { type: 'OperationAbandoned'; data: { operationId: string; at: string } };
+export type OperationEvent = OperationRequested | OperationOutcome | OperationAbandoned;
 
 export type MessagePushed = {
   type: 'MessagePushed';

@@ -33,13 +33,18 @@ export type Verdict =
   | { action: 'replay'; status: number; body: unknown }
   /** Answer from what the log says about the operation now (its outcome, or that it is unknown). */
   | { action: 'operation'; operationId: string }
+  /**
+   * The claim is stale and bound to an operation the log does not show: the key may run again only
+   * once that operation can never be recorded (its request may be stalled rather than dead).
+   */
+  | { action: 'abandon'; operationId: string }
   | { action: 'wait' };
 
-/** What the log says about the bound operation; undefined when its intent was never recorded. */
-export interface OperationView {
-  status: OperationStatus;
-  resolved: boolean;
-}
+/**
+ * What the log says about the bound operation: its status once its intent is recorded,
+ * 'abandoned' when a takeover made sure it never will be, undefined when nothing is recorded.
+ */
+export type OperationView = { status: OperationStatus; resolved: boolean } | 'abandoned';
 
 /**
  * `staleBefore`: a claim started before this instant belongs to a request that can no longer be
@@ -54,11 +59,12 @@ export function judge(state: IdempotencyState, requestHash: string, now: string,
   if (state.kind === 'completed') {
     // An answer that said the outcome was unknown is given again from what the log knows now
     // (a later answer, a restart that closed it, an operator's resolution).
-    const superseded = operationId !== undefined && operation !== undefined && (operation.resolved || state.status >= 500);
+    const superseded = operationId !== undefined && typeof operation === 'object' && (operation.resolved || state.status >= 500);
     return superseded ? { action: 'operation', operationId } : { action: 'replay', status: state.status, body: state.body };
   }
   const stale = state.at < staleBefore;
-  if (operationId !== undefined && operation !== undefined) {
+  if (operationId !== undefined && operation !== 'abandoned') {
+    if (operation === undefined) return stale ? { action: 'abandon', operationId } : { action: 'wait' };
     return operation.status === 'pending' && !stale ? { action: 'wait' } : { action: 'operation', operationId };
   }
   // Nothing was sent (an operation's intent is recorded before it is sent): once the request

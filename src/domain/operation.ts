@@ -2,6 +2,7 @@
 // a later answer or an operator's resolution settles it; nothing sends it again.
 import type { Decider } from './decider.js';
 import { ConflictError, NotFoundError } from './errors.js';
+import { ClaimLostError } from './idempotency.js';
 import type { OperationEvent, OperationOutcome, OperationRequested, OperationResolved, Resolver } from './events.js';
 
 export type OperationStatus = 'pending' | 'applied' | 'rejected' | 'failed' | 'unknown';
@@ -27,7 +28,7 @@ export function isOperationRequested(event: { type: string }): event is Operatio
   return REQUESTED_TYPES.has(event.type);
 }
 
-export type OperationState = { status: 'none' } | { status: OperationStatus; oId: string };
+export type OperationState = { status: 'none' } | { status: 'abandoned' } | { status: OperationStatus; oId: string };
 
 /** The outcome the request that sent the operation learnt (or did not) from the platform. */
 export type SenderOutcome = Exclude<OperationOutcome, OperationResolved>;
@@ -37,7 +38,17 @@ export type OperationCommand =
   | { type: 'RecordOutcome'; outcome: SenderOutcome }
   /** Its sender is gone: a pending operation becomes unknown (one with an outcome stays as it is). */
   | { type: 'CloseAsUnknown'; operationId: string; reason: string; at: string }
-  | { type: 'ResolveOutcome'; operationId: string; applied: boolean; note: string; by: Resolver; at: string };
+  | { type: 'ResolveOutcome'; operationId: string; applied: boolean; note: string; by: Resolver; at: string }
+  /**
+   * A retry takes over a key bound to this operation while nothing of it is recorded: from now on
+   * it can never be recorded, so the request that bound it (if it still runs) cannot send it.
+   */
+  | { type: 'AbandonOperation'; operationId: string; at: string };
+
+/** An operation's stream before anything is recorded in it: nothing to read. */
+export const NEW_OPERATION = { state: { status: 'none' } as OperationState, revision: -1 };
+
+const recorded = (state: OperationState): state is { status: OperationStatus; oId: string } => state.status !== 'none' && state.status !== 'abandoned';
 
 export const operationDecider: Decider<OperationState, OperationCommand, OperationEvent> = {
   initialState: () => ({ status: 'none' }),
@@ -45,12 +56,13 @@ export const operationDecider: Decider<OperationState, OperationCommand, Operati
   decide(command, state) {
     switch (command.type) {
       case 'RequestOperation':
+        if (state.status === 'abandoned') throw new ClaimLostError();
         if (state.status !== 'none') throw new ConflictError(`operation ${command.requested.data.operationId} exists already`);
         return [command.requested];
       case 'RecordOutcome':
         // The platform's real answer is recorded even after a node took the operation for dead
         // and marked it unknown: the later word is the one that counts.
-        if (state.status === 'none') throw new NotFoundError(`No operation ${command.outcome.data.operationId}`);
+        if (!recorded(state)) throw new NotFoundError(`No operation ${command.outcome.data.operationId}`);
         return [command.outcome];
       case 'CloseAsUnknown': {
         if (state.status !== 'pending') return [];
@@ -59,16 +71,19 @@ export const operationDecider: Decider<OperationState, OperationCommand, Operati
       }
       case 'ResolveOutcome': {
         const { operationId, applied, note, by, at } = command;
-        if (state.status === 'none') throw new NotFoundError(`No operation ${operationId}`);
+        if (!recorded(state)) throw new NotFoundError(`No operation ${operationId}`);
         // Only an unknown outcome can be resolved: a known one is the platform's word, not ours.
         if (state.status !== 'unknown') throw new ConflictError(`operation ${operationId} is ${state.status}, not unknown: only an unknown outcome can be resolved`);
         return [{ type: 'OperationResolved', data: { operationId, oId: state.oId, applied, note, by, at } }];
       }
+      case 'AbandonOperation':
+        return state.status === 'none' ? [{ type: 'OperationAbandoned', data: { operationId: command.operationId, at: command.at } }] : [];
     }
   },
 
   evolve(state, event) {
     if (isOperationRequested(event)) return { status: 'pending', oId: event.data.oId };
-    return state.status === 'none' ? state : { ...state, status: statusAfter(event) };
+    if (event.type === 'OperationAbandoned') return { status: 'abandoned' };
+    return recorded(state) ? { ...state, status: statusAfter(event) } : state;
   },
 };

@@ -45,14 +45,18 @@ function detailOf(event: OperationOutcome): string {
  */
 export class OperationsReadModel implements Projection {
   readonly name = 'operations';
-  readonly handles = ['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested', 'OperationApplied', 'OperationRejected', 'OperationFailed', 'OperationOutcomeUnknown', 'OperationResolved'] as const;
+  readonly handles = ['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested', 'OperationApplied', 'OperationRejected', 'OperationFailed', 'OperationOutcomeUnknown', 'OperationResolved', 'OperationAbandoned'] as const;
   private readonly byId = new Map<string, OperationRecord>();
   private readonly byUser = new Map<string, OperationRecord[]>();
   /** Operations without a known outcome (pending or unknown), in log order. */
   private readonly unsettled = new Map<string, OperationRecord>();
+  /** Operations a takeover ruled out before their intent was recorded (rare: a stalled request). */
+  private readonly abandoned = new Set<string>();
 
   apply(recorded: RecordedEvent): void {
-    if (isOperationRequested(recorded)) {
+    if (recorded.type === 'OperationAbandoned') {
+      this.abandoned.add((recorded.data as { operationId: string }).operationId);
+    } else if (isOperationRequested(recorded)) {
       const { type, data } = recorded;
       const record: OperationRecord = {
         operationId: data.operationId,
@@ -94,6 +98,10 @@ export class OperationsReadModel implements Projection {
 
   get(operationId: string): OperationRecord | undefined {
     return this.byId.get(operationId);
+  }
+
+  isAbandoned(operationId: string): boolean {
+    return this.abandoned.has(operationId);
   }
 
   history(oId: string): readonly OperationRecord[] {

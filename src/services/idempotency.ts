@@ -5,6 +5,7 @@
 // anything afterwards.
 import { createHash } from 'node:crypto';
 import { streams } from '../domain/events.js';
+import { NEW_OPERATION, operationDecider } from '../domain/operation.js';
 import { idempotencyDecider, judge, type IdempotencyCommand, type IdempotencyState, type OperationView, type Verdict } from '../domain/idempotency.js';
 import type { IdempotencyReadModel } from '../projections/idempotency.js';
 import type { OperationsReadModel } from '../projections/operations.js';
@@ -23,7 +24,7 @@ export interface Claim {
   known: KnownState<IdempotencyState>;
 }
 
-export type Decision = Exclude<Verdict, { action: 'execute' }> | { action: 'execute'; claim: Claim };
+export type Decision = Exclude<Verdict, { action: 'execute' } | { action: 'abandon' }> | { action: 'execute'; claim: Claim };
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -57,36 +58,41 @@ export class IdempotencyService {
   }
 
   async begin(appId: string, key: string, requestHash: string): Promise<Decision> {
-    const { store, runner, nodeId } = this.deps;
+    const { store, runner, nodeId, operations } = this.deps;
     const stream = streams.idempotency(appId, sha256(key).slice(0, 40));
-    const known = this.known(stream);
-    if (known.state.kind === 'started' && this.judge(known.state, requestHash).action === 'execute') {
-      // Taking over a dead request's claim: first be sure the read models hold everything it
-      // recorded (an operation bound just before it died must be answered, not sent again).
+    let known = this.known(stream);
+    // At most: a round that finds a dead request's operation to abandon, and the round that runs.
+    for (let round = 0; round < 2; round++) {
+      const claim = newRecordId();
+      const at = this.deps.clock.now();
+      const { events, state, revision } = await this.handle(stream, known, {
+        type: 'StartRequest',
+        appId,
+        requestHash,
+        claim,
+        node: nodeId,
+        at,
+        expires: this.expiresAfter(at),
+        staleBefore: this.staleBefore(at),
+        operation: (operationId) => this.view(operationId),
+      });
+      if (events.length > 0) return { action: 'execute', claim: { stream, claim, requestHash, known: { state, revision } } };
+      const verdict = this.judge(state, requestHash);
+      if (verdict.action !== 'abandon') return verdict.action === 'execute' ? { action: 'wait' } : verdict;
+      // First be sure the read models hold everything recorded (an operation recorded just before
+      // its request died must be answered, not sent again); only then rule it out for good.
       await runner.waitFor(await store.headPosition());
+      if (!operations.get(verdict.operationId)) await this.abandon(verdict.operationId);
+      known = { state, revision };
     }
-    const claim = newRecordId();
-    const at = this.deps.clock.now();
-    const { events, state, revision } = await this.handle(stream, known, {
-      type: 'StartRequest',
-      appId,
-      requestHash,
-      claim,
-      node: nodeId,
-      at,
-      expires: this.expiresAfter(at),
-      staleBefore: this.staleBefore(at),
-      operation: (operationId) => this.view(operationId),
-    });
-    if (events.length > 0) return { action: 'execute', claim: { stream, claim, requestHash, known: { state, revision } } };
-    const verdict = this.judge(state, requestHash);
     // Only a claim turning stale in the instant since it was judged gets here: it is not ours.
-    return verdict.action === 'execute' ? { action: 'wait' } : verdict;
+    return { action: 'wait' };
   }
 
   /**
    * Binds the key to the operation the request is about to send. Fails with ClaimLostError when
-   * the claim is no longer this request's, so that it sends nothing.
+   * the claim is no longer this request's, so that it sends nothing (and so does the operation's
+   * intent append, should a retry abandon the operation after this bind).
    */
   async bind(claim: Claim, operationId: string): Promise<Claim> {
     const { state, revision } = await this.handle(claim.stream, claim.known, { type: 'BindOperation', claim: claim.claim, operationId, at: this.deps.clock.now() });
@@ -117,6 +123,19 @@ export class IdempotencyService {
     return released;
   }
 
+  /**
+   * The claim's request bound the key to this operation and recorded nothing of it yet: if it is
+   * not dead but only stalled, it must not record or send it after this retry runs. Abandoning
+   * creates the operation's stream, so its own intent append (which expects no stream) fails.
+   * When the intent got there first, the read models are brought up to it, and it is answered.
+   */
+  private async abandon(operationId: string): Promise<void> {
+    const { store, runner, clock } = this.deps;
+    const command = { type: 'AbandonOperation', operationId, at: clock.now() } as const;
+    const { position } = await handleCommand(store, streams.operation(operationId), operationDecider, command, { known: NEW_OPERATION });
+    if (position !== undefined) await runner.waitFor(position);
+  }
+
   private handle(stream: string, known: KnownState<IdempotencyState>, command: IdempotencyCommand) {
     return handleCommand(this.deps.store, stream, idempotencyDecider, command, { known });
   }
@@ -139,6 +158,7 @@ export class IdempotencyService {
   }
 
   private view(operationId: string): OperationView | undefined {
+    if (this.deps.operations.isAbandoned(operationId)) return 'abandoned';
     const record = this.deps.operations.get(operationId);
     return record && { status: record.status, resolved: record.resolution !== undefined };
   }

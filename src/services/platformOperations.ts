@@ -3,7 +3,7 @@
 // OutcomeUnknown), so an auditor sees every attempt, including the ones that went wrong.
 import { beforeAnyChange, changedNothing, ConflictError, OutcomeUnknownError, PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
 import { streams, type Actor, type OperationRequested } from '../domain/events.js';
-import { operationDecider, type OperationCommand, type OperationState, type SenderOutcome } from '../domain/operation.js';
+import { NEW_OPERATION, operationDecider, type OperationCommand, type OperationState, type SenderOutcome } from '../domain/operation.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
@@ -24,9 +24,6 @@ export interface OperationClaim {
   stream: string;
   bind(operationId: string): Promise<void>;
 }
-
-/** A new operation's stream: nothing to read. */
-const NEW_OPERATION: KnownState<OperationState> = { state: operationDecider.initialState(), revision: -1 };
 
 export class PlatformOperations {
   constructor(private readonly deps: { store: EventStore; runner: ProjectionRunner; clock: Clock; nodeId: string }) {}

@@ -47,8 +47,11 @@ test('a request still running makes a retry wait, bound or not', () => {
 
 test('a stale claim that recorded no operation may be taken over', () => {
   assert.equal(given(started(OLD)).judge(), { action: 'execute' });
-  // Bound, but the intent was never recorded: nothing can have been sent.
-  assert.equal(given(started(OLD), bound).judge(undefined), { action: 'execute' });
+  // Bound, but the intent was never recorded: its request may only be stalled, so the operation
+  // is first ruled out for good; once it is, nothing can have been sent nor can be.
+  assert.equal(given(started(OLD), bound).judge(undefined), { action: 'abandon', operationId: 'op1' });
+  assert.equal(given(started(FRESH), bound).judge(undefined), { action: 'wait' });
+  assert.equal(given(started(OLD), bound).judge('abandoned'), { action: 'execute' });
 });
 
 test('a stale claim bound to an operation is never run again: it answers for the operation', () => {
@@ -82,6 +85,7 @@ test('a request claims a free key under a name of its own; a key it may not run 
   key.given().when(start()).then([{ type: 'IdempotentRequestStarted', data: { appId: 'game', requestHash: 'h', at: NOW, expires: EXPIRES, node: 'n2', claim: 'c2' } }]);
   key.given([started(FRESH)]).when(start()).thenNothing();
   key.given([started(OLD), bound]).when(start(pending)).thenNothing();
+  key.given([started(OLD), bound]).when(start()).thenNothing();
   key.given([started(FRESH), completed(200)]).when(start()).thenNothing();
   key.given([started(FRESH), completed(200)]).when({ ...start(), requestHash: 'other' } as IdempotencyCommand).thenThrows(IdempotencyKeyReusedError);
 });

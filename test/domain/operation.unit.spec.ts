@@ -4,6 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConflictError, NotFoundError } from '../../src/domain/errors.js';
 import type { OperationEvent, OperationRequested } from '../../src/domain/events.js';
+import { ClaimLostError } from '../../src/domain/idempotency.js';
 import { operationDecider, type OperationCommand, type SenderOutcome } from '../../src/domain/operation.js';
 import { deciderSpec } from '../support/given.js';
 
@@ -46,6 +47,18 @@ test('only an unknown outcome can be resolved; the resolution decides the status
   operation.given([requested, applied]).when(resolve(false)).thenThrows(ConflictError, /applied, not unknown/);
   operation.given([requested]).when(resolve(true)).thenThrows(ConflictError, /pending/);
   operation.given().when(resolve(true)).thenThrows(NotFoundError);
+});
+
+test('an operation abandoned by a takeover can never be recorded; one already recorded is not abandoned', () => {
+  const abandon: OperationCommand = { type: 'AbandonOperation', operationId: 'op1', at: T1 };
+  const abandoned: OperationEvent = { type: 'OperationAbandoned', data: { operationId: 'op1', at: T1 } };
+  operation.given().when(abandon).then([abandoned]);
+  operation.given([abandoned]).when({ type: 'RequestOperation', requested }).thenThrows(ClaimLostError, /nothing was sent/);
+  operation.given([abandoned]).when({ type: 'RecordOutcome', outcome: applied }).thenThrows(NotFoundError);
+  operation.given([abandoned]).when(resolve(true)).thenThrows(NotFoundError);
+  operation.given([abandoned]).when(close).thenNothing();
+  operation.given([abandoned]).when(abandon).thenNothing();
+  operation.given([requested]).when(abandon).thenNothing();
 });
 
 test.run();

@@ -7,9 +7,12 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { streams } from '../../src/domain/events.js';
+import { SIMULATOR_KEY } from '../../src/community/simulator.js';
+import { loadConfig } from '../../src/config.js';
+import { startService } from '../../src/main.js';
 import { IdempotencyService } from '../../src/services/idempotency.js';
 import { ALICE, type Answer, type Harness, withHarness } from '../support/harness.js';
-import { failAppendsOf } from '../support/storeFaults.js';
+import { failAppendsOf, holdFirstAppendOf } from '../support/storeFaults.js';
 
 const POINTS = '/adm/points/edit';
 
@@ -129,6 +132,30 @@ test('a request that lost its claim to a retry sends nothing: the retry runs onc
     h.sim.setDelay(0);
     assert.equal([a.status, b.status].sort(), [200, 409], `${a.text} ${b.text}`);
     assert.is(applied(h, 'fenced'), 1);
+  }));
+
+test('a request stalled between binding its key and recording its intent records and sends nothing once a retry on another node took over', () =>
+  withHarness({ IDEMPOTENCY_CLAIM_STALE_MS: '100' }, async (h) => {
+    const { key } = await h.key();
+    const other = await startService(loadConfig({ PORT: '0', DATA_DIR: h.dataDir, COMMUNITY_URL: h.simUrl, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'silent', NODE_ID: 'node-b', IDEMPOTENCY_CLAIM_STALE_MS: '100' }));
+    try {
+      const body = { oId: ALICE.oId, point: 8, memo: 'stalled intent' };
+      const stall = holdFirstAppendOf(h.service.deps.store, 'PointsEditRequested');
+      const stalled = send(h, key, 'stall', body);
+      await stall.held;
+      await new Promise((r) => setTimeout(r, 200));
+      const retry = await fetch(`${other.url}${POINTS}`, { method: 'POST', headers: { apiKey: key, 'Idempotency-Key': 'stall', 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      assert.is(retry.status, 200, await retry.clone().text());
+      stall.release();
+      const late = await stalled;
+      assert.is(late.status, 409, late.text);
+      assert.match(late.body.message, /lost its claim .*nothing was sent/);
+      assert.is(applied(h, 'stalled intent'), 1);
+      const audit = (await h.get(`/adm/audit/points/${ALICE.oId}`, key)).body.data.items.filter((e: { request: { memo: string } }) => e.request.memo === 'stalled intent');
+      assert.is(audit.length, 1, 'one operation recorded');
+    } finally {
+      await other.close();
+    }
   }));
 
 test('a stored answer is replayed only to a key with the permission', () =>

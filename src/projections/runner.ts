@@ -101,6 +101,14 @@ export class ProjectionRunner {
     });
   }
 
+  /**
+   * For a request whose change is already recorded: waits like waitFor, but a lagging read model
+   * does not turn it into a failure, which its caller would retry and so record the change twice.
+   */
+  async waitForRecorded(position: number | undefined): Promise<void> {
+    if (position !== undefined) await this.waitFor(position).catch(() => undefined);
+  }
+
   async stop(): Promise<void> {
     await this.subscription?.unsubscribe();
     this.subscription = undefined;

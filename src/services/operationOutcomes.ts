@@ -60,15 +60,18 @@ export class OperationOutcomes {
     const { operations, clock } = this.deps;
     const record = operations.get(operationId);
     if (!record) throw new NotFoundError(`No operation ${operationId}`);
-    await this.handle(record, { type: 'ResolveOutcome', operationId, applied, note, by, at: clock.now() });
-    return operations.get(operationId)!;
+    const at = clock.now();
+    await this.handle(record, { type: 'ResolveOutcome', operationId, applied, note, by, at });
+    // Recorded: the answer says so even while the read model lags (a retry would find it resolved).
+    const resolved = operations.get(operationId)!;
+    return resolved.resolution ? resolved : { ...resolved, status: applied ? 'applied' : 'failed', resolution: { applied, note, by, at } };
   }
 
   /** Decided on what the read model holds of the operation; the append checks it is current. */
   private async handle(record: OperationRecord, command: OperationCommand) {
     const known = { state: { status: record.status, oId: record.oId }, revision: record.revision };
     const handled = await handleCommand(this.deps.store, streams.operation(record.operationId), operationDecider, command, { known });
-    if (handled.position !== undefined) await this.deps.runner.waitFor(handled.position);
+    await this.deps.runner.waitForRecorded(handled.position);
     return handled;
   }
 }

@@ -83,7 +83,7 @@ export class PlatformOperations {
       throw new OutcomeUnknownError(operationId, 'pending', 'the service could not record the result');
     }
     // The outcome is recorded and the answer known: read models that lag only delay audits.
-    if (position !== undefined) await runner.waitFor(position).catch(() => undefined);
+    await runner.waitForRecorded(position);
     if (failure) throw failure;
     return answer!;
   }

@@ -158,6 +158,23 @@ test('a request stalled between binding its key and recording its intent records
     }
   }));
 
+test('a VIP grant recorded while the read models lag answers 200 and keeps the key: the retry replays it and records nothing more', () =>
+  withHarness({}, async (h) => {
+    const { key } = await h.key();
+    assert.is((await h.get(`/adm/vip/${ALICE.oId}`, key)).status, 200, 'the user is known before the read models lag');
+    const runner = h.service.deps.runner;
+    const waitFor = runner.waitFor;
+    runner.waitFor = () => Promise.reject(new Error('Read models did not reach position 1 within 5000 ms'));
+    const body = { oId: ALICE.oId, quality: 'vip', expired: '2030-01-01 00:00:00' };
+    const first = await send(h, key, 'lagging', body, '/adm/vip/submit');
+    runner.waitFor = waitFor;
+    assert.equal([first.status, first.body.data.quality, first.body.data.expired], [200, 'vip', '2030-01-01 00:00:00.000Z'], first.text);
+    const retry = await send(h, key, 'lagging', body, '/adm/vip/submit');
+    assert.equal([retry.status, retry.headers.get('idempotent-replayed'), retry.body], [200, 'true', first.body]);
+    const userId = h.service.deps.readModels.users.byOid(ALICE.oId)!.id;
+    assert.is((await h.service.deps.store.readStream(streams.vip(userId))).length, 1, 'one grant recorded');
+  }));
+
 test('a stored answer is replayed only to a key with the permission', () =>
   withHarness({}, async (h) => {
     const writer = await h.key(['points:edit'], 'game-one');

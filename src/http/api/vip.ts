@@ -3,7 +3,7 @@ import * as v from 'valibot';
 import { batchOf } from '../../domain/decider.js';
 import { streams } from '../../domain/events.js';
 import { toSpecTimestamp } from '../../domain/time.js';
-import { vipDecider, type SubmitVip, type VipRecord } from '../../domain/vip.js';
+import { vipDecider, type SubmitVip, type VipRecord, type VipState } from '../../domain/vip.js';
 import { handleCommand } from '../../services/commandHandler.js';
 import { newRecordId } from '../../system/ids.js';
 import { VipBatchAnswer, VipListBody, VipSubmitAnswer } from '../../contract/answers.js';
@@ -21,10 +21,14 @@ function fullRecord(record: VipRecord) {
   return { ...briefRecord(record), created: toSpecTimestamp(record.created), updated: toSpecTimestamp(record.updated) };
 }
 
-/** Decides the submissions on the user's VIP stream, then waits until the read model has them. */
-async function submit({ store, runner, readModels }: RouteDeps, userId: string, commands: SubmitVip[]): Promise<void> {
-  const { position } = await handleCommand(store, streams.vip(userId), submitBatch, commands, { known: readModels.vip.known(userId) });
-  if (position !== undefined) await runner.waitFor(position);
+/**
+ * Decides the submissions on the user's VIP stream and answers with the records they leave, once
+ * the read model has them (so a read that follows sees them).
+ */
+async function submit({ store, runner, readModels }: RouteDeps, userId: string, commands: SubmitVip[]): Promise<VipState> {
+  const { state, position } = await handleCommand(store, streams.vip(userId), submitBatch, commands, { known: readModels.vip.known(userId) });
+  await runner.waitForRecorded(position);
+  return state;
 }
 
 export const vipRoutes = [
@@ -56,9 +60,8 @@ export const vipRoutes = [
     async handle(_ctx, { body: { oId, quality, expired }, caller }, deps) {
       const { user } = await deps.userSync.sync(oId);
       const at = deps.clock.now();
-      await submit(deps, user.id, [{ type: 'SubmitVip', userId: user.id, quality, expired, newRecordId: newRecordId(), at, ...actorOf(caller) }]);
-      const record = deps.readModels.vip.records(user.id).find((r) => r.quality === quality)!;
-      return { code: 0 as const, msg: 'success', data: fullRecord(record) };
+      const records = await submit(deps, user.id, [{ type: 'SubmitVip', userId: user.id, quality, expired, newRecordId: newRecordId(), at, ...actorOf(caller) }]);
+      return { code: 0 as const, msg: 'success', data: fullRecord(records[quality]!) };
     },
   }),
 
@@ -88,11 +91,10 @@ export const vipRoutes = [
           failures.push({ index, quality: raw.quality ?? null, expired: raw.expired ?? null, message: `${field}: ${issue.message}` });
         }
       });
-      if (commands.length > 0) await submit(deps, user.id, commands);
-      const records = deps.readModels.vip.records(user.id);
+      const records = commands.length > 0 ? await submit(deps, user.id, commands) : {};
       // One entry per accepted submission, in request order, each with the expiry it set (a quality
       // given twice answers twice: same record id, each entry's own expired).
-      const success = commands.map((c) => ({ ...briefRecord(records.find((r) => r.quality === c.quality)!), expired: toSpecTimestamp(c.expired) }));
+      const success = commands.map((c) => ({ ...briefRecord(records[c.quality]!), expired: toSpecTimestamp(c.expired) }));
       return {
         code: 0 as const,
         msg: failures.length === 0 ? 'success' : `${failures.length} of ${vips.length} entries failed`,

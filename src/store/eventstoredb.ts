@@ -46,6 +46,7 @@ import {
 import { ConcurrencyError, RecordTooLargeError } from '../domain/errors.js';
 import { forEventStoreDbClient } from './connectionString.js';
 import {
+  OutOfOrderEventError,
   SubscriptionEndedError,
   type AppendResult,
   type EventStore,
@@ -212,8 +213,12 @@ export class EventStoreDbEventStore implements EventStore {
       for await (const resolved of this.client.readAll({ fromPosition: toPosition(seen), maxCount: pageSize })) {
         read += 1;
         const event = resolved.event;
-        if (!event || Number(event.position.commit) <= seen) continue;
-        seen = Number(event.position.commit);
+        if (!event) continue;
+        const position = Number(event.position.commit);
+        // The page starts at the last event seen (inclusive); anything before it is out of order.
+        if (position === seen && read === 1) continue;
+        if (position <= seen) throw new OutOfOrderEventError(position, seen);
+        seen = position;
         if (!isSystemEvent(event)) events.push(toRecorded(event));
       }
       if (read < pageSize) break; // the end of $all

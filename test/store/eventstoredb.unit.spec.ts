@@ -19,7 +19,7 @@ import { ConcurrencyError, RecordTooLargeError } from '../../src/domain/errors.j
 import { statusOf } from '../../src/http/middleware/errors.js';
 import { forEventStoreDbClient, redactedConnectionString } from '../../src/store/connectionString.js';
 import { EventStoreDbEventStore, type EventStoreDbClientApi } from '../../src/store/eventstoredb.js';
-import { SubscriptionEndedError, SubscriptionInterruptedError, type RecordedEvent } from '../../src/store/port.js';
+import { OutOfOrderEventError, SubscriptionEndedError, SubscriptionInterruptedError, type RecordedEvent } from '../../src/store/port.js';
 import { resumingStore } from '../../src/store/resuming.js';
 
 interface Stored {
@@ -210,6 +210,21 @@ test('reads retry transient failures', async () => {
   );
   client.readFaults.push(unavailable());
   assert.is(await store.headPosition(), 100);
+});
+
+test('a read of $all that goes backwards is asserted, never skipped', async () => {
+  const client = new FakeClient();
+  const store = adapter(client);
+  await store.append('s-1', [{ type: 'A', data: {} }, { type: 'B', data: {} }]);
+  assert.equal((await store.readAll({ after: 100, limit: 10 })).map((e) => e.type), ['B'], 'the inclusive start is no event of the page');
+  [client.log[0], client.log[1]] = [client.log[1]!, client.log[0]!];
+  try {
+    await store.readAll({ after: 0, limit: 10 });
+    assert.unreachable('read out of order');
+  } catch (error) {
+    assert.instance(error, OutOfOrderEventError);
+    assert.match((error as Error).message, /position 100 after position 200/);
+  }
 });
 
 test("the subscription reports the end of the server's stream and an error, once each; resumingStore resumes after the last delivered event", async () => {

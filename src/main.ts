@@ -84,9 +84,16 @@ export async function startService(
     trustProxy: config.trustProxy,
     api: apiSettings(config, () => publicUrl!),
   };
-  const orphans = await deps.realtime.hub.closeOrphans();
-  if (orphans > 0) log.warn({ orphans, node: config.nodeId }, 'closed out realtime clients left connected by an earlier run of this node');
-  await recoverOperations(deps, config, log);
+  try {
+    const orphans = await deps.realtime.hub.closeOrphans();
+    if (orphans > 0) log.warn({ orphans, node: config.nodeId }, 'closed out realtime clients left connected by an earlier run of this node');
+    await recoverOperations(deps, config, log);
+  } catch (error) {
+    await runner.stop();
+    await store.close();
+    // Like a store that cannot be opened: what the operator must fix, in one line.
+    throw new StoreOpenError(`Cannot record what an earlier run of node ${config.nodeId} left half-done in the event store (${describeStore(config)}): ${(error as Error).message}`);
+  }
   const stopSweeping = sweepPendingOperations(deps.outcomes, config, clock, log);
   const retention = new AnonymousRetention({ store, disposable: readModels.disposableStreams, clock, log, retentionMs: config.anonymousRetentionMs });
   retention.start();

@@ -7,7 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import Database from 'better-sqlite3';
 import { createSimulator, SIMULATOR_KEY } from '../../src/community/simulator.js';
+import { streams } from '../../src/domain/events.js';
+import { SqliteEventStore } from '../../src/store/sqlite.js';
 import { ALICE, defaultUsers } from '../support/harness.js';
 
 interface Running {
@@ -170,6 +173,27 @@ test('a corrupt events.sqlite stops the start with one line naming the file and 
     const run = await runToExit({ DATA_DIR: dataDir });
     assertOneLine(run, new RegExp(`^Cannot open the event store \\(SQLite file ${join(dataDir, 'events.sqlite').replace(/[.]/g, '\\.')}\\): file is not a database$`));
   } finally {
+    await rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('a store that refuses the start-up recovery writes stops the start with one line naming the store and the cause, exit 1', async () => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'community-bridge-process-'));
+  const file = join(dataDir, 'events.sqlite');
+  // What node-x left pending when it died: its restart must record the operation as unknown.
+  const store = new SqliteEventStore({ file });
+  const requested = { operationId: 'op1', oId: ALICE.oId, userId: 'u1', userName: 'alice', request: { point: 1, memo: 'left' }, at: new Date().toISOString(), node: 'node-x', appId: 'a', keyId: 'k' };
+  await store.append(streams.operation('op1'), [{ type: 'PointsEditRequested', data: requested }]);
+  await store.close();
+  // Another process holds the write lock for longer than the store waits for it.
+  const locker = new Database(file);
+  locker.exec('BEGIN EXCLUSIVE');
+  try {
+    const run = await runToExit({ DATA_DIR: dataDir, NODE_ID: 'node-x' });
+    assertOneLine(run, new RegExp(`^Cannot record what an earlier run of node node-x left half-done in the event store \\(SQLite file ${file.replace(/[.]/g, '\\.')}\\): .*locked`));
+  } finally {
+    locker.exec('ROLLBACK');
+    locker.close();
     await rm(dataDir, { recursive: true, force: true });
   }
 });

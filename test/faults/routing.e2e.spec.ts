@@ -1,4 +1,5 @@
-// The doors around exactly-once: a path spelt with other letter cases is not the route (404,
+// The doors around exactly-once: a path spelt with other letter cases, a trailing or a doubled
+// slash is not the route (404,
 // nothing runs, no Idempotency-Key or rate-limit token used), and a key without the route's
 // permission is refused before any stored answer is replayed to it.
 import { test } from 'uvu';
@@ -6,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { ALICE, type Harness, withHarness } from '../support/harness.js';
 import { POINTS_PATH, pointsArrivals } from './world.js';
 
-const CASE_VARIANTS = ['/ADM/points/edit', '/Adm/Points/Edit', '/adm/Points/edit', '/adm/points/EDIT', '/ADM/POINTS/EDIT'];
+const CASE_VARIANTS = ['/ADM/points/edit', '/Adm/Points/Edit', '/adm/Points/edit', '/adm/points/EDIT', '/ADM/POINTS/EDIT', '/adm/points/edit/', '/adm//points/edit'];
 
 
 const pointsEdit = (h: Harness, path: string, apiKey: string, idempotencyKey: string | undefined, memo: string) =>

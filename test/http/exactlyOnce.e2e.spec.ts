@@ -6,6 +6,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
+import { ConcurrencyError } from '../../src/domain/errors.js';
 import { streams } from '../../src/domain/events.js';
 import { SIMULATOR_KEY } from '../../src/community/simulator.js';
 import { loadConfig } from '../../src/config.js';
@@ -173,6 +174,28 @@ test('a VIP grant recorded while the read models lag answers 200 and keeps the k
     assert.equal([retry.status, retry.headers.get('idempotent-replayed'), retry.body], [200, 'true', first.body]);
     const userId = h.service.deps.readModels.users.byOid(ALICE.oId)!.id;
     assert.is((await h.service.deps.store.readStream(streams.vip(userId))).length, 1, 'one grant recorded');
+  }));
+
+test('a stream other writers keep moving past the retry deadline answers 409 that names no stream or revision, and frees the key', () =>
+  withHarness({}, async (h) => {
+    const { key } = await h.key();
+    assert.is((await h.get(`/adm/vip/${ALICE.oId}`, key)).status, 200, 'the user is known');
+    const store = h.service.deps.store;
+    const append = store.append;
+    let attempts = 0;
+    store.append = (stream, events, options) => {
+      if (!stream.startsWith('vip-')) return append(stream, events, options);
+      attempts++;
+      return Promise.reject(new ConcurrencyError(stream, attempts, attempts + 1));
+    };
+    const body = { oId: ALICE.oId, quality: 'svip', expired: '2030-01-01 00:00:00' };
+    const refused = await send(h, key, 'contended', body, '/adm/vip/submit');
+    store.append = append;
+    assert.is(refused.status, 409, refused.text);
+    assert.equal(refused.body, { code: 409, message: 'The record was changed by concurrent requests for too long; retry the request', data: {} });
+    assert.ok(attempts > 3, `decided again ${attempts} times before giving up`);
+    const retry = await send(h, key, 'contended', body, '/adm/vip/submit');
+    assert.equal([retry.status, retry.headers.get('idempotent-replayed')], [200, null], retry.text);
   }));
 
 test('a stored answer is replayed only to a key with the permission', () =>

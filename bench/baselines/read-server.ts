@@ -2,17 +2,9 @@
 // JSON the service answers, from a Map filled at start for BENCH_USERS users. Prints `READY {"url"}`.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { benchUsers } from '../lib/users.js';
+import { benchVipRecords } from '../lib/users.js';
 
-const at = '2026-01-01 00:00:00.000Z';
-const records = new Map<string, object[]>();
-for (const [i, user] of benchUsers(Number(process.env.BENCH_USERS ?? 1000)).entries()) {
-  const userId = `u${String(i).padStart(14, '0')}`;
-  records.set(
-    user.oId,
-    ['svip', 'vip'].map((quality, q) => ({ id: `r${String(i * 2 + q).padStart(14, '0')}`, userId, quality, expired: '2030-01-01 00:00:00.000Z', created: at, updated: at })),
-  );
-}
+const records = benchVipRecords(Number(process.env.BENCH_USERS ?? 1000));
 
 const PREFIX = '/adm/vip/';
 const server = createServer((req, res) => {

@@ -116,7 +116,12 @@ export class IdempotencyService {
     const { model, operations, nodeId, clock } = this.deps;
     let released = 0;
     for (const { stream, state } of model.startedBy(nodeId)) {
-      if (state.operationId !== undefined && operations.get(state.operationId)) continue;
+      if (state.operationId !== undefined) {
+        // Only a dead request's operation stays unrecorded for good; a live process that shares
+        // this NODE_ID by mistake must not record it after its key was freed.
+        if (!operations.get(state.operationId)) await this.abandon(state.operationId);
+        if (operations.get(state.operationId)) continue;
+      }
       const { events } = await this.handle(stream, this.known(stream), { type: 'ReleaseRequest', claim: state.claim, at: clock.now() });
       if (events.length > 0) released++;
     }

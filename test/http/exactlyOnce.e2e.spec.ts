@@ -159,6 +159,26 @@ test('a request stalled between binding its key and recording its intent records
     }
   }));
 
+test('a second process started by mistake with the same NODE_ID frees a live request\'s key only after ruling out its operation: the platform sees the write once', () =>
+  withHarness({ NODE_ID: 'shared', IDEMPOTENCY_CLAIM_STALE_MS: '60000' }, async (h) => {
+    const { key } = await h.key();
+    const body = { oId: ALICE.oId, point: 9, memo: 'same node id' };
+    const stall = holdFirstAppendOf(h.service.deps.store, 'PointsEditRequested');
+    const stalled = send(h, key, 'twin', body);
+    await stall.held;
+    const twin = await startService(loadConfig({ PORT: '0', DATA_DIR: h.dataDir, COMMUNITY_URL: h.simUrl, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'silent', NODE_ID: 'shared' }));
+    try {
+      const retry = await fetch(`${twin.url}${POINTS}`, { method: 'POST', headers: { apiKey: key, 'Idempotency-Key': 'twin', 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      assert.is(retry.status, 200, await retry.clone().text());
+      stall.release();
+      const late = await stalled;
+      assert.is(late.status, 409, late.text);
+      assert.is(applied(h, 'same node id'), 1);
+    } finally {
+      await twin.close();
+    }
+  }));
+
 test('a VIP grant recorded while the read models lag answers 200 and keeps the key: the retry replays it and records nothing more', () =>
   withHarness({}, async (h) => {
     const { key } = await h.key();

@@ -3,7 +3,10 @@
 // generator sends `rate` per second, spread evenly over the connections); with 0 every
 // connection sends again as soon as its answer arrives (closed loop, i.e. saturation).
 // Latencies are timed with process.hrtime (autocannon rounds to whole milliseconds).
-// Argument: JSON {url, workload, users, apiKey?, connections, durationS, rate, warmupS?}.
+// Argument: JSON {url, workload, users, apiKey?, connections, durationS, rate, warmupS?, windowS?}.
+// With `windowS` the measured run is also cut into consecutive windows of that length (by when
+// each answer arrived), each with its own figures in `windows`, and `startedAt` (ms since the
+// epoch) says when the first window began: a long run's drift, without gaps between windows.
 import { Agent, request } from 'node:http';
 import { workload, type WorkloadName } from './lib/workloads.js';
 
@@ -16,6 +19,7 @@ interface LatencyArgs {
   durationS: number;
   rate: number;
   warmupS?: number;
+  windowS?: number;
 }
 
 const args = JSON.parse(process.argv[2]!) as LatencyArgs;
@@ -44,12 +48,18 @@ function send(): Promise<number> {
   });
 }
 
-async function phase(seconds: number): Promise<{ latencies: number[]; errors: number; elapsedS: number }> {
-  const latencies: number[] = [];
-  let errors = 0;
+interface Window {
+  latencies: number[];
+  errors: number;
+}
+
+async function phase(seconds: number, windowS = seconds): Promise<{ windows: Window[]; elapsedS: number; startedAt: number }> {
+  const windows: Window[] = Array.from({ length: Math.max(1, Math.ceil(seconds / windowS - 1e-9)) }, () => ({ latencies: [], errors: 0 }));
   const start = performance.now();
   const end = start + seconds * 1000;
+  const windowOf = () => windows[Math.min(windows.length - 1, Math.floor((performance.now() - start) / (windowS * 1000)))]!;
   const interval = args.rate > 0 ? (1000 * args.connections) / args.rate : 0;
+  let errors = 0;
   await Promise.all(
     Array.from({ length: args.connections }, async (_, c) => {
       // Paced connections start staggered so the sends spread over the interval.
@@ -62,34 +72,51 @@ async function phase(seconds: number): Promise<{ latencies: number[]; errors: nu
         }
         if (performance.now() >= end) return;
         try {
-          latencies.push(await send());
+          const ms = await send();
+          windowOf().latencies.push(ms);
         } catch (error) {
-          errors++;
-          if (errors <= 3) process.stderr.write(`${(error as Error).message}\n`);
+          windowOf().errors++;
+          if (++errors <= 3) process.stderr.write(`${(error as Error).message}\n`);
         }
       }
     }),
   );
-  return { latencies, errors, elapsedS: (performance.now() - start) / 1000 };
+  return { windows, elapsedS: (performance.now() - start) / 1000, startedAt: performance.timeOrigin + start };
 }
 
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
-if (args.warmupS) await phase(args.warmupS);
-const cpuBefore = process.cpuUsage();
-const { latencies, errors, elapsedS } = await phase(args.durationS);
-latencies.sort((a, b) => a - b);
-agent.destroy();
-process.stdout.write(
-  `RESULT ${JSON.stringify({
+/** The figures of one list of latencies over `seconds`. */
+function summarise(latencies: number[], errors: number, seconds: number) {
+  latencies.sort((a, b) => a - b);
+  return {
     ok: latencies.length,
-    rps: latencies.length / elapsedS,
+    rps: latencies.length / seconds,
     p50: pct(latencies, 50),
     p90: pct(latencies, 90),
     p99: pct(latencies, 99),
     max: latencies.at(-1) ?? NaN,
     mean: latencies.reduce((a, b) => a + b, 0) / Math.max(1, latencies.length),
     errors,
+  };
+}
+
+if (args.warmupS) await phase(args.warmupS);
+const cpuBefore = process.cpuUsage();
+const { windows, elapsedS, startedAt } = await phase(args.durationS, args.windowS);
+agent.destroy();
+const all = summarise(
+  windows.flatMap((w) => w.latencies),
+  windows.reduce((a, w) => a + w.errors, 0),
+  elapsedS,
+);
+process.stdout.write(
+  `RESULT ${JSON.stringify({
+    ...all,
     cpuS: (({ user, system }) => (user + system) / 1e6)(process.cpuUsage(cpuBefore)),
+    ...(args.windowS && {
+      startedAt,
+      windows: windows.map((w, k) => summarise(w.latencies, w.errors, Math.min(args.windowS!, elapsedS - k * args.windowS!))),
+    }),
   })}\n`,
 );

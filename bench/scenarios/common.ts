@@ -39,7 +39,7 @@ export interface RunningService extends Running {
   dataDir: string;
 }
 
-export async function startBenchService(ctx: BenchContext, scenario: string, simUrl: string, env: Record<string, string> = {}): Promise<RunningService> {
+export async function startBenchService(ctx: BenchContext, scenario: string, simUrl: string, env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<RunningService> {
   const dataDir = mkdtempSync(join(ctx.tmp, `${scenario}-`));
   const child = startChild('service', 'bench/serve.ts', {
     env: {
@@ -50,7 +50,7 @@ export async function startBenchService(ctx: BenchContext, scenario: string, sim
       SESSION_SECRET: 'bench-session-secret-0123456789abcdef',
       ...env,
     },
-    nodeFlags: ctx.profile ? ['--cpu-prof', '--cpu-prof-dir', `bench/profiles/${scenario}`] : [],
+    nodeFlags: [...nodeFlags, ...(ctx.profile ? ['--cpu-prof', '--cpu-prof-dir', `bench/profiles/${scenario}`] : [])],
   });
   const { url, apiKey } = await child.ready;
   const memory = new MemorySampler(child.pid);

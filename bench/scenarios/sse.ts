@@ -9,7 +9,7 @@ import { loadProblems, row, startBaseline, startBenchService, type BenchContext,
 
 const now = () => performance.timeOrigin + performance.now();
 
-interface Workers {
+export interface Workers {
   list: Child[];
   /** Sends one command to every worker (with per-worker fields) and collects the answers. */
   all<T = any>(type: string, perWorker?: (index: number) => object): Promise<T[]>;
@@ -21,9 +21,9 @@ interface Workers {
  * of one (source, destination) pair, so the workers do not bind source addresses unless
  * BENCH_SOURCE_ADDRESSES=1 (127.0.0.2, 127.0.0.3, …; binding slows every connect down).
  */
-async function startWorkers(count: number, url: string): Promise<Workers> {
+export async function startWorkers(count: number, url: string, label = 'sse-clients'): Promise<Workers> {
   const list = Array.from({ length: count }, (_, k) =>
-    startChild(`sse-clients-${k}`, 'bench/sse-clients.ts', {
+    startChild(`${label}-${k}`, 'bench/sse-clients.ts', {
       ipc: true,
       args: [JSON.stringify({ url, localAddress: process.env.BENCH_SOURCE_ADDRESSES === '1' ? `127.0.0.${2 + k}` : '', communityName: 'fishpi' })],
     }),

@@ -7,6 +7,8 @@
 // service with --cpu-prof (profiles in bench/profiles/, summarise with bench/profile-summary.ts);
 // --wait-quiet <s> waits up to s seconds before each scenario for the machine to be ≥ 85% idle
 // (these machines are shared; each scenario's idle share at start is reported either way).
+// `--only soak` runs the soak (10 min of mixed load on one service; ~1 min with --quick), which
+// is never part of the default set: it is a long run for leaks and drift, not a figure per change.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +18,7 @@ import { machine, table, type ScenarioReport } from './lib/report.js';
 import { adminRead, adminWrite, forwardOverhead } from './scenarios/admin.js';
 import { startSimulator, type BenchContext, type Running } from './scenarios/common.js';
 import { replay } from './scenarios/replay.js';
+import { soak } from './scenarios/soak.js';
 import { fanout, sseCapacity } from './scenarios/sse.js';
 
 const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioReport>> = {
@@ -26,6 +29,8 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioReport>> 
   fanout,
   replay,
 };
+/** Run only when named in --only. */
+const ON_REQUEST: typeof SCENARIOS = { soak };
 
 const { values } = parseArgs({
   options: {
@@ -38,9 +43,10 @@ const { values } = parseArgs({
 });
 
 const selected = values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(SCENARIOS);
+const scenario = (name: string) => SCENARIOS[name] ?? ON_REQUEST[name];
 for (const name of selected) {
-  if (!SCENARIOS[name]) {
-    process.stderr.write(`Unknown scenario "${name}"; scenarios: ${Object.keys(SCENARIOS).join(', ')}\n`);
+  if (!scenario(name)) {
+    process.stderr.write(`Unknown scenario "${name}"; scenarios: ${Object.keys(SCENARIOS).join(', ')}; with --only also: ${Object.keys(ON_REQUEST).join(', ')}\n`);
     process.exit(64);
   }
 }
@@ -66,7 +72,7 @@ try {
     const t0 = performance.now();
     const others = new OthersMeter(() => (simPid ? [simPid] : []));
     try {
-      reports.push(await SCENARIOS[name]!(ctx));
+      reports.push(await scenario(name)!(ctx));
     } catch (error) {
       failed = true;
       log(`${name} failed: ${(error as Error).stack ?? error}`);

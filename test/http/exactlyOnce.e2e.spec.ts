@@ -21,6 +21,16 @@ function send(h: Harness, apiKey: string, idempotencyKey: string, body: unknown,
   return h.request('POST', path, { body, apiKey, headers: { 'Idempotency-Key': idempotencyKey } });
 }
 
+/** A second service process on the harness's store and simulator (another node of the cluster). */
+const anotherNode = (h: Harness, env: Record<string, string>) =>
+  startService(loadConfig({ PORT: '0', DATA_DIR: h.dataDir, COMMUNITY_URL: h.simUrl, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'silent', ...env }));
+
+/** A points edit sent to that other node. */
+async function sendTo(node: { url: string }, apiKey: string, idempotencyKey: string, body: unknown) {
+  const res = await fetch(`${node.url}${POINTS}`, { method: 'POST', headers: { apiKey, 'Idempotency-Key': idempotencyKey, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  return { status: res.status, text: await res.text() };
+}
+
 /** How many times the platform applied a points edit with this memo: the platform's own record. */
 const applied = (h: Harness, memo: string) => h.sim.user(ALICE.oId)!.ledger.filter((e) => e.memo === memo).length;
 
@@ -138,15 +148,15 @@ test('a request that lost its claim to a retry sends nothing: the retry runs onc
 test('a request stalled between binding its key and recording its intent records and sends nothing once a retry on another node took over', () =>
   withHarness({ IDEMPOTENCY_CLAIM_STALE_MS: '100' }, async (h) => {
     const { key } = await h.key();
-    const other = await startService(loadConfig({ PORT: '0', DATA_DIR: h.dataDir, COMMUNITY_URL: h.simUrl, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'silent', NODE_ID: 'node-b', IDEMPOTENCY_CLAIM_STALE_MS: '100' }));
+    const other = await anotherNode(h, { NODE_ID: 'node-b', IDEMPOTENCY_CLAIM_STALE_MS: '100' });
     try {
       const body = { oId: ALICE.oId, point: 8, memo: 'stalled intent' };
       const stall = holdFirstAppendOf(h.service.deps.store, 'PointsEditRequested');
       const stalled = send(h, key, 'stall', body);
       await stall.held;
       await new Promise((r) => setTimeout(r, 200));
-      const retry = await fetch(`${other.url}${POINTS}`, { method: 'POST', headers: { apiKey: key, 'Idempotency-Key': 'stall', 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-      assert.is(retry.status, 200, await retry.clone().text());
+      const retry = await sendTo(other, key, 'stall', body);
+      assert.is(retry.status, 200, retry.text);
       stall.release();
       const late = await stalled;
       assert.is(late.status, 409, late.text);
@@ -166,10 +176,10 @@ test('a second process started by mistake with the same NODE_ID frees a live req
     const stall = holdFirstAppendOf(h.service.deps.store, 'PointsEditRequested');
     const stalled = send(h, key, 'twin', body);
     await stall.held;
-    const twin = await startService(loadConfig({ PORT: '0', DATA_DIR: h.dataDir, COMMUNITY_URL: h.simUrl, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'silent', NODE_ID: 'shared' }));
+    const twin = await anotherNode(h, { NODE_ID: 'shared' });
     try {
-      const retry = await fetch(`${twin.url}${POINTS}`, { method: 'POST', headers: { apiKey: key, 'Idempotency-Key': 'twin', 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-      assert.is(retry.status, 200, await retry.clone().text());
+      const retry = await sendTo(twin, key, 'twin', body);
+      assert.is(retry.status, 200, retry.text);
       stall.release();
       const late = await stalled;
       assert.is(late.status, 409, late.text);

@@ -51,6 +51,14 @@ const EnvSchema = v.object({
   REALTIME_MAX_CONNECTIONS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
   TRUST_PROXY: flag('false'),
   ANONYMOUS_RETENTION_MS: nonNegativeNumber('3600000'),
+  CONSOLE_ADMINS: v.optional(
+    v.pipe(
+      v.string(),
+      v.transform((list) => list.split(',').map((oId) => oId.trim()).filter(Boolean)),
+      v.check((oIds) => oIds.every((oId) => /^[A-Za-z0-9]{1,64}$/.test(oId)), 'must be comma-separated oIds (letters and digits)'),
+    ),
+  ),
+  CONSOLE_SESSION_TTL_MINUTES: positiveInt('480'),
 });
 
 type Env = v.InferOutput<typeof EnvSchema>;
@@ -102,6 +110,8 @@ export interface Config {
   sessionTtlDays: number;
   /** How long a login page's single-use state stays valid. */
   loginStateTtlMs: number;
+  /** The operator console: who may use it and how long its sessions last; undefined when it is off. */
+  console: { admins: string[]; sessionTtlMs: number } | undefined;
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -153,6 +163,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     anonymousRetentionMs: e.ANONYMOUS_RETENTION_MS,
     sessionTtlDays: e.SESSION_TTL_DAYS,
     loginStateTtlMs: e.LOGIN_STATE_TTL_MS,
+    console: e.CONSOLE_ADMINS?.length ? { admins: e.CONSOLE_ADMINS, sessionTtlMs: e.CONSOLE_SESSION_TTL_MINUTES * 60_000 } : undefined,
     nodeId: e.NODE_ID ?? hostname(),
     logLevel: e.LOG_LEVEL,
   };

@@ -109,3 +109,11 @@ export const clientMachine = setup({
 });
 
 export type ClientMachine = typeof clientMachine;
+
+/**
+ * The parent of a node's client actors: each client joins this one actor system rather than
+ * bringing a system of its own. It keeps no state; a client reaching `closed` only tells it so.
+ * Clients are created with it as their parent, not spawned by its transitions, because a spawn
+ * copies the parent's whole list of children.
+ */
+export const clientsMachine = setup({}).createMachine({ id: 'realtimeClients' });

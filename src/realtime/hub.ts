@@ -18,7 +18,7 @@ import type { Clock } from '../system/clock.js';
 import { secureRandomBytes } from '../system/ids.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { handleCommand, type KnownState } from '../services/commandHandler.js';
-import { clientMachine, type ClientMachine, type Frame } from './clientMachine.js';
+import { clientMachine, clientsMachine, type ClientMachine, type Frame } from './clientMachine.js';
 import { toSpecUser } from './specUser.js';
 
 /** How long a connection waits for this node to reach a Last-Event-ID it has not applied yet. */
@@ -94,6 +94,8 @@ export class RealtimeHub {
   private readonly bySession = new Map<string, Set<Connection>>();
   /** Appends in flight (connects and disconnects): stop() waits for them before the store closes. */
   private readonly pending = new Set<Promise<unknown>>();
+  /** The parent, and so the actor system, of every client actor on this node. */
+  private readonly clientsActor = createActor(clientsMachine).start();
   private subscription: Subscription | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -159,6 +161,7 @@ export class RealtimeHub {
     // later ones come live. A replaying client's PB_CONNECT repeats its own Last-Event-ID.
     const position = replayAfter ?? runner.position;
     const actor = createActor(clientMachine, {
+      parent: this.clientsActor,
       input: { clientId, position, ...(session && { session: { user: toSpecUser(session.user), sessionId: session.binding.sessionId } }) },
     });
     const connection: Connection = {
@@ -190,6 +193,7 @@ export class RealtimeHub {
     this.subscription?.unsubscribe();
     for (const connection of [...this.connections.values()]) this.close(connection, 'shutdown');
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    this.clientsActor.stop();
   }
 
   private startConnection(connection: Connection, observer: Partial<Observer<Frame>>): void {

@@ -1,9 +1,8 @@
 // The registry of this node's realtime clients (design.md §4). Each connection is one XState
 // actor; the hub feeds actors from the store's subscription (runner.applied$) — pushes,
 // sign-ins and logouts reach a connection whichever node accepted them — and from one shared
-// heartbeat tick. An actor's emitted frames go into the connection's RxJS subject, which the
-// HTTP response drains.
-import { Subject, type Observer, type Subscription } from 'rxjs';
+// heartbeat tick. An actor's emitted frames go straight to the observer the HTTP response gave.
+import type { Observer, Subscription } from 'rxjs';
 import { createActor, type Actor } from 'xstate';
 import { clientDecider, type ClientCommand, type ClientState, type DisconnectClient, type SessionBinding } from '../domain/client.js';
 import { streams, type ClientOpener } from '../domain/events.js';
@@ -41,9 +40,9 @@ export interface OpenRequest {
 export interface ClientHandle {
   readonly clientId: string;
   /**
-   * Subscribes the observer to the client's frames, then starts the actor (PB_CONNECT first,
-   * then any replayed messages). Call it in the same tick as open() resolved, so that no event
-   * applied in between is missed.
+   * Hands the client's frames to the observer (each frame the actor emits, then complete when it
+   * reaches `closed`), then starts the actor (PB_CONNECT first, then any replayed messages). Call
+   * it in the same tick as open() resolved, so that no event applied in between is missed.
    */
   start(observer: Partial<Observer<Frame>>): void;
   /** The request closed: the actor reaches `closed`, the client is gone. Idempotent. */
@@ -59,7 +58,6 @@ export class HubClosedError extends Error {
 interface Connection {
   clientId: string;
   actor: Actor<ClientMachine>;
-  frames: Subject<Frame>;
   userId: string | undefined;
   sessionId: string | undefined;
   replayAfter: number | undefined;
@@ -167,7 +165,6 @@ export class RealtimeHub {
     const connection: Connection = {
       clientId,
       actor,
-      frames: new Subject<Frame>(),
       userId: session?.binding.userId,
       sessionId: session?.binding.sessionId,
       replayAfter,
@@ -199,10 +196,9 @@ export class RealtimeHub {
   private startConnection(connection: Connection, observer: Partial<Observer<Frame>>): void {
     if (connection.started || connection.closed) return;
     connection.started = true;
-    connection.frames.subscribe(observer);
-    const { actor, frames } = connection;
-    actor.on('*', (frame) => frames.next(frame));
-    actor.subscribe({ complete: () => frames.complete(), error: (error) => frames.error(error) });
+    const { actor } = connection;
+    actor.on('*', (frame) => observer.next?.(frame));
+    actor.subscribe({ complete: () => observer.complete?.(), error: (error) => observer.error?.(error) });
     actor.start();
     this.connections.set(connection.clientId, connection);
     this.index(connection);
@@ -219,8 +215,8 @@ export class RealtimeHub {
     connection.closed = true;
     this.unindex(connection);
     this.connections.delete(connection.clientId);
+    // Not started: nobody has its frames yet, and its actor never ran.
     if (connection.started) connection.actor.send({ type: 'CLOSE' });
-    else connection.frames.complete();
     const { clientId } = connection;
     this.track(this.handle(clientId, { type: 'DisconnectClient', clientId, reason, at: this.deps.clock.now() }, connection.known)).catch((error: unknown) =>
       this.deps.log.error({ err: error, clientId }, 'could not record a client disconnect'),

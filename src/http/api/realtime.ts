@@ -1,5 +1,5 @@
 // Spec §4.7, §6: the realtime stream, and logout. The stream's frames come only from the
-// client's actor, through the subject the hub hands over; this handler just drains it.
+// client's actor, which the hub hands over; this handler just writes them.
 import { ErrorBody, SuccessBody } from '../../contract/answers.js';
 import { ADMISSION_RETRY_AFTER_SECONDS } from '../../realtime/admission.js';
 import { hashBinding, newBinding } from '../../realtime/browserCookies.js';
@@ -71,8 +71,8 @@ async function openStream(ctx: RouteContext, { realtime }: RouteDeps): Promise<v
   client.start({
     next: (frame) => {
       if (!open()) return;
-      // A frame that cannot be formatted or written ends this connection only: thrown inside
-      // the frames' subject, it would be rethrown asynchronously and end the process.
+      // A frame that cannot be formatted or written ends this connection only: thrown from the
+      // actor's listener, it would be rethrown asynchronously and end the process.
       try {
         res.write(formatFrame(frame));
       } catch (error) {

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { FishpiPlatform } from './community/fishpi.js';
 import type { CommunityPlatform } from './community/port.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { createConsole } from './console/index.js';
 import { createHttpApp } from './http/app.js';
 import type { HttpDeps } from './http/deps.js';
 import { apiSettings } from './http/route.js';
@@ -98,7 +99,8 @@ export async function startService(
   const retention = new AnonymousRetention({ store, disposable: readModels.disposableStreams, clock, log, retentionMs: config.anonymousRetentionMs });
   retention.start();
   metrics.countOpenConnections(() => deps.realtime.hub.size);
-  const app = createHttpApp(deps, log);
+  const operatorConsole = config.console && createConsole(config.console, config, deps, log);
+  const app = createHttpApp(deps, log, operatorConsole ? [operatorConsole.routes] : []);
   const server = createServer(app.callback());
   // Shutdown waits for requests, not sockets: an idle keep-alive or pre-connected socket holds
   // no work and is simply closed.
@@ -140,6 +142,7 @@ export async function startService(
       // Realtime streams never finish on their own: end them (and record the disconnects), then
       // close the keep-alive sockets they leave idle.
       await deps.realtime.hub.stop();
+      await operatorConsole?.close();
       server.closeIdleConnections();
       if (inFlight.size > 0) {
         let timer: NodeJS.Timeout | undefined;

@@ -1,5 +1,5 @@
 // The koa application: request log and error mapping first, then the declared routes.
-import Koa from 'koa';
+import Koa, { type Middleware } from 'koa';
 import type { Logger } from '../log.js';
 import { apiRoutes } from './api/index.js';
 import type { HttpDeps } from './deps.js';
@@ -9,7 +9,8 @@ import { mountRoutes } from './mount.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { noSniff } from './securityHeaders.js';
 
-export function createHttpApp(deps: HttpDeps, log: Logger): Koa {
+/** `mounted`: routes served besides the API's (the operator console, when it is on). */
+export function createHttpApp(deps: HttpDeps, log: Logger, mounted: Middleware[] = []): Koa {
   const app = new Koa();
   // TRUST_PROXY: one reverse proxy in front; ctx.ip is the right-most X-Forwarded-For entry, the
   // address that proxy saw (entries to its left are whatever the client wrote).
@@ -20,6 +21,7 @@ export function createHttpApp(deps: HttpDeps, log: Logger): Koa {
   const renderError = errorRenderer(onUnexpected, deps.api.maxBodyBytes);
   app.use(errorMiddleware(renderError));
   app.use(noSniff);
+  for (const routes of mounted) app.use(routes);
   const routes = apiRoutes(deps.api);
   // Built on first request: the server's URL is known once it listens.
   let document: Record<string, unknown> | undefined;

@@ -16,6 +16,7 @@ import { BrowserCookies } from './browserCookies.js';
 import { Clients } from './clients.js';
 import type { RealtimeDeps } from './deps.js';
 import { RealtimeHub } from './hub.js';
+import { OpenIdAttempts } from './openIdAttempts.js';
 import { loadSessionSecret, SessionCookies, Sessions } from './sessions.js';
 import { SignIn } from './signIn.js';
 
@@ -67,14 +68,11 @@ export function createRealtime({ config, store, runner, readModels, platform, us
     signIn: new SignIn({
       store,
       runner,
-      platform,
-      userSync,
+      attempts: new OpenIdAttempts({ store, platform, userSync, clock, log, publicUrl, stateTtlMs: config.loginStateTtlMs }),
       clients,
       clock,
-      log,
       publicUrl,
       communityName: config.community.name,
-      stateTtlMs: config.loginStateTtlMs,
       sessionTtlMs,
     }),
     communityName: config.community.name,

@@ -1,0 +1,41 @@
+// What every console API request must bring: a live console session of an account CONSOLE_ADMINS
+// still lists; and for every change, the session's token and a page of the service's own origin.
+import type { Middleware } from 'koa';
+import { ForeignOriginError } from '../http/errors.js';
+import type { ConsoleCookies } from './cookies.js';
+import { ConsoleSignInRequiredError, ConsoleTokenError, NotAnOperatorError } from './errors.js';
+import type { ConsoleSessions, OperatorSession } from './sessions.js';
+
+export const TOKEN_HEADER = 'X-Console-Token';
+
+export interface OperatorState {
+  operator: OperatorSession;
+}
+
+export function requireOperator(deps: { cookies: ConsoleCookies; sessions: ConsoleSessions; admins: ReadonlySet<string> }): Middleware<OperatorState> {
+  return async (ctx, next) => {
+    const sessionId = deps.cookies.session(ctx.get('Cookie') || undefined);
+    const session = sessionId && (await deps.sessions.live(sessionId));
+    if (!session) throw new ConsoleSignInRequiredError();
+    // Removed from CONSOLE_ADMINS since signing in: the session no longer opens anything.
+    if (!deps.admins.has(session.oId)) throw new NotAnOperatorError();
+    ctx.state.operator = session;
+    await next();
+  };
+}
+
+/**
+ * A change must come from a console page: its Origin is the service's own (as configured, or as
+ * the request reached it) — browsers send Origin with every POST — and it carries the token only
+ * the session's pages could read.
+ */
+export function requireConsolePage(deps: { cookies: ConsoleCookies; publicUrl: () => string }): Middleware<OperatorState> {
+  return async (ctx, next) => {
+    if (ctx.method !== 'GET') {
+      const origin = ctx.get('Origin');
+      if (origin !== new URL(deps.publicUrl()).origin && origin !== `${ctx.protocol}://${ctx.host}`) throw new ForeignOriginError(origin || '(none)');
+      if (!deps.cookies.isCsrfToken(ctx.state.operator.sessionId, ctx.get(TOKEN_HEADER) || undefined)) throw new ConsoleTokenError();
+    }
+    await next();
+  };
+}

@@ -6,7 +6,7 @@ import { FishpiPlatform } from './community/fishpi.js';
 import type { CommunityPlatform } from './community/port.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { createConsole } from './console/index.js';
-import { createHttpApp } from './http/app.js';
+import { createRequestListener } from './http/app.js';
 import type { HttpDeps } from './http/deps.js';
 import { apiSettings } from './http/route.js';
 import { createLogger, type Logger } from './log.js';
@@ -100,8 +100,7 @@ export async function startService(
   retention.start();
   metrics.countOpenConnections(() => deps.realtime.hub.size);
   const operatorConsole = config.console && createConsole(config.console, config, deps, log);
-  const app = createHttpApp(deps, log, operatorConsole ? [operatorConsole.routes] : []);
-  const server = createServer(app.callback());
+  const server = createServer(createRequestListener(deps, log, operatorConsole ? [operatorConsole.routes] : []));
   // Shutdown waits for requests, not sockets: an idle keep-alive or pre-connected socket holds
   // no work and is simply closed.
   const inFlight = new Set<ServerResponse>();

@@ -1,7 +1,9 @@
 // The koa application: request log and error mapping first, then the declared routes.
-import Koa, { type Middleware } from 'koa';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import Koa, { type Middleware, type ParameterizedContext } from 'koa';
 import type { Logger } from '../log.js';
 import { apiRoutes } from './api/index.js';
+import { isRealtimeStreamUrl } from './api/realtime.js';
 import type { HttpDeps } from './deps.js';
 import { errorMiddleware, errorRenderer } from './middleware/errors.js';
 import { requestLog } from './middleware/requestLog.js';
@@ -10,22 +12,59 @@ import { buildOpenApiDocument } from './openapi.js';
 import { noSniff } from './securityHeaders.js';
 
 /** `mounted`: routes served besides the API's (the operator console, when it is on). */
-export function createHttpApp(deps: HttpDeps, log: Logger, mounted: Middleware[] = []): Koa {
+function buildApp(deps: HttpDeps, log: Logger, mounted: Middleware[]) {
   const app = new Koa();
   // TRUST_PROXY: one reverse proxy in front; ctx.ip is the right-most X-Forwarded-For entry, the
   // address that proxy saw (entries to its left are whatever the client wrote).
   app.proxy = deps.trustProxy;
   app.maxIpsCount = 1;
   const onUnexpected = (error: unknown, path: string) => log.error({ err: error, path }, 'unexpected error');
-  app.use(requestLog(log, deps.metrics));
   const renderError = errorRenderer(onUnexpected, deps.api.maxBodyBytes);
-  app.use(errorMiddleware(renderError));
-  app.use(noSniff);
-  for (const routes of mounted) app.use(routes);
   const routes = apiRoutes(deps.api);
   // Built on first request: the server's URL is known once it listens.
   let document: Record<string, unknown> | undefined;
   const router = mountRoutes(routes, { ...deps, apiDocument: () => (document ??= buildOpenApiDocument(routes, deps.api)) }, { renderError, onUnexpected });
-  app.use(router.routes()).use(router.allowedMethods());
-  return app;
+  const chain = [requestLog(log, deps.metrics), errorMiddleware(renderError), noSniff, ...mounted, router.routes() as Middleware];
+  for (const middleware of chain) app.use(middleware);
+  app.use(router.allowedMethods());
+  return { app, chain };
+}
+
+export function createHttpApp(deps: HttpDeps, log: Logger, mounted: Middleware[] = []): Koa {
+  return buildApp(deps, log, mounted).app;
+}
+
+/**
+ * The server's request listener. A realtime stream is held for hours, and koa keeps a request's
+ * context until its response finishes: `GET /api/realtime` goes through the same middlewares
+ * and the same route on a koa context that nothing holds once the stream is handed over. Every
+ * other request is koa's.
+ */
+export function createRequestListener(deps: HttpDeps, log: Logger, mounted: Middleware[] = []): RequestListener {
+  const { app, chain } = buildApp(deps, log, mounted);
+  const koa = app.callback();
+  return (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'GET' || !isRealtimeStreamUrl(req.url)) return void koa(req, res);
+    // As koa starts every response: not found until a route answers.
+    res.statusCode = 404;
+    const ctx = app.createContext(req, res);
+    run(chain, ctx, 0).then(
+      () => respond(ctx),
+      (error: unknown) => ctx.onerror(error as Error),
+    );
+  };
+}
+
+function run(chain: Middleware[], ctx: ParameterizedContext, index: number): Promise<void> {
+  const middleware = chain[index];
+  return middleware ? Promise.resolve(middleware(ctx, () => run(chain, ctx, index + 1))) : Promise.resolve();
+}
+
+/** What koa sends for this route's answers: nothing once the stream took over, else the JSON body. */
+function respond(ctx: ParameterizedContext): void {
+  if (ctx.respond === false) return;
+  if (!ctx.writable) return void ctx.res.end();
+  const body = JSON.stringify(ctx.body);
+  if (!ctx.res.headersSent) ctx.length = Buffer.byteLength(body);
+  ctx.res.end(body);
 }

@@ -10,6 +10,11 @@ import { route, type ApiSettings, type RouteContext, type RouteDeps } from '../r
 /** A client this far behind is cut off; it reconnects with Last-Event-ID and catches up. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
 
+const STREAM_PATH = '/api/realtime';
+
+/** Whether a request URL is the stream's path exactly, as the router matches it, a query or not. */
+export const isRealtimeStreamUrl = (url: string | undefined) => url === STREAM_PATH || (url?.startsWith(`${STREAM_PATH}?`) ?? false);
+
 /** The page origin that opened the stream, when the header holds one (the login page may show it). */
 function pageOrigin(header: string): { origin?: string } {
   // Checked before parsing: most streams send no Origin, and a throwing parse costs a stack trace.
@@ -96,7 +101,7 @@ const sseEvent = (event: string, frame: string) => ({
 export const realtimeRoutes = ({ replayMs }: ApiSettings) => [
   route({
     method: 'get',
-    path: '/api/realtime',
+    path: STREAM_PATH,
     tag: 'realtime',
     summary: 'Open the realtime connection (server-sent events)',
     description:

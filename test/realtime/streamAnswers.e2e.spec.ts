@@ -1,0 +1,121 @@
+// What the stream's answers carry besides frames, like every other answer of the service: the
+// request id, nosniff, CORS's Vary, one request log line and one metrics sample; a refusal or a
+// failure in the `{code, message, data}` form.
+import { request } from 'node:http';
+import { pino } from 'pino';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { FaultyStore } from '../support/faultyStore.js';
+import { startHarness, type Harness, type HarnessOptions } from '../support/harness.js';
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** The first frame, or the whole body of an answer that is not a stream. */
+  text: string;
+  close(): void;
+}
+
+/** GET on a socket of its own; resolves with the first chunk of a stream, or the whole body. */
+function get(h: Harness, path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${h.url}${path}`, { agent: false, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      const answer = () => ({ status: res.statusCode!, headers: res.headers, text, close: () => req.destroy() });
+      res.on('data', (chunk: string) => {
+        text += chunk;
+        if (res.statusCode === 200) resolve(answer());
+      });
+      res.on('end', () => resolve(answer()));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function withLog(options: HarnessOptions, run: (h: Harness, lines: () => Array<Record<string, any>>) => Promise<void>) {
+  let logged = '';
+  const log = pino({ level: 'info' }, { write: (line: string) => void (logged += line) });
+  const h = await startHarness({ ...options, log });
+  try {
+    await run(h, () =>
+      logged
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, any>),
+    );
+  } finally {
+    await h.close();
+  }
+}
+
+const requestLines = (lines: Array<Record<string, any>>) => lines.filter((l) => l.msg === 'request' && l.route === '/api/realtime');
+
+test('a served stream: the caller’s request id, nosniff, Vary: Origin; logged and counted as GET /api/realtime 200', () =>
+  withLog({}, async (h, lines) => {
+    const stream = await get(h, '/api/realtime?lastEventId=1', { 'X-Request-Id': 'trace-stream-1' });
+    assert.is(stream.status, 200);
+    assert.match(stream.text, /^id: \d+\nevent: PB_CONNECT\n/);
+    assert.is(stream.headers['x-request-id'], 'trace-stream-1');
+    assert.is(stream.headers['x-content-type-options'], 'nosniff');
+    assert.match(String(stream.headers.vary), /Origin/);
+    assert.match(String(stream.headers['set-cookie']), /^cb_client=/);
+    const other = await get(h, '/api/realtime', { 'X-Request-Id': 'not a valid id' });
+    assert.match(String(other.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+    assert.equal(
+      requestLines(lines()).map((l) => [l.requestId === 'trace-stream-1', l.method, l.status]),
+      [
+        [true, 'GET', '200'],
+        [false, 'GET', '200'],
+      ],
+    );
+    assert.match((await h.get('/metrics')).text, /http_requests_total\{method="GET",route="\/api\/realtime",status="200"\} 2/);
+    stream.close();
+    other.close();
+  }));
+
+test('a refused stream answers the JSON error form with Retry-After, and is logged and counted with its status', () =>
+  withLog({ env: { REALTIME_MAX_CONNECTIONS_PER_IP: '1' } }, async (h, lines) => {
+    const first = await get(h, '/api/realtime');
+    const refused = await get(h, '/api/realtime', { 'X-Request-Id': 'trace-refused' });
+    assert.is(refused.status, 429);
+    assert.is(refused.headers['content-type'], 'application/json; charset=utf-8');
+    assert.is(Number(refused.headers['content-length']), Buffer.byteLength(refused.text));
+    assert.equal(JSON.parse(refused.text), { code: 429, message: 'Too many realtime connections from this address (at most 1)', data: {} });
+    assert.ok(Number(refused.headers['retry-after']) > 0);
+    assert.is(refused.headers['x-request-id'], 'trace-refused');
+    assert.is(refused.headers['x-content-type-options'], 'nosniff');
+    assert.equal(requestLines(lines()).find((l) => l.requestId === 'trace-refused')?.status, '429');
+    assert.match((await h.get('/metrics')).text, /http_requests_total\{method="GET",route="\/api\/realtime",status="429"\} 1/);
+    first.close();
+  }));
+
+test('a store failure while opening: 500 in the error form, nothing internal said, the error logged, the address’s slot given back', async () => {
+  let faults: FaultyStore | undefined;
+  await withLog(
+    {
+      env: { REALTIME_MAX_CONNECTIONS_PER_IP: '1' },
+      wrapStore: (store) => (faults = new FaultyStore(store)),
+    },
+    async (h, lines) => {
+      faults!.appendFailure = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+      const failed = await get(h, '/api/realtime');
+      assert.is(failed.status, 500);
+      assert.equal(JSON.parse(failed.text), { code: 500, message: 'Internal error: the service could not complete the request', data: {} });
+      assert.is(failed.headers['x-content-type-options'], 'nosniff');
+      assert.ok(lines().some((l) => l.msg === 'unexpected error' && l.path === '/api/realtime'));
+      assert.equal(requestLines(lines()).map((l) => l.status), ['500']);
+      faults!.appendFailure = undefined;
+      let again: Answer | undefined;
+      for (let i = 0; i < 50 && again?.status !== 200; i++) {
+        again = await get(h, '/api/realtime');
+        if (again.status !== 200) await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.is(again!.status, 200, 'the failed stream freed its slot');
+      again!.close();
+    },
+  );
+});
+
+test.run();

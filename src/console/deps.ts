@@ -1,14 +1,25 @@
 import type { HttpDeps } from '../http/deps.js';
+import type { ProjectionRunner } from '../projections/runner.js';
+import type { ApiKeyService } from '../services/apiKeys.js';
+import type { ConsoleIndex } from './consoleIndex.js';
+import type { EventFollows } from './follow.js';
 import type { ConsoleCookies } from './cookies.js';
 import type { ConsoleSessions } from './sessions.js';
 import type { ConsoleSignIn } from './signIn.js';
 
 /** What the console's pages and endpoints use, built once by createConsole. */
-export interface ConsoleDeps extends Pick<HttpDeps, 'store' | 'runner' | 'readModels' | 'outcomes' | 'metrics' | 'clock'> {
+export interface ConsoleDeps extends Pick<HttpDeps, 'store' | 'runner' | 'readModels' | 'outcomes' | 'metrics' | 'clock' | 'pushLimits'> {
   cookies: ConsoleCookies;
   sessions: ConsoleSessions;
   signIn: ConsoleSignIn;
   /** CONSOLE_ADMINS. */
   admins: ReadonlySet<string>;
   publicUrl: () => string;
+  nodeId: string;
+  keys: ApiKeyService;
+  /** What the console folds from the log itself, and the runner that keeps it. */
+  index: ConsoleIndex;
+  indexRunner: ProjectionRunner;
+  /** Open live streams of the event log. */
+  follows: EventFollows;
 }

@@ -6,7 +6,12 @@ import type { HttpDeps } from '../http/deps.js';
 import type { Logger } from '../log.js';
 import { OpenIdAttempts } from '../realtime/openIdAttempts.js';
 import { loadSessionSecret } from '../realtime/sessions.js';
+import { ProjectionRunner } from '../projections/runner.js';
+import { reportRunnerTrouble } from '../projections/runnerReports.js';
+import { ApiKeyService } from '../services/apiKeys.js';
+import { ConsoleIndex } from './consoleIndex.js';
 import { ConsoleCookies } from './cookies.js';
+import { EventFollows } from './follow.js';
 import type { ConsoleDeps } from './deps.js';
 import { consoleRouter } from './routes.js';
 import { ConsoleSessions } from './sessions.js';
@@ -22,13 +27,24 @@ export interface Console {
 export type ConsoleSettings = NonNullable<Config['console']>;
 
 export function createConsole(settings: ConsoleSettings, config: Config, http: HttpDeps, log: Logger): Console {
-  const { store, runner, readModels, outcomes, metrics, clock, platform, userSync } = http;
+  const { store, runner, readModels, outcomes, metrics, clock, platform, userSync, pushLimits } = http;
   const publicUrl = http.realtime.publicUrl;
   const admins = new Set(settings.admins);
   const sessions = new ConsoleSessions({ store, clock, ttlMs: settings.sessionTtlMs });
   const attempts = new OpenIdAttempts({ store, platform, userSync, clock, log, publicUrl, stateTtlMs: config.loginStateTtlMs });
+  const index = new ConsoleIndex(clock);
+  const indexRunner = new ProjectionRunner(store, [index], reportRunnerTrouble(log, metrics));
+  // In the background: the console's answers fill in as it catches up (the overview shows its lag).
+  indexRunner.start().catch((error: unknown) => log.error({ err: error }, 'the console could not read the event log'));
+  const follows = new EventFollows(store);
   const deps: ConsoleDeps = {
     store,
+    pushLimits,
+    nodeId: config.nodeId,
+    keys: new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock }),
+    index,
+    indexRunner,
+    follows,
     runner,
     readModels,
     outcomes,
@@ -48,6 +64,9 @@ export function createConsole(settings: ConsoleSettings, config: Config, http: H
   const router = consoleRouter(deps, () => []);
   return {
     routes: router.routes() as Middleware,
-    async close() {},
+    async close() {
+      follows.close();
+      await indexRunner.stop();
+    },
   };
 }

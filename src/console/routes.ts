@@ -3,13 +3,18 @@
 import Router from '@koa/router';
 import { SignInError } from '../domain/login.js';
 import { mountEndpoints, type AnyEndpoint } from './api/declare.js';
+import { eventEndpoints } from './api/events.js';
+import { keyEndpoints } from './api/keys.js';
+import { operationEndpoints } from './api/operations.js';
+import { overviewEndpoints } from './api/overview.js';
 import { sessionEndpoints } from './api/session.js';
+import { userEndpoints } from './api/users.js';
 import type { ConsoleDeps } from './deps.js';
 import { requireConsolePage, requireOperator, type OperatorState } from './guards.js';
 import { consoleHeaders } from './headers.js';
 import { refusalPage, shellPage } from './pages.js';
 
-export const ENDPOINTS: readonly AnyEndpoint[] = [...sessionEndpoints];
+export const ENDPOINTS: readonly AnyEndpoint[] = [...sessionEndpoints, ...overviewEndpoints, ...keyEndpoints, ...userEndpoints, ...operationEndpoints, ...eventEndpoints];
 
 export function consoleRouter(deps: ConsoleDeps, shellScripts: () => string[]): Router<OperatorState> {
   const { cookies, signIn } = deps;

@@ -1,7 +1,7 @@
 // The life of one API key: issued → (disabled ⇄ enabled) → revoked. Revocation is final.
 import type { Decider } from './decider.js';
 import { ConflictError, NotFoundError } from './errors.js';
-import type { ApiKeyEvent } from './events.js';
+import type { ApiKeyEvent, Operator } from './events.js';
 import type { Grant } from './permissions.js';
 
 export type ApiKeyStatus = 'enabled' | 'disabled' | 'revoked';
@@ -10,11 +10,12 @@ export type ApiKeyState =
   | { exists: false }
   | { exists: true; keyId: string; appId: string; app: string; hash: string; permissions: Grant[]; expires: string | null; status: ApiKeyStatus; created: string };
 
+type By = { by?: Operator };
 export type ApiKeyCommand =
-  | { type: 'IssueApiKey'; keyId: string; appId: string; app: string; hash: string; permissions: Grant[]; expires: string | null; at: string }
-  | { type: 'DisableApiKey'; keyId: string; at: string }
-  | { type: 'EnableApiKey'; keyId: string; at: string }
-  | { type: 'RevokeApiKey'; keyId: string; at: string }
+  | ({ type: 'IssueApiKey'; keyId: string; appId: string; app: string; hash: string; permissions: Grant[]; expires: string | null; at: string } & By)
+  | ({ type: 'DisableApiKey'; keyId: string; at: string } & By)
+  | ({ type: 'EnableApiKey'; keyId: string; at: string } & By)
+  | ({ type: 'RevokeApiKey'; keyId: string; at: string } & By)
   | { type: 'ChangeApiKeyExpiry'; keyId: string; expires: string | null; at: string };
 
 function existing(state: ApiKeyState, keyId: string) {
@@ -22,6 +23,8 @@ function existing(state: ApiKeyState, keyId: string) {
   if (state.status === 'revoked') throw new ConflictError(`API key ${keyId} is revoked`);
   return state;
 }
+
+const change = ({ keyId, at, by }: { keyId: string; at: string } & By) => ({ keyId, at, ...(by && { by }) });
 
 export const apiKeyDecider: Decider<ApiKeyState, ApiKeyCommand, ApiKeyEvent> = {
   initialState: () => ({ exists: false }),
@@ -35,13 +38,13 @@ export const apiKeyDecider: Decider<ApiKeyState, ApiKeyCommand, ApiKeyEvent> = {
       }
       case 'DisableApiKey':
         // Asking twice is not an error: the key is disabled either way, and the log stays quiet.
-        return existing(state, command.keyId).status === 'disabled' ? [] : [{ type: 'ApiKeyDisabled', data: { keyId: command.keyId, at: command.at } }];
+        return existing(state, command.keyId).status === 'disabled' ? [] : [{ type: 'ApiKeyDisabled', data: change(command) }];
       case 'EnableApiKey':
-        return existing(state, command.keyId).status === 'enabled' ? [] : [{ type: 'ApiKeyEnabled', data: { keyId: command.keyId, at: command.at } }];
+        return existing(state, command.keyId).status === 'enabled' ? [] : [{ type: 'ApiKeyEnabled', data: change(command) }];
       case 'RevokeApiKey':
         if (state.exists && state.status === 'revoked') return [];
         existing(state, command.keyId);
-        return [{ type: 'ApiKeyRevoked', data: { keyId: command.keyId, at: command.at } }];
+        return [{ type: 'ApiKeyRevoked', data: change(command) }];
       case 'ChangeApiKeyExpiry':
         return existing(state, command.keyId).expires === command.expires
           ? []
@@ -51,7 +54,7 @@ export const apiKeyDecider: Decider<ApiKeyState, ApiKeyCommand, ApiKeyEvent> = {
 
   evolve(state, event) {
     if (event.type === 'ApiKeyIssued') {
-      const { at, ...rest } = event.data;
+      const { at, by: _, ...rest } = event.data;
       return { exists: true, ...rest, status: 'enabled', created: at };
     }
     if (!state.exists) return state;

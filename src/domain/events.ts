@@ -7,13 +7,15 @@ export interface Actor {
   keyId: string;
 }
 
+/** `by`: the operator who made the change, when one is known (absent for CLI changes). */
+type ByOperator = { by?: Operator };
 export type ApiKeyIssued = {
   type: 'ApiKeyIssued';
-  data: { keyId: string; appId: string; app: string; hash: string; permissions: Grant[]; expires: string | null; at: string };
+  data: { keyId: string; appId: string; app: string; hash: string; permissions: Grant[]; expires: string | null; at: string } & ByOperator;
 };
-export type ApiKeyDisabled = { type: 'ApiKeyDisabled'; data: { keyId: string; at: string } };
-export type ApiKeyEnabled = { type: 'ApiKeyEnabled'; data: { keyId: string; at: string } };
-export type ApiKeyRevoked = { type: 'ApiKeyRevoked'; data: { keyId: string; at: string } };
+export type ApiKeyDisabled = { type: 'ApiKeyDisabled'; data: { keyId: string; at: string } & ByOperator };
+export type ApiKeyEnabled = { type: 'ApiKeyEnabled'; data: { keyId: string; at: string } & ByOperator };
+export type ApiKeyRevoked = { type: 'ApiKeyRevoked'; data: { keyId: string; at: string } & ByOperator };
 export type ApiKeyExpiryChanged = { type: 'ApiKeyExpiryChanged'; data: { keyId: string; expires: string | null; at: string } };
 export type ApiKeyEvent = ApiKeyIssued | ApiKeyDisabled | ApiKeyEnabled | ApiKeyRevoked | ApiKeyExpiryChanged;
 
@@ -68,7 +70,9 @@ export type OperationFailed = Outcome<'OperationFailed', { reason: string }>;
 /** Sent, then no answer in time: it may or may not have happened. */
 export type OperationOutcomeUnknown = Outcome<'OperationOutcomeUnknown', { reason: string }>;
 /** Who settled an unknown outcome: an operator at the CLI, or an app through the admin API. */
-export type Resolver = { kind: 'operator'; name: string } | ({ kind: 'app' } & Actor);
+export type Resolver = Operator | ({ kind: 'app' } & Actor);
+/** A person acting as operator: an OS user at the CLI, or `console:<oId>` in the console. */
+export type Operator = { kind: 'operator'; name: string };
 /** Someone who checked the platform settled an unknown outcome. */
 export type OperationResolved = Outcome<'OperationResolved', { applied: boolean; note: string; by: Resolver }>;
 export type OperationOutcome = OperationApplied | OperationRejected | OperationFailed | OperationOutcomeUnknown | OperationResolved;

@@ -3,7 +3,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { apiKeyDecider, type ApiKeyCommand } from '../domain/apiKey.js';
 import { ValidationError } from '../domain/errors.js';
-import { streams } from '../domain/events.js';
+import { streams, type Operator } from '../domain/events.js';
 import type { Grant } from '../domain/permissions.js';
 import type { ApiKeyRecord, ApiKeysReadModel } from '../projections/apiKeys.js';
 import type { ProjectionRunner } from '../projections/runner.js';
@@ -37,25 +37,26 @@ export interface IssuedKey {
 export class ApiKeyService {
   constructor(private readonly deps: { store: EventStore; runner: ProjectionRunner; keys: ApiKeysReadModel; clock: Clock }) {}
 
-  async issue(input: { app: string; permissions: Grant[]; expires: string | null }): Promise<IssuedKey> {
+  /** `by`: the operator issuing it, recorded with each change (the console names its operator). */
+  async issue(input: { app: string; permissions: Grant[]; expires: string | null }, by?: Operator): Promise<IssuedKey> {
     const app = input.app.trim();
     const id = newRecordId();
     const key = KEY_PREFIX + randomBytes(20).toString('base64url');
     const appId = appIdOf(app);
-    await this.execute({ type: 'IssueApiKey', keyId: id, appId, app, hash: hashApiKey(key), permissions: input.permissions, expires: input.expires, at: this.deps.clock.now() });
+    await this.execute({ type: 'IssueApiKey', keyId: id, appId, app, hash: hashApiKey(key), permissions: input.permissions, expires: input.expires, at: this.deps.clock.now(), ...(by && { by }) });
     return { id, key, appId, app, permissions: input.permissions, expires: input.expires };
   }
 
-  disable(keyId: string) {
-    return this.execute({ type: 'DisableApiKey', keyId, at: this.deps.clock.now() });
+  disable(keyId: string, by?: Operator) {
+    return this.execute({ type: 'DisableApiKey', keyId, at: this.deps.clock.now(), ...(by && { by }) });
   }
 
-  enable(keyId: string) {
-    return this.execute({ type: 'EnableApiKey', keyId, at: this.deps.clock.now() });
+  enable(keyId: string, by?: Operator) {
+    return this.execute({ type: 'EnableApiKey', keyId, at: this.deps.clock.now(), ...(by && { by }) });
   }
 
-  revoke(keyId: string) {
-    return this.execute({ type: 'RevokeApiKey', keyId, at: this.deps.clock.now() });
+  revoke(keyId: string, by?: Operator) {
+    return this.execute({ type: 'RevokeApiKey', keyId, at: this.deps.clock.now(), ...(by && { by }) });
   }
 
   changeExpiry(keyId: string, expires: string | null) {

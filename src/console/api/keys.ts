@@ -1,0 +1,65 @@
+// API keys: the list with each key's state and last recorded use; create (the secret is in this
+// answer only), disable, enable, revoke — each recorded with the operator as `by`.
+import { ValidationError } from '../../domain/errors.js';
+import { parseSpecDateTime } from '../../domain/time.js';
+import { KeyActionParams, KeyCreateBody, type KeyCreated, type KeyList, type KeyView } from '../../contract/console.js';
+import type { ApiKeyRecord } from '../../projections/apiKeys.js';
+import { invalid } from '../../http/validation.js';
+import { consoleOperator } from '../operator.js';
+import type { ConsoleDeps } from '../deps.js';
+import { endpoint } from './declare.js';
+
+function keyView(key: ApiKeyRecord, { index, clock }: ConsoleDeps): KeyView {
+  const expired = key.status === 'enabled' && key.expires !== null && key.expires <= clock.now();
+  return {
+    id: key.keyId,
+    app: key.app,
+    appId: key.appId,
+    permissions: key.permissions,
+    status: expired ? 'expired' : key.status,
+    created: key.created,
+    expires: key.expires,
+    lastUsed: index.lastUsed(key.keyId) ?? null,
+  };
+}
+
+function expiryOf(text: string | null, now: string): string | null {
+  if (text === null || text === '') return null;
+  const iso = parseSpecDateTime(text);
+  if (!iso) throw invalid('expires', 'must be a real date and time written "YYYY-MM-DD HH:MM:SS" (UTC)');
+  if (iso <= now) throw invalid('expires', 'must be in the future');
+  return iso;
+}
+
+export const keyEndpoints = [
+  endpoint({
+    method: 'get',
+    path: '/keys',
+    handle: (_ctx, _input, deps): KeyList => ({ keys: deps.keys.list().map((key) => keyView(key, deps)) }),
+  }),
+  endpoint({
+    method: 'post',
+    path: '/keys',
+    body: KeyCreateBody,
+    async handle(ctx, { body }, deps): Promise<KeyCreated> {
+      const permissions = [...new Set(body.permissions)];
+      let issued;
+      try {
+        issued = await deps.keys.issue({ app: body.app, permissions, expires: expiryOf(body.expires, deps.clock.now()) }, consoleOperator(ctx.state.operator.oId));
+      } catch (error) {
+        // The app name holds no letter or digit to make an app id of.
+        if (error instanceof ValidationError && error.message.startsWith('app:')) throw invalid('app', error.message.slice('app: '.length));
+        throw error;
+      }
+      return { key: keyView(deps.readModels.apiKeys.get(issued.id)!, deps), secret: issued.key };
+    },
+  }),
+  endpoint({
+    method: 'post',
+    path: '/keys/:keyId/:action',
+    params: KeyActionParams,
+    async handle(ctx, { params: { keyId, action } }, deps): Promise<KeyView> {
+      return keyView(await deps.keys[action](keyId, consoleOperator(ctx.state.operator.oId)), deps);
+    },
+  }),
+];

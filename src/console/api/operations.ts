@@ -1,0 +1,23 @@
+// Operations whose outcome is unknown, oldest first, with everything the log knows of them; an
+// operator who checked the platform resolves each as applied or not.
+import { OperationIdParam, ResolveBody, type OperationList, type OperationView } from '../../contract/console.js';
+import { consoleOperator } from '../operator.js';
+import { endpoint } from './declare.js';
+import { operationView } from './views.js';
+
+export const operationEndpoints = [
+  endpoint({
+    method: 'get',
+    path: '/operations/unknown',
+    handle: (_ctx, _input, { readModels }): OperationList => ({ operations: readModels.operations.withoutOutcome('unknown').map(operationView) }),
+  }),
+  endpoint({
+    method: 'post',
+    path: '/operations/:operationId/resolve',
+    params: OperationIdParam,
+    body: ResolveBody,
+    async handle(ctx, { params: { operationId }, body: { applied, note } }, { outcomes }): Promise<OperationView> {
+      return operationView(await outcomes.resolve(operationId, applied, note, consoleOperator(ctx.state.operator.oId)));
+    },
+  }),
+];

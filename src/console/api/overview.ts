@@ -1,0 +1,42 @@
+// The overview: nodes seen in the log, open connections, platform operations per minute by
+// outcome, platform call health (this node's metrics), and how far the read models lag.
+import type { Overview } from '../../contract/console.js';
+import type { ConsoleDeps } from '../deps.js';
+import { endpoint } from './declare.js';
+
+type Health = { ok: number; rejected: number; failed: number; timeout: number };
+const HEALTH_KEYS = ['ok', 'rejected', 'failed', 'timeout'] as const;
+
+async function platformHealth({ metrics }: ConsoleDeps): Promise<Overview['platformCalls']> {
+  const total: Health = { ok: 0, rejected: 0, failed: 0, timeout: 0 };
+  const byEndpoint = new Map<string, Health>();
+  for (const { value, labels } of (await metrics.platformCalls.get()).values) {
+    const outcome = labels.outcome as keyof Health;
+    if (!HEALTH_KEYS.includes(outcome)) continue;
+    const endpoint = String(labels.endpoint);
+    const counts = byEndpoint.get(endpoint) ?? { ok: 0, rejected: 0, failed: 0, timeout: 0 };
+    counts[outcome] += value;
+    total[outcome] += value;
+    byEndpoint.set(endpoint, counts);
+  }
+  return { ...total, byEndpoint: [...byEndpoint].map(([endpoint, counts]) => ({ endpoint, ...counts })).sort((a, b) => a.endpoint.localeCompare(b.endpoint)) };
+}
+
+async function overview(deps: ConsoleDeps): Promise<Overview> {
+  const { store, runner, indexRunner, index, readModels, clock, nodeId } = deps;
+  const connections = { anonymous: 0, signedIn: 0 };
+  for (const client of readModels.clients.all()) connections[client.user ? 'signedIn' : 'anonymous']++;
+  const head = await store.headPosition();
+  return {
+    at: clock.now(),
+    node: nodeId,
+    nodes: index.nodes(),
+    connections,
+    outcomesPerMinute: index.outcomesPerMinute(),
+    platformCalls: await platformHealth(deps),
+    lag: { head, readModels: Math.max(0, head - runner.position), console: Math.max(0, head - indexRunner.position) },
+    unknownOutcomes: readModels.operations.withoutOutcome('unknown').length,
+  };
+}
+
+export const overviewEndpoints = [endpoint({ method: 'get', path: '/overview', handle: (_ctx, _input, deps) => overview(deps) })];

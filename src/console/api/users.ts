@@ -1,0 +1,76 @@
+// Users: search by oId or name; one user's page (profile, VIP, every platform operation with its
+// outcome, sessions, open connections); a test push to them.
+import { NotFoundError } from '../../domain/errors.js';
+import { streams } from '../../domain/events.js';
+import { pushDataProblem } from '../../domain/jsonBounds.js';
+import { messageDecider } from '../../domain/message.js';
+import { OIdParam, TestPushBody, UserSearchQuery, type PushSent, type UserBrief, type UserDetail, type UserList } from '../../contract/console.js';
+import { invalid } from '../../http/validation.js';
+import type { IndexedUser } from '../consoleIndex.js';
+import { handleCommand } from '../../services/commandHandler.js';
+import { newRecordId } from '../../system/ids.js';
+import type { ConsoleDeps } from '../deps.js';
+import { consoleOperator } from '../operator.js';
+import { endpoint } from './declare.js';
+import { operationView } from './views.js';
+
+const SEARCH_LIMIT = 50;
+
+const brief = (user: IndexedUser, { readModels }: ConsoleDeps): UserBrief => ({ ...user, online: readModels.clients.isOnline(user.userId) });
+
+function userDetail(oId: string, deps: ConsoleDeps): UserDetail {
+  const { index, readModels, clock } = deps;
+  const indexed = index.user(oId);
+  const user = readModels.users.byOid(oId);
+  if (!indexed || !user) throw new NotFoundError(`No user ${oId} is known to this service`);
+  const now = clock.now();
+  return {
+    user: brief(indexed, deps),
+    avatar: user.avatar,
+    vip: readModels.vip.records(user.id).map(({ id, quality, expired, created, updated }) => ({ id, quality, expired, created, updated })),
+    vipHistory: readModels.vipHistory.history(user.id).map(({ position, action, quality, expired, previousExpired, appId, at }) => ({
+      position,
+      action,
+      quality,
+      expired,
+      ...(previousExpired !== undefined && { previousExpired }),
+      appId,
+      at,
+    })),
+    operations: readModels.operations.history(oId).map(operationView),
+    sessions: index.sessionsOf(oId).map((session) => ({ ...session, live: session.ended === undefined && session.expires > now })),
+    connections: [...readModels.clients.all()].filter((client) => client.user?.oId === oId).map((client) => ({ clientId: client.clientId, node: client.node ?? null })),
+  };
+}
+
+export const userEndpoints = [
+  endpoint({
+    method: 'get',
+    path: '/users',
+    query: UserSearchQuery,
+    handle: (_ctx, { query }, deps): UserList => ({ users: deps.index.searchUsers(query.q, SEARCH_LIMIT).map((user) => brief(user, deps)) }),
+  }),
+  endpoint({
+    method: 'get',
+    path: '/users/:oId',
+    params: OIdParam,
+    handle: (_ctx, { params }, deps) => userDetail(params.oId, deps),
+  }),
+  endpoint({
+    method: 'post',
+    path: '/users/:oId/push',
+    params: OIdParam,
+    body: TestPushBody,
+    async handle(ctx, { params: { oId }, body: { name, data } }, { store, clock, readModels, pushLimits }): Promise<PushSent> {
+      const user = readModels.users.byOid(oId);
+      if (!user) throw new NotFoundError(`No user ${oId} is known to this service`);
+      const problem = pushDataProblem(data, pushLimits);
+      if (problem) throw invalid('data', problem);
+      const messageId = newRecordId();
+      // Delivered like any push; the app is `console` and the key names the operator.
+      const command = { type: 'PushMessage' as const, messageId, name, data, oIds: [oId], userIds: [], at: clock.now(), appId: 'console', keyId: consoleOperator(ctx.state.operator.oId).name };
+      await handleCommand(store, streams.message(messageId), messageDecider, command, { known: { state: messageDecider.initialState(), revision: -1 } });
+      return { messageId, online: readModels.clients.isOnline(user.id) };
+    },
+  }),
+];

@@ -1,0 +1,170 @@
+// The console's JSON API against a real service and the platform simulator: keys recorded with
+// the operator as `by`, users and their history, unknown outcomes resolved, the event log paged,
+// filtered and followed, the overview. Bad input is a 400 naming the field.
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ALICE, BOB, type Harness, withHarness } from '../support/harness.js';
+import { failAppendsOf } from '../support/storeFaults.js';
+import { consoleGet, consolePost, signInOperator, type Operator } from './support.js';
+
+const ON = { CONSOLE_ADMINS: ALICE.oId, NODE_ID: 'node-a' };
+const BY = { kind: 'operator', name: `console:${ALICE.oId}` };
+
+async function eventually<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const found = await probe();
+    if (found !== undefined) return found;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`never happened: ${what}`);
+}
+
+async function createKey(h: Harness, operator: Operator, permissions: string[]) {
+  const res = await consolePost(h, operator, '/console/api/keys', { app: 'Console Game', permissions });
+  assert.is(res.status, 200, res.text);
+  return res.body as { key: { id: string; status: string; lastUsed: string | null }; secret: string };
+}
+
+test('a key created in the console works against /adm/, shows its last use, and is disabled, enabled and revoked with the operator recorded', () =>
+  withHarness(ON, async (h) => {
+    const operator = await signInOperator(h, ALICE.oId);
+    const { key, secret } = await createKey(h, operator, ['vip:read', 'vip:write']);
+    assert.match(secret, /^cbk_/);
+    assert.equal([key.status, key.lastUsed], ['enabled', null]);
+    const submit = await h.post('/adm/vip/submit', { oId: BOB.oId, quality: 'vip', expired: '2030-01-01 00:00:00' }, secret);
+    assert.is(submit.status, 200, submit.text);
+    const listed = await eventually(async () => {
+      const found = (await consoleGet(h, operator, '/console/api/keys')).body.keys.find((k: { id: string }) => k.id === key.id);
+      return found.lastUsed ? found : undefined;
+    }, 'the key shows its last use');
+    assert.is(listed.app, 'Console Game');
+    assert.not.ok('secret' in listed || JSON.stringify(listed).includes(secret), 'the secret is shown once');
+    for (const [action, status] of [['disable', 'disabled'], ['enable', 'enabled'], ['revoke', 'revoked']] as const) {
+      const res = await consolePost(h, operator, `/console/api/keys/${key.id}/${action}`);
+      assert.is(res.body.status, status, res.text);
+    }
+    assert.is((await h.get(`/adm/vip/${BOB.oId}`, secret)).status, 401, 'a revoked key opens nothing');
+    const events = await h.events(`apikey-${key.id}`);
+    assert.equal(events.map((e) => e.type), ['ApiKeyIssued', 'ApiKeyDisabled', 'ApiKeyEnabled', 'ApiKeyRevoked']);
+    for (const event of events) assert.equal((event.data as { by: unknown }).by, BY, event.type);
+    assert.is((await consolePost(h, operator, `/console/api/keys/${key.id}/enable`)).status, 409, 'revocation is final');
+  }));
+
+test('bad key input is a 400 naming the field, and records nothing', () =>
+  withHarness(ON, async (h) => {
+    const operator = await signInOperator(h, ALICE.oId);
+    const cases: Array<[unknown, string]> = [
+      [{ app: 'x', permissions: [] }, 'permissions'],
+      [{ app: 'x', permissions: ['points:fly'] }, 'permissions.0'],
+      [{ app: '  ', permissions: ['*'] }, 'app'],
+      [{ app: '!!!', permissions: ['*'] }, 'app'],
+      [{ app: 'x', permissions: ['*'], expires: '2001-01-01 00:00:00' }, 'expires'],
+      [{ app: 'x', permissions: ['*'], expires: 'tomorrow' }, 'expires'],
+    ];
+    for (const [body, field] of cases) {
+      const res = await consolePost(h, operator, '/console/api/keys', body);
+      assert.is(res.status, 400, JSON.stringify(body));
+      assert.is(res.body.data.issues[0].field, field, res.text);
+    }
+    assert.is((await consolePost(h, operator, '/console/api/keys/nope/disable')).body.data.issues[0].field, 'keyId');
+    assert.is((await h.events('apikey-')).length, 0);
+  }));
+
+test('users: found by part of a name or an oId; a user’s page shows VIP, operations with outcomes, sessions; a test push is recorded as the console’s', () =>
+  withHarness(ON, async (h) => {
+    const operator = await signInOperator(h, ALICE.oId);
+    const { key } = await h.key(['*']);
+    assert.is((await h.post('/adm/points/edit', { oId: BOB.oId, point: 5, memo: 'quest' }, key)).status, 200);
+    await h.post('/adm/vip/submit', { oId: BOB.oId, quality: 'svip', expired: '2030-01-01 00:00:00' }, key);
+    const byName = await eventually(async () => {
+      const res = await consoleGet(h, operator, '/console/api/users?q=BO');
+      return res.body.users.length ? res.body.users : undefined;
+    }, 'bob is found');
+    assert.equal(byName.map((u: { oId: string }) => u.oId), [BOB.oId]);
+    assert.equal((await consoleGet(h, operator, `/console/api/users?q=${BOB.oId.slice(0, 6)}`)).body.users.length, 2, 'both users’ oIds start so');
+    assert.is((await consoleGet(h, operator, '/console/api/users?q=')).body.data.issues[0].field, 'q');
+    const page = (await consoleGet(h, operator, `/console/api/users/${BOB.oId}`)).body;
+    assert.is(page.user.name, BOB.userName);
+    assert.equal(page.vip.map((r: { quality: string }) => r.quality), ['svip']);
+    assert.equal(page.operations.map((o: { kind: string; status: string }) => [o.kind, o.status]), [['PointsEditRequested', 'applied']]);
+    assert.equal(page.connections, []);
+    assert.is((await consoleGet(h, operator, '/console/api/users/1')).status, 404);
+    const push = await consolePost(h, operator, `/console/api/users/${BOB.oId}/push`, { name: 'console-test', data: { hello: 'bob' } });
+    assert.equal(push.body.online, false, push.text);
+    const pushed = (await h.events('message-')).at(-1)!;
+    assert.equal([pushed.type, (pushed.data as { appId: string }).appId, (pushed.data as { keyId: string }).keyId], ['MessagePushed', 'console', BY.name]);
+    assert.is((await consolePost(h, operator, `/console/api/users/${BOB.oId}/push`, { name: 'x', data: [1] })).body.data.issues[0].field, 'data');
+  }));
+
+test('an unknown outcome is listed with what the log knows, and resolved once, by the operator', () =>
+  withHarness(ON, async (h) => {
+    const operator = await signInOperator(h, ALICE.oId);
+    const { key } = await h.key(['*']);
+    const undo = failAppendsOf(h.service.deps.store, 'OperationApplied');
+    const sent = await h.request('POST', '/adm/points/edit', { body: { oId: BOB.oId, point: 3, memo: 'lost answer' }, apiKey: key, headers: { 'Idempotency-Key': 'k1' } });
+    undo();
+    assert.is(sent.status, 504);
+    await h.restart();
+    const [unknown] = (await consoleGet(h, operator, '/console/api/operations/unknown')).body.operations;
+    assert.equal([unknown.operationId, unknown.status, unknown.node, unknown.request], [sent.body.data.operationId, 'unknown', 'node-a', { point: 3, memo: 'lost answer' }]);
+    assert.match(unknown.unknownReason, /node-a stopped/);
+    assert.is((await consolePost(h, operator, `/console/api/operations/${unknown.operationId}/resolve`, { applied: 'yes' })).body.data.issues[0].field, 'applied');
+    const resolved = await consolePost(h, operator, `/console/api/operations/${unknown.operationId}/resolve`, { applied: true, note: 'ledger shows it' });
+    assert.is(resolved.status, 200, resolved.text);
+    assert.equal([resolved.body.status, resolved.body.resolution.by, resolved.body.resolution.note], ['applied', BY, 'ledger shows it']);
+    assert.equal((await consoleGet(h, operator, '/console/api/operations/unknown')).body.operations, []);
+    assert.is((await consolePost(h, operator, `/console/api/operations/${unknown.operationId}/resolve`, { applied: false })).status, 409);
+    const retry = await h.request('POST', '/adm/points/edit', { body: { oId: BOB.oId, point: 3, memo: 'lost answer' }, apiKey: key, headers: { 'Idempotency-Key': 'k1' } });
+    assert.is(retry.status, 200, 'the key follows the resolution');
+  }));
+
+test('the event log pages by position and filters by stream, category and type; a follow stream gets new events as they are appended', () =>
+  withHarness(ON, async (h) => {
+    const operator = await signInOperator(h, ALICE.oId);
+    const first = await h.key(['vip:read'], 'one');
+    await h.key(['vip:read'], 'two');
+    const keys = (await consoleGet(h, operator, '/console/api/events?category=apikey&limit=1')).body;
+    assert.equal(keys.items.map((e: { type: string }) => e.type), ['ApiKeyIssued']);
+    assert.is(keys.items[0].stream, `apikey-${first.id}`);
+    const next = (await consoleGet(h, operator, `/console/api/events?category=apikey&limit=1&after=${keys.next}`)).body;
+    assert.is(next.items[0].data.app, 'two');
+    const last = (await consoleGet(h, operator, `/console/api/events?category=apikey&after=${next.items[0].position}`)).body;
+    assert.equal([last.items, last.next], [[], undefined], 'nothing after the last one');
+    const byStream = (await consoleGet(h, operator, `/console/api/events?stream=apikey-${first.id}`)).body.items;
+    assert.is(byStream.length, 1);
+    assert.ok((await consoleGet(h, operator, '/console/api/events?type=ConsoleSessionStarted')).body.items.every((e: { type: string }) => e.type === 'ConsoleSessionStarted'));
+    assert.is((await consoleGet(h, operator, '/console/api/events?limit=500')).body.data.issues[0].field, 'limit');
+    assert.is((await consoleGet(h, operator, '/console/api/events?after=-1')).body.data.issues[0].field, 'after');
+
+    const controller = new AbortController();
+    const follow = await fetch(`${h.url}/console/api/events/follow?category=apikey&after=${last.head}`, { headers: { Cookie: operator.cookie }, signal: controller.signal });
+    assert.match(follow.headers.get('content-type')!, /^text\/event-stream/);
+    const reader = follow.body!.getReader();
+    const third = await h.key(['vip:read'], 'three');
+    let text = '';
+    while (!text.includes(`apikey-${third.id}`)) text += new TextDecoder().decode((await reader.read()).value);
+    assert.match(text, /event: event\ndata: \{"position":\d+,"stream":"apikey-/);
+    assert.not.match(text, /ConsoleSession/, 'filtered');
+    controller.abort();
+  }));
+
+test('the overview: nodes, connections, outcomes per minute, platform call health, lag', () =>
+  withHarness(ON, async (h) => {
+    const operator = await signInOperator(h, ALICE.oId);
+    const { key } = await h.key(['*']);
+    await h.post('/adm/points/edit', { oId: BOB.oId, point: 1, memo: 'counted' }, key);
+    const overview = await eventually(async () => {
+      const body = (await consoleGet(h, operator, '/console/api/overview')).body;
+      return body.outcomesPerMinute.some((m: { applied: number }) => m.applied > 0) ? body : undefined;
+    }, 'the applied edit is counted');
+    assert.is(overview.node, 'node-a');
+    assert.ok(overview.nodes.some((n: { node: string }) => n.node === 'node-a'));
+    assert.equal(overview.connections, { anonymous: 0, signedIn: 0 });
+    assert.is(overview.outcomesPerMinute.length, 60);
+    assert.ok(overview.platformCalls.ok >= 2, 'the user lookups and the edit');
+    assert.ok(overview.platformCalls.byEndpoint.some((e: { endpoint: string; ok: number }) => e.endpoint === 'editPoints' && e.ok === 1));
+    assert.equal(Object.keys(overview.lag), ['head', 'readModels', 'console']);
+    assert.is(overview.unknownOutcomes, 0);
+  }));
+
+test.run();

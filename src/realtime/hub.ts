@@ -55,16 +55,38 @@ export class HubClosedError extends Error {
   }
 }
 
-interface Connection {
-  clientId: string;
-  actor: Actor<ClientMachine>;
-  userId: string | undefined;
-  sessionId: string | undefined;
-  replayAfter: number | undefined;
-  started: boolean;
-  closed: boolean;
-  /** The client's stream as this node last saw it: its disconnect is decided on it. */
-  known: KnownState<ClientState>;
+/** What a connection asks of the hub that holds it. */
+interface Lifecycle {
+  start(connection: Connection, observer: Partial<Observer<Frame>>): void;
+  close(connection: Connection, reason: DisconnectClient['reason']): void;
+}
+
+/**
+ * One client on this node, and the handle the HTTP side holds for it. A class rather than
+ * closures: thousands live as long as their streams, and methods are shared.
+ */
+class Connection implements ClientHandle {
+  started = false;
+  closed = false;
+
+  constructor(
+    private readonly lifecycle: Lifecycle,
+    readonly clientId: string,
+    readonly actor: Actor<ClientMachine>,
+    public userId: string | undefined,
+    public sessionId: string | undefined,
+    readonly replayAfter: number | undefined,
+    /** The client's stream as this node last saw it: its disconnect is decided on it. */
+    public known: KnownState<ClientState>,
+  ) {}
+
+  start(observer: Partial<Observer<Frame>>): void {
+    this.lifecycle.start(this, observer);
+  }
+
+  close(): void {
+    this.lifecycle.close(this, 'closed');
+  }
 }
 
 export interface RealtimeHubDeps {
@@ -97,6 +119,10 @@ export class RealtimeHub {
   private subscription: Subscription | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private stopping = false;
+  private readonly lifecycle: Lifecycle = {
+    start: (connection, observer) => this.startConnection(connection, observer),
+    close: (connection, reason) => this.close(connection, reason),
+  };
 
   constructor(private readonly deps: RealtimeHubDeps) {}
 
@@ -162,25 +188,12 @@ export class RealtimeHub {
       parent: this.clientsActor,
       input: { clientId, position, ...(session && { session: { user: toSpecUser(session.user), sessionId: session.binding.sessionId } }) },
     });
-    const connection: Connection = {
-      clientId,
-      actor,
-      userId: session?.binding.userId,
-      sessionId: session?.binding.sessionId,
-      replayAfter,
-      started: false,
-      closed: false,
-      known: { state, revision },
-    };
+    const connection = new Connection(this.lifecycle, clientId, actor, session?.binding.userId, session?.binding.sessionId, replayAfter, { state, revision });
     if (this.stopping) {
       this.close(connection, 'shutdown');
       throw new HubClosedError();
     }
-    return {
-      clientId,
-      start: (observer) => this.startConnection(connection, observer),
-      close: () => this.close(connection, 'closed'),
-    };
+    return connection;
   }
 
   /** Ends every stream cleanly and waits for the disconnects to be recorded. */
@@ -198,7 +211,8 @@ export class RealtimeHub {
     connection.started = true;
     const { actor } = connection;
     actor.on('*', (frame) => observer.next?.(frame));
-    actor.subscribe({ complete: () => observer.complete?.(), error: (error) => observer.error?.(error) });
+    // Its methods, not the observer: an actor's subscribers get its snapshots as `next`.
+    actor.subscribe(undefined, (error) => observer.error?.(error), () => observer.complete?.());
     actor.start();
     this.connections.set(connection.clientId, connection);
     this.index(connection);

@@ -1,6 +1,10 @@
 // Spec §4.7, §6: the realtime stream, and logout. The stream's frames come only from the
 // client's actor, which the hub hands over; this handler just writes them.
+import type { ServerResponse } from 'node:http';
+import type { Observer } from 'rxjs';
 import { ErrorBody, SuccessBody } from '../../contract/answers.js';
+import type { Logger } from '../../log.js';
+import type { Frame } from '../../realtime/clientMachine.js';
 import { ADMISSION_RETRY_AFTER_SECONDS } from '../../realtime/admission.js';
 import { hashBinding, newBinding } from '../../realtime/browserCookies.js';
 import { HubClosedError } from '../../realtime/hub.js';
@@ -69,26 +73,43 @@ async function openStream(ctx: RouteContext, { realtime }: RouteDeps): Promise<v
   req.socket.setKeepAlive(true);
   res.writeHead(200, SSE_HEADERS);
   res.on('close', () => client.close());
-  const open = () => !res.destroyed && !res.writableEnded;
-  client.start({
-    next: (frame) => {
-      if (!open()) return;
-      // A frame that cannot be formatted or written ends this connection only: thrown from the
-      // actor's listener, it would be rethrown asynchronously and end the process.
-      try {
-        res.write(formatFrame(frame));
-      } catch (error) {
-        log.error({ err: error, clientId: client.clientId, frame: frame.type }, 'could not write a realtime frame; closing the connection');
-        res.destroy();
-        return;
-      }
-      if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
-    },
-    complete: () => {
-      if (open()) res.end();
-    },
-    error: () => res.destroy(),
-  });
+  client.start(new FrameWriter(res, client.clientId, log));
+}
+
+/** Writes a client's frames to its response. A class: one lives as long as its stream. */
+class FrameWriter implements Partial<Observer<Frame>> {
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly clientId: string,
+    private readonly log: Logger,
+  ) {}
+
+  next(frame: Frame): void {
+    const { res } = this;
+    if (!this.open) return;
+    // A frame that cannot be formatted or written ends this connection only: thrown from the
+    // actor's listener, it would be rethrown asynchronously and end the process.
+    try {
+      res.write(formatFrame(frame));
+    } catch (error) {
+      this.log.error({ err: error, clientId: this.clientId, frame: frame.type }, 'could not write a realtime frame; closing the connection');
+      res.destroy();
+      return;
+    }
+    if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
+  }
+
+  complete(): void {
+    if (this.open) this.res.end();
+  }
+
+  error(): void {
+    this.res.destroy();
+  }
+
+  private get open(): boolean {
+    return !this.res.destroyed && !this.res.writableEnded;
+  }
 }
 
 /** One server-sent event of the stream, its `data` by the named frame schema. */

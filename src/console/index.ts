@@ -9,6 +9,7 @@ import { loadSessionSecret } from '../realtime/sessions.js';
 import { ProjectionRunner } from '../projections/runner.js';
 import { reportRunnerTrouble } from '../projections/runnerReports.js';
 import { ApiKeyService } from '../services/apiKeys.js';
+import { consoleAssets } from './assets.js';
 import { ConsoleIndex } from './consoleIndex.js';
 import { ConsoleCookies } from './cookies.js';
 import { EventFollows } from './follow.js';
@@ -61,12 +62,13 @@ export function createConsole(settings: ConsoleSettings, config: Config, http: H
       secure: () => publicUrl().startsWith('https:'),
     }),
   };
-  const router = consoleRouter(deps, () => []);
+  const assets = consoleAssets();
+  const router = consoleRouter(deps, assets);
   return {
     routes: router.routes() as Middleware,
     async close() {
       follows.close();
-      await indexRunner.stop();
+      await Promise.all([indexRunner.stop(), assets.close()]);
     },
   };
 }

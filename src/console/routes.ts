@@ -2,6 +2,7 @@
 // behind the session and CSRF guards.
 import Router from '@koa/router';
 import { SignInError } from '../domain/login.js';
+import type { ConsoleAssets } from './assets.js';
 import { mountEndpoints, type AnyEndpoint } from './api/declare.js';
 import { eventEndpoints } from './api/events.js';
 import { keyEndpoints } from './api/keys.js';
@@ -16,13 +17,19 @@ import { refusalPage, shellPage } from './pages.js';
 
 export const ENDPOINTS: readonly AnyEndpoint[] = [...sessionEndpoints, ...overviewEndpoints, ...keyEndpoints, ...userEndpoints, ...operationEndpoints, ...eventEndpoints];
 
-export function consoleRouter(deps: ConsoleDeps, shellScripts: () => string[]): Router<OperatorState> {
+export function consoleRouter(deps: ConsoleDeps, assets: ConsoleAssets): Router<OperatorState> {
   const { cookies, signIn } = deps;
   const router = new Router<OperatorState>({ sensitive: true, strict: true });
   router.use(consoleHeaders);
 
   router.get('/console', (ctx) => ctx.redirect('/console/'));
-  router.get('/console/', (ctx) => shellPage(ctx, shellScripts()));
+  router.get('/console/', (ctx) => shellPage(ctx, ['/console/assets/console.js']));
+  router.get('/console/assets/:file', async (ctx) => {
+    const asset = await assets.get(ctx.params.file!);
+    if (!asset) return;
+    ctx.type = asset.type;
+    ctx.body = asset.body;
+  });
 
   router.get('/console/login', async (ctx) => {
     // Kept across attempts in this browser, so that two sign-in tabs do not undo each other.

@@ -1,0 +1,104 @@
+// Overview, refreshed every few seconds: what runs, who is connected, how operations end, how the
+// platform answers, how far the read models lag.
+import type { Overview as OverviewData } from '../../../contract/console.js';
+import { ago, when } from '../format.js';
+import { useApi } from '../hooks.js';
+import { Failure, Loading } from '../states.js';
+import { Table } from '../table.js';
+
+const KINDS = ['applied', 'rejected', 'failed', 'unknown', 'resolved'] as const;
+
+function OutcomeChart({ minutes }: { minutes: OverviewData['outcomesPerMinute'] }) {
+  const max = Math.max(1, ...minutes.map((m) => KINDS.reduce((n, k) => n + m[k], 0)));
+  const total = minutes.reduce((n, m) => n + KINDS.reduce((s, k) => s + m[k], 0), 0);
+  return (
+    <figure class="chart">
+      <svg viewBox={`0 0 ${minutes.length * 10} 100`} preserveAspectRatio="none" role="img" aria-label={`${total} outcomes in the last hour`}>
+        {minutes.map((minute, i) => {
+          let y = 100;
+          return KINDS.map((kind) => {
+            const height = (minute[kind] / max) * 100;
+            y -= height;
+            return height > 0 ? <rect class={`bar-${kind}`} x={i * 10 + 1} y={y} width={8} height={height}><title>{`${when(minute.minute)}: ${minute[kind]} ${kind}`}</title></rect> : null;
+          });
+        })}
+      </svg>
+      <figcaption>
+        {KINDS.map((kind) => (
+          <span class={`legend legend-${kind}`}>{kind} {minutes.reduce((n, m) => n + m[kind], 0)}</span>
+        ))}
+      </figcaption>
+    </figure>
+  );
+}
+
+export function OverviewPage() {
+  const { data, error, reload } = useApi<OverviewData>('/overview', 3000);
+  if (!data) return error ? <Failure error={error} retry={reload} /> : <Loading />;
+  const calls = data.platformCalls;
+  return (
+    <section>
+      <h1>Overview</h1>
+      <p class="subtle">Live · node {data.node} · updated {when(data.at)} UTC</p>
+      {error && <Failure error={error} retry={reload} />}
+      <div class="cards">
+        <div class="card">
+          <h2>Open connections</h2>
+          <p class="figure">{data.connections.anonymous + data.connections.signedIn}</p>
+          <p>{data.connections.signedIn} signed in · {data.connections.anonymous} anonymous</p>
+        </div>
+        <div class="card">
+          <h2>Platform calls</h2>
+          <p class="figure">{calls.ok + calls.rejected + calls.failed + calls.timeout}</p>
+          <p>
+            <span class="ok">{calls.ok} ok</span> · {calls.rejected} rejected · <span class="warn">{calls.failed} failed</span> · <span class="warn">{calls.timeout} timeout</span>
+          </p>
+        </div>
+        <div class="card">
+          <h2>Projection lag</h2>
+          <p class="figure">{data.lag.readModels}</p>
+          <p>events behind head #{data.lag.head} · console index {data.lag.console}</p>
+        </div>
+        <a class={`card ${data.unknownOutcomes > 0 ? 'card-alert' : ''}`} href="#/unknown">
+          <h2>Unknown outcomes</h2>
+          <p class="figure">{data.unknownOutcomes}</p>
+          <p>{data.unknownOutcomes ? 'waiting for an operator' : 'none to resolve'}</p>
+        </a>
+      </div>
+      <h2>Operations per minute, last hour</h2>
+      <OutcomeChart minutes={data.outcomesPerMinute} />
+      <div class="split">
+        <div>
+          <h2>Nodes seen in the log</h2>
+          <Table
+            label="Nodes"
+            rows={data.nodes}
+            rowKey={(n) => n.node}
+            empty="No node has recorded anything yet."
+            initialSort={{ column: 1, descending: true }}
+            columns={[
+              { label: 'Node', sort: (n) => n.node, render: (n) => <code>{n.node}</code> },
+              { label: 'Last seen', sort: (n) => n.lastSeen, render: (n) => <span title={when(n.lastSeen)}>{ago(n.lastSeen)}</span> },
+            ]}
+          />
+        </div>
+        <div>
+          <h2>Platform calls by endpoint (this node)</h2>
+          <Table
+            label="Platform calls"
+            rows={calls.byEndpoint}
+            rowKey={(e) => e.endpoint}
+            empty="No call to the platform since this node started."
+            columns={[
+              { label: 'Endpoint', sort: (e) => e.endpoint, render: (e) => <code>{e.endpoint}</code> },
+              { label: 'ok', sort: (e) => e.ok, render: (e) => e.ok, className: 'num' },
+              { label: 'rejected', sort: (e) => e.rejected, render: (e) => e.rejected, className: 'num' },
+              { label: 'failed', sort: (e) => e.failed, render: (e) => e.failed, className: 'num' },
+              { label: 'timeout', sort: (e) => e.timeout, render: (e) => e.timeout, className: 'num' },
+            ]}
+          />
+        </div>
+      </div>
+    </section>
+  );
+}

@@ -1,0 +1,67 @@
+// Operations whose outcome is unknown, oldest first, with everything the log knows; each resolved
+// as applied or not applied, with a note, by an operator who checked the platform.
+import { useState } from 'preact/hooks';
+import type { OperationList, OperationView } from '../../../contract/console.js';
+import { api, ApiError } from '../api.js';
+import { fields, when } from '../format.js';
+import { useApi } from '../hooks.js';
+import { Failure, Loading } from '../states.js';
+
+function Resolve({ op, onResolved }: { op: OperationView; onResolved(): void }) {
+  const [applied, setApplied] = useState<boolean>();
+  const [note, setNote] = useState('');
+  const [error, setError] = useState<ApiError>();
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    try {
+      await api(`/operations/${op.operationId}/resolve`, { body: { applied, note } });
+      onResolved();
+    } catch (e) {
+      setError(e as ApiError);
+    }
+  };
+  return (
+    <form class="resolve" onSubmit={submit} aria-label={`Resolve ${op.operationId}`}>
+      <fieldset>
+        <legend>What does the platform show?</legend>
+        <label class="check"><input type="radio" name={`applied-${op.operationId}`} value="true" checked={applied === true} onChange={() => setApplied(true)} /> Applied</label>
+        <label class="check"><input type="radio" name={`applied-${op.operationId}`} value="false" checked={applied === false} onChange={() => setApplied(false)} /> Not applied</label>
+      </fieldset>
+      <label>
+        Note
+        <input name="note" value={note} onInput={(e) => setNote(e.currentTarget.value)} placeholder="what you checked, e.g. the user's points ledger" />
+      </label>
+      {error && <Failure error={error} />}
+      <button type="submit" class="primary" disabled={applied === undefined}>Resolve</button>
+    </form>
+  );
+}
+
+export function UnknownPage() {
+  const { data, error, reload } = useApi<OperationList>('/operations/unknown');
+  if (!data) return error ? <Failure error={error} retry={reload} /> : <Loading />;
+  return (
+    <section>
+      <h1>Unknown outcomes</h1>
+      <p class="subtle">Sent to the platform, then no trustworthy answer: check the platform, then record what it shows. Oldest first.</p>
+      {data.operations.length === 0 && <p class="empty">No operation waits for a resolution.</p>}
+      {data.operations.map((op) => (
+        <article class="panel operation" key={op.operationId}>
+          <h2>
+            {op.kind.replace('Requested', '')} for <a href={`#/users/${op.oId}`}>{op.userName}</a> <code class="subtle">{op.operationId}</code>
+          </h2>
+          <dl>
+            <dt>Request</dt><dd>{fields(op.request)}</dd>
+            <dt>Requested</dt><dd>{when(op.requestedAt)} UTC, log position #{op.position}</dd>
+            <dt>By</dt><dd>app <code>{op.appId}</code>, key <code>{op.keyId}</code></dd>
+            <dt>Node</dt><dd>{op.node ?? 'not recorded'}</dd>
+            <dt>Idempotency-Key</dt><dd>{op.claim ? <code>{op.claim}</code> : 'none'}</dd>
+            <dt>Why unknown</dt><dd>{op.unknownReason ?? op.outcome?.detail}</dd>
+            <dt>Unknown since</dt><dd>{when(op.outcome?.at)} UTC</dd>
+          </dl>
+          <Resolve op={op} onResolved={reload} />
+        </article>
+      ))}
+    </section>
+  );
+}

@@ -52,7 +52,8 @@ async function signIn(page: Page, oId: string): Promise<void> {
   await page.locator(`button[value="${oId}"]`).click({ timeout: STEP_MS });
 }
 
-browserTest.before(async () => {
+test.before(async () => {
+  if (browserTest !== test) return;
   const port = await freePort();
   const h = await startHarness({ env: { PORT: String(port), PUBLIC_URL: `http://localhost:${port}`, CONSOLE_ADMINS: ALICE.oId, NODE_ID: 'node-a' } });
   const { chromium } = await import('playwright-core');
@@ -61,7 +62,7 @@ browserTest.before(async () => {
   world = { h, base: `http://localhost:${port}`, browser, violations: [] };
 });
 
-browserTest.after(async () => {
+test.after(async () => {
   await world?.browser.close();
   await world?.h.close();
 });
@@ -166,4 +167,4 @@ browserTest('with CONSOLE_ADMINS unset there is no console', () =>
     await page.context().close();
   }));
 
-browserTest.run();
+test.run();

@@ -17,8 +17,11 @@ import type { Clock } from '../system/clock.js';
 import { secureRandomBytes } from '../system/ids.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { handleCommand, type KnownState } from '../services/commandHandler.js';
-import { clientMachine, clientsMachine, type ClientMachine, type Frame } from './clientMachine.js';
+import { clientMachine, clientsMachine, type ClientMachine, type ClientMachineEvent, type Frame } from './clientMachine.js';
 import { toSpecUser } from './specUser.js';
+
+/** Deliveries of one push made per event-loop turn. */
+const DELIVERIES_PER_TURN = 100;
 
 /** How long a connection waits for this node to reach a Last-Event-ID it has not applied yet. */
 const LAST_EVENT_ID_WAIT_MS = 1000;
@@ -119,6 +122,9 @@ export class RealtimeHub {
   private subscription: Subscription | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private stopping = false;
+  /** A push is being delivered over several turns; `held` are the events applied after it. */
+  private delivering = false;
+  private readonly held: RecordedEvent[] = [];
   private readonly lifecycle: Lifecycle = {
     start: (connection, observer) => this.startConnection(connection, observer),
     close: (connection, reason) => this.close(connection, reason),
@@ -238,18 +244,40 @@ export class RealtimeHub {
   }
 
   private route(recorded: RecordedEvent): void {
+    // Behind a push still being delivered, in order: no connection may see a later event first.
+    if (this.delivering) this.held.push(recorded);
+    else this.apply(recorded);
+  }
+
+  /**
+   * Sends a message to its connections, a slice per event-loop turn: Node sends what a turn
+   * wrote once the turn ends, so the first frames of a large push leave while the rest are made.
+   */
+  private deliver(message: ClientMachineEvent, targets: Connection[], from: number): void {
+    const end = Math.min(targets.length, from + DELIVERIES_PER_TURN);
+    for (let i = from; i < end; i++) targets[i]!.actor.send(message);
+    this.delivering = end < targets.length;
+    if (this.delivering) {
+      setImmediate(() => this.deliver(message, targets, end));
+      return;
+    }
+    while (!this.delivering && this.held.length > 0) this.apply(this.held.shift()!);
+  }
+
+  private apply(recorded: RecordedEvent): void {
     const event = asDomain(recorded);
     switch (event.type) {
       case 'MessagePushed': {
         const { appId, name, data } = event.data;
         if (!this.deliverable(recorded.position, data)) break;
+        // One event for every connection it reaches: actors only read it.
+        const message: ClientMachineEvent = { type: 'MESSAGE', position: recorded.position, appId, name, data };
+        const targets: Connection[] = [];
         for (const userId of recipientsOf(event.data, this.deps.users)) {
           const connections = this.byUser.get(userId);
-          if (!connections) continue;
-          for (const connection of connections) {
-            connection.actor.send({ type: 'MESSAGE', position: recorded.position, appId, name, data });
-          }
+          if (connections) for (const connection of connections) targets.push(connection);
         }
+        this.deliver(message, targets, 0);
         break;
       }
       case 'ClientSignedIn': {

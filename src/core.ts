@@ -5,7 +5,7 @@ import type { Config } from './config.js';
 import { createPrivateFile, preparePrivateDataDir } from './dataDir.js';
 import type { Metrics } from './metrics.js';
 import { createReadModels, inApplyOrder } from './projections/readModels.js';
-import { ProjectionRunner, type RunnerObserver } from './projections/runner.js';
+import { ProjectionRunner, type CatchUpProgress, type Projection, type RunnerObserver } from './projections/runner.js';
 import { systemClock, type Clock } from './system/clock.js';
 import type { StoreWriteHealth } from './services/storeHealth.js';
 import { redactedConnectionString } from './store/connectionString.js';
@@ -56,6 +56,10 @@ export interface CoreOptions {
   runnerObserver?: RunnerObserver;
   /** Wraps the adapter before anything else sees it (tests inject faults here). */
   wrapAdapter?: (store: EventStore) => EventStore;
+  /** Told how far the catch-up got, page by page. */
+  onCatchUp?: (progress: CatchUpProgress) => void;
+  /** Folded by the same runner after the service's own read models (the console's index). */
+  projections?: readonly Projection[];
 }
 
 /** Opens the store and brings every read model up to date with the log. */
@@ -68,9 +72,9 @@ export async function openCore(
   const opened = await openStore(config, options.wrapAdapter);
   const store = metrics ? instrumentedStore(opened, metrics, options.writeHealth) : opened;
   const readModels = createReadModels(clock, config.realtime.replayMs);
-  const runner = new ProjectionRunner(store, inApplyOrder(readModels), options.runnerObserver);
+  const runner = new ProjectionRunner(store, [...inApplyOrder(readModels), ...(options.projections ?? [])], options.runnerObserver);
   try {
-    await runner.start();
+    await runner.start(options.onCatchUp);
   } catch (error) {
     await store.close().catch(() => undefined);
     throw new StoreOpenError(`Cannot read the event store (${describeStore(config)}): ${reason(error)}`);

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { FishpiPlatform } from './community/fishpi.js';
 import type { CommunityPlatform } from './community/port.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConsoleIndex } from './console/consoleIndex.js';
 import { createConsole } from './console/index.js';
 import { createRequestListener } from './http/app.js';
 import type { HttpDeps } from './http/deps.js';
@@ -44,10 +45,12 @@ export async function startService(
   const log = overrides.log ?? createLogger(config.logLevel);
   const metrics = createMetrics();
   const storeHealth = new StoreWriteHealth(config.nodeId, overrides.clock ?? systemClock);
+  const consoleIndex = config.console && new ConsoleIndex(overrides.clock ?? systemClock);
   const { store, readModels, runner, clock } = await openCore(config, overrides.clock, metrics, {
     writeHealth: storeHealth,
     wrapAdapter: overrides.wrapStore,
     runnerObserver: reportRunnerTrouble(log, metrics),
+    ...(consoleIndex && { projections: [consoleIndex] }),
   });
   const platform = instrumentedPlatform(
     overrides.platform ??
@@ -99,7 +102,7 @@ export async function startService(
   const retention = new AnonymousRetention({ store, disposable: readModels.disposableStreams, clock, log, retentionMs: config.anonymousRetentionMs });
   retention.start();
   metrics.countOpenConnections(() => deps.realtime.hub.size);
-  const operatorConsole = config.console && createConsole(config.console, config, deps, log);
+  const operatorConsole = config.console && consoleIndex && createConsole(config.console, config, deps, consoleIndex, log);
   const server = createServer(createRequestListener(deps, log, operatorConsole ? [operatorConsole.routes] : []));
   // Shutdown waits for requests, not sockets: an idle keep-alive or pre-connected socket holds
   // no work and is simply closed.

@@ -1,7 +1,7 @@
 // What the console shows that the service's read models do not keep: users to search by name,
 // each user's sessions, when each key was last used, the nodes seen in the log, and outcomes of
-// platform operations per minute. Folded from the log by a runner of the console's own, so the
-// service's read models stay as they are.
+// platform operations per minute. Folded by the service's runner, after its read models, only
+// where the console is on.
 import type { RecordedEvent } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
 import { asDomain } from '../projections/recorded.js';

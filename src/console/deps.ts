@@ -17,9 +17,8 @@ export interface ConsoleDeps extends Pick<HttpDeps, 'store' | 'runner' | 'readMo
   publicUrl: () => string;
   nodeId: string;
   keys: ApiKeyService;
-  /** What the console folds from the log itself, and the runner that keeps it. */
+  /** What the console keeps beside the read models (folded by the service's runner). */
   index: ConsoleIndex;
-  indexRunner: ProjectionRunner;
   /** Open live streams of the event log. */
   follows: EventFollows;
 }

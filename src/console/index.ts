@@ -6,8 +6,6 @@ import type { HttpDeps } from '../http/deps.js';
 import type { Logger } from '../log.js';
 import { OpenIdAttempts } from '../realtime/openIdAttempts.js';
 import { loadSessionSecret } from '../realtime/sessions.js';
-import { ProjectionRunner } from '../projections/runner.js';
-import { reportRunnerTrouble } from '../projections/runnerReports.js';
 import { ApiKeyService } from '../services/apiKeys.js';
 import { consoleAssets } from './assets.js';
 import { ConsoleIndex } from './consoleIndex.js';
@@ -27,16 +25,13 @@ export interface Console {
 
 export type ConsoleSettings = NonNullable<Config['console']>;
 
-export function createConsole(settings: ConsoleSettings, config: Config, http: HttpDeps, log: Logger): Console {
+/** `index`: what the console keeps beside the read models, folded by the service's runner. */
+export function createConsole(settings: ConsoleSettings, config: Config, http: HttpDeps, index: ConsoleIndex, log: Logger): Console {
   const { store, runner, readModels, outcomes, metrics, clock, platform, userSync, pushLimits } = http;
   const publicUrl = http.realtime.publicUrl;
   const admins = new Set(settings.admins);
   const sessions = new ConsoleSessions({ store, clock, ttlMs: settings.sessionTtlMs });
   const attempts = new OpenIdAttempts({ store, platform, userSync, clock, log, publicUrl, stateTtlMs: config.loginStateTtlMs });
-  const index = new ConsoleIndex(clock);
-  const indexRunner = new ProjectionRunner(store, [index], reportRunnerTrouble(log, metrics));
-  // In the background: the console's answers fill in as it catches up (the overview shows its lag).
-  indexRunner.start().catch((error: unknown) => log.error({ err: error }, 'the console could not read the event log'));
   const follows = new EventFollows(store);
   const deps: ConsoleDeps = {
     store,
@@ -44,7 +39,6 @@ export function createConsole(settings: ConsoleSettings, config: Config, http: H
     nodeId: config.nodeId,
     keys: new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock }),
     index,
-    indexRunner,
     follows,
     runner,
     readModels,
@@ -68,7 +62,7 @@ export function createConsole(settings: ConsoleSettings, config: Config, http: H
     routes: router.routes() as Middleware,
     async close() {
       follows.close();
-      await Promise.all([indexRunner.stop(), assets.close()]);
+      await assets.close();
     },
   };
 }

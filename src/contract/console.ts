@@ -131,7 +131,7 @@ export const Overview = v.object({
   connections: v.object({ anonymous: v.number(), signedIn: v.number() }),
   outcomesPerMinute: v.array(v.object({ minute: isoInstant, ...counts })),
   platformCalls: v.object({ ...health, byEndpoint: v.array(v.object({ endpoint: v.string(), ...health })) }),
-  lag: v.object({ head: v.number(), readModels: v.number(), console: v.number() }),
+  lag: v.object({ head: v.number(), readModels: v.number() }),
   unknownOutcomes: v.number(),
 });
 export type Overview = v.InferOutput<typeof Overview>;

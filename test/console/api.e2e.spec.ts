@@ -163,7 +163,7 @@ test('the overview: nodes, connections, outcomes per minute, platform call healt
     assert.is(overview.outcomesPerMinute.length, 60);
     assert.ok(overview.platformCalls.ok >= 2, 'the user lookups and the edit');
     assert.ok(overview.platformCalls.byEndpoint.some((e: { endpoint: string; ok: number }) => e.endpoint === 'editPoints' && e.ok === 1));
-    assert.equal(Object.keys(overview.lag), ['head', 'readModels', 'console']);
+    assert.equal(Object.keys(overview.lag), ['head', 'readModels']);
     assert.is(overview.unknownOutcomes, 0);
   }));
 

@@ -153,7 +153,7 @@ browserTest('on a phone the overview reads in one column; no page tripped the po
   await phone.context().addCookies(await operator.context().cookies());
   await phone.goto(`${world.base}/console/#/overview`);
   await phone.getByRole('heading', { name: 'Overview' }).waitFor({ timeout: STEP_MS });
-  const width = await phone.evaluate(() => document.documentElement.scrollWidth);
+  const width = await phone.evaluate<number>('document.documentElement.scrollWidth');
   assert.ok(width <= 390, `no sideways scrolling (${width} px)`);
   await shot(phone, 'overview-phone');
   assert.equal(world.violations, []);

@@ -23,7 +23,7 @@ async function platformHealth({ metrics }: ConsoleDeps): Promise<Overview['platf
 }
 
 async function overview(deps: ConsoleDeps): Promise<Overview> {
-  const { store, runner, indexRunner, index, readModels, clock, nodeId } = deps;
+  const { store, runner, index, readModels, clock, nodeId } = deps;
   const connections = { anonymous: 0, signedIn: 0 };
   for (const client of readModels.clients.all()) connections[client.user ? 'signedIn' : 'anonymous']++;
   const head = await store.headPosition();
@@ -34,7 +34,7 @@ async function overview(deps: ConsoleDeps): Promise<Overview> {
     connections,
     outcomesPerMinute: index.outcomesPerMinute(),
     platformCalls: await platformHealth(deps),
-    lag: { head, readModels: Math.max(0, head - runner.position), console: Math.max(0, head - indexRunner.position) },
+    lag: { head, readModels: Math.max(0, head - runner.position) },
     unknownOutcomes: readModels.operations.withoutOutcome('unknown').length,
   };
 }

@@ -57,7 +57,7 @@ export function OverviewPage() {
         <div class="card">
           <h2>Projection lag</h2>
           <p class="figure">{data.lag.readModels}</p>
-          <p>events behind head #{data.lag.head} · console index {data.lag.console}</p>
+          <p>events behind head #{data.lag.head}</p>
         </div>
         <a class={`card ${data.unknownOutcomes > 0 ? 'card-alert' : ''}`} href="#/unknown">
           <h2>Unknown outcomes</h2>

@@ -40,7 +40,8 @@ async function openStream(ctx: RouteContext, { realtime }: RouteDeps): Promise<v
     ctx.body = { code: refused.status, message: refused.message, data: {} };
     return;
   }
-  res.once('close', () => admission.release(address));
+  // `on`: a response closes once, and `once` would keep a wrapper for the stream's whole life.
+  res.on('close', () => admission.release(address));
   const cookieHeader = ctx.get('Cookie') || undefined;
   const session = await sessions.resolve(cookies.read(cookieHeader));
   // The browser's client binding (kept across its connections): its login page goes straight on.
@@ -72,6 +73,10 @@ async function openStream(ctx: RouteContext, { realtime }: RouteDeps): Promise<v
   req.socket.setNoDelay(true);
   req.socket.setKeepAlive(true);
   res.writeHead(200, SSE_HEADERS);
+  // Sent on their own, the headers are written as one string, which flattens the header block
+  // Node keeps for the stream's life; sent with the first frame, it stays the many pieces it was
+  // joined from.
+  res.flushHeaders();
   res.on('close', () => client.close());
   client.start(new FrameWriter(res, client.clientId, log));
 }

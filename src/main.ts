@@ -1,6 +1,6 @@
 // Composition root: the only module that knows every adapter. config → store → read models →
 // projections → platform → services → HTTP.
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { FishpiPlatform } from './community/fishpi.js';
 import type { CommunityPlatform } from './community/port.js';
@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { ConsoleIndex } from './console/consoleIndex.js';
 import { createConsole } from './console/index.js';
 import { createRequestListener } from './http/app.js';
+import { startingResponder } from './http/starting.js';
 import type { HttpDeps } from './http/deps.js';
 import { apiSettings } from './http/route.js';
 import { createLogger, type Logger } from './log.js';
@@ -46,19 +47,55 @@ export async function startService(
   const metrics = createMetrics();
   const storeHealth = new StoreWriteHealth(config.nodeId, overrides.clock ?? systemClock);
   const consoleIndex = config.console && new ConsoleIndex(overrides.clock ?? systemClock);
-  const { store, readModels, runner, clock } = await openCore(config, overrides.clock, metrics, {
+  // Listening before the catch-up: liveness holds while a long log replays, and nothing else is
+  // served until the read models are current.
+  let caughtUpTo = 0;
+  let handle: RequestListener = startingResponder(() => caughtUpTo);
+  const server = createServer((req, res) => handle(req, res));
+  // Shutdown waits for requests, not sockets: an idle keep-alive or pre-connected socket holds
+  // no work and is simply closed.
+  const inFlight = new Set<ServerResponse>();
+  let closing = false;
+  let onDrained: (() => void) | undefined;
+  server.on('request', (_req, res: ServerResponse) => {
+    inFlight.add(res);
+    if (closing) res.setHeader('Connection', 'close');
+    res.once('close', () => {
+      inFlight.delete(res);
+      if (inFlight.size === 0) onDrained?.();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  const stopListening = () => {
+    server.close();
+    server.closeAllConnections();
+  };
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  let publicUrl = config.publicUrl;
+  // A wildcard address is where we listen, not where a browser can come back to.
+  publicUrl ??= ['0.0.0.0', '::'].includes(config.host) ? `http://localhost:${port}` : url;
+  const core = await openCore(config, overrides.clock, metrics, {
     writeHealth: storeHealth,
     wrapAdapter: overrides.wrapStore,
     runnerObserver: reportRunnerTrouble(log, metrics),
+    onCatchUp: ({ position }) => (caughtUpTo = position),
     ...(consoleIndex && { projections: [consoleIndex] }),
+  }).catch((error: unknown) => {
+    stopListening();
+    throw error;
   });
+  const { store, readModels, runner, clock } = core;
   const platform = instrumentedPlatform(
     overrides.platform ??
       new FishpiPlatform({ baseUrl: config.community.url, keys: config.community.keys, timeoutMs: config.community.timeoutMs, userAgent: USER_AGENT }),
     metrics,
   );
   const userSync = new UserSync({ store, platform, runner, users: readModels.users, clock });
-  let publicUrl = config.publicUrl;
   const deps: HttpDeps = {
     store,
     runner,
@@ -93,6 +130,7 @@ export async function startService(
     if (orphans > 0) log.warn({ orphans, node: config.nodeId }, 'closed out realtime clients left connected by an earlier run of this node');
     await recoverOperations(deps, config, log);
   } catch (error) {
+    stopListening();
     await runner.stop();
     await store.close();
     // Like a store that cannot be opened: what the operator must fix, in one line.
@@ -103,29 +141,7 @@ export async function startService(
   retention.start();
   metrics.countOpenConnections(() => deps.realtime.hub.size);
   const operatorConsole = config.console && consoleIndex && createConsole(config.console, config, deps, consoleIndex, log);
-  const server = createServer(createRequestListener(deps, log, operatorConsole ? [operatorConsole.routes] : []));
-  // Shutdown waits for requests, not sockets: an idle keep-alive or pre-connected socket holds
-  // no work and is simply closed.
-  const inFlight = new Set<ServerResponse>();
-  let closing = false;
-  let onDrained: (() => void) | undefined;
-  server.on('request', (_req, res: ServerResponse) => {
-    inFlight.add(res);
-    if (closing) res.setHeader('Connection', 'close');
-    res.once('close', () => {
-      inFlight.delete(res);
-      if (inFlight.size === 0) onDrained?.();
-    });
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, resolve);
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const url = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  // A wildcard address is where we listen, not where a browser can come back to.
-  publicUrl ??= ['0.0.0.0', '::'].includes(config.host) ? `http://localhost:${port}` : url;
+  handle = createRequestListener(deps, log, operatorConsole ? [operatorConsole.routes] : []);
   log.info({ url, store: config.eventStoreConnectionString ? 'eventstoredb' : 'sqlite', community: config.community.url }, 'listening');
   return {
     url,
@@ -165,7 +181,7 @@ export async function startService(
 }
 
 /**
- * Before listening: what an earlier run of this node left half-done. Operations it sent without
+ * Before serving: what an earlier run of this node left half-done. Operations it sent without
  * recording an answer become unknown (never sent again); its claims that sent nothing are freed.
  */
 async function recoverOperations(deps: HttpDeps, config: Config, log: Logger): Promise<void> {

@@ -80,6 +80,8 @@ export class ProjectionRunner {
       events += page.length;
       onProgress?.({ position: this.current, events });
       if (page.length < PAGE) break;
+      // An embedded store reads synchronously: let the node answer its liveness probe meanwhile.
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     this.subscription = this.store.subscribeToAll({
       after: this.current,

@@ -19,6 +19,7 @@ export class FaultyStore implements EventStore {
   /** subscribeToAll calls so far, with the position each asked for. */
   readonly subscribedAfter: number[] = [];
   private readonly taps = new Set<Tap>();
+  private readsHeld: Promise<void> | undefined;
 
   constructor(private readonly inner: EventStore) {}
 
@@ -30,8 +31,16 @@ export class FaultyStore implements EventStore {
     return this.inner.readStream(streamName);
   }
 
-  readAll(options: { after: number; limit: number }) {
+  async readAll(options: { after: number; limit: number }) {
+    await this.readsHeld;
     return this.inner.readAll(options);
+  }
+
+  /** Reads of the log wait until the returned release (a slow disk, a long log to catch up with). */
+  holdReads(): () => void {
+    let release!: () => void;
+    this.readsHeld = new Promise<void>((resolve) => (release = resolve));
+    return release;
   }
 
   headPosition() {

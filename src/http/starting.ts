@@ -1,0 +1,23 @@
+// What the node answers while it catches up with the log, before its read models can be trusted:
+// liveness (an orchestrator must not kill a node for replaying a long log), readiness "not
+// ready" with how far it got, and 503 with Retry-After for everything else. Plain node:http: the
+// koa app and its dependencies do not exist yet.
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+
+function answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+/** `position`: the log position the read models have reached so far. */
+export function startingResponder(position: () => number): RequestListener {
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? '/', 'http://starting').pathname;
+    const read = req.method === 'GET' || req.method === 'HEAD';
+    if (read && path === '/healthz') return answer(res, 200, { status: 'ok' });
+    if (read && path === '/readyz') {
+      return answer(res, 503, { status: 'not ready', reason: `catching up with the event store (at position ${position()})`, position: position() });
+    }
+    answer(res, 503, { code: 503, message: 'The service is starting: it is catching up with the event store; retry in a few seconds', data: {} }, { 'Retry-After': '1' });
+  };
+}

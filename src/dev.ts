@@ -15,8 +15,11 @@ const platform = await simulator.listen(Number(process.env.SIM_PORT ?? 8091), '1
 // A web page like a game's client, on an origin of its own (so CORS is exercised as in real use).
 const demoPort = Number(process.env.DEMO_PORT ?? 8092);
 const demoOrigin = `http://127.0.0.1:${demoPort}`;
+const alice = DEMO_USERS[0]!;
 const config = loadConfig({
   CORS_ORIGINS: demoOrigin,
+  // The operator console, for the first demo user (sign in as them on the simulator).
+  CONSOLE_ADMINS: alice.oId,
   ...process.env,
   DATA_DIR: process.env.DATA_DIR ?? './data/dev',
   COMMUNITY_URL: platform.url,
@@ -38,7 +41,6 @@ if (existsSync(keyFile)) {
   writeFileSync(keyFile, `${apiKey}\n`, { mode: 0o600 });
 }
 
-const alice = DEMO_USERS[0]!;
 process.stdout.write(`
 community-bridge (dev) on ${service.url}, data in ${config.dataDir}
 community platform simulator on ${platform.url}, users: ${DEMO_USERS.map((u) => `${u.userName} (${u.oId})`).join(', ')}
@@ -46,6 +48,7 @@ community platform simulator on ${platform.url}, users: ${DEMO_USERS.map((u) => 
 API key (all permissions): ${apiKey}
 The operator CLI on this store: ${cliOnStore(config)} keys list
 Demo web client (realtime + sign-in in the browser): ${demoOrigin}/
+${config.console ? `Operator console: ${service.url}/console/ (operators: ${config.console.admins.join(', ')}; ${alice.userName} is ${alice.oId})` : 'Operator console: off (CONSOLE_ADMINS is empty)'}
 
 Try:
   curl -s -X POST ${service.url}/adm/points/edit -H 'apiKey: ${apiKey}' -H 'Content-Type: application/json' \\

@@ -57,6 +57,12 @@ test('the CLI command npm run dev prints reaches the dev store and lists the dev
     );
     const answer = await fetch(`${url}/adm/vip/${DEMO_USERS[0]!.oId}`, { headers: { apiKey } });
     assert.is(answer.status, 200, await answer.text());
+
+    // The operator console is on for the first demo user, at the address printed.
+    const consoleUrl = /^Operator console: (\S+) \(operators: (\S+);/m.exec(out);
+    assert.ok(consoleUrl, out);
+    assert.is(consoleUrl[2], DEMO_USERS[0]!.oId);
+    assert.is((await fetch(consoleUrl[1]!)).status, 200);
   } finally {
     // SIGTERM lets dev close its servers; SIGKILL if it has not gone within seconds.
     child.kill('SIGTERM');

@@ -49,9 +49,6 @@ async function openStream(ctx: RouteContext, { realtime }: RouteDeps): Promise<v
   ctx.append('Set-Cookie', browserCookies.issueClientBinding(binding));
   // The header, or the query for clients that cannot set headers on a new connection.
   const lastEventId = parseLastEventId(ctx.get('Last-Event-ID') || ctx.query.lastEventId);
-  let gone = false;
-  const onEarlyClose = () => (gone = true);
-  res.once('close', onEarlyClose);
   let client;
   try {
     client = await hub.open({ session, lastEventId, opener: { ...pageOrigin(ctx.get('Origin')), browser: hashBinding(binding) } });
@@ -60,25 +57,30 @@ async function openStream(ctx: RouteContext, { realtime }: RouteDeps): Promise<v
     ctx.status = 503;
     ctx.body = { code: 503, message: 'The service is shutting down; reconnect in a moment', data: {} };
     return;
-  } finally {
-    res.off('close', onEarlyClose);
   }
   ctx.respond = false;
-  if (gone || res.destroyed) {
+  // The browser left while its client was being recorded.
+  if (res.destroyed) {
     client.close();
     return;
   }
   ctx.status = 200;
-  req.socket.setTimeout(0);
-  req.socket.setNoDelay(true);
-  req.socket.setKeepAlive(true);
+  const { socket } = req;
+  socket.setTimeout(0);
+  socket.setNoDelay(true);
+  socket.setKeepAlive(true);
   res.writeHead(200, SSE_HEADERS);
-  // Sent on their own, the headers are written as one string, which flattens the header block
-  // Node keeps for the stream's life; sent with the first frame, it stays the many pieces it was
-  // joined from.
-  res.flushHeaders();
   res.on('close', () => client.close());
-  client.start(new FrameWriter(res, client.clientId, log));
+  // The header block as a string of its own, in the same write as PB_CONNECT: written alone, it
+  // is flattened into one string, where sent with the first frame Node would keep it for the
+  // stream's whole life as the many pieces it was joined from.
+  socket.cork();
+  try {
+    res.flushHeaders();
+    client.start(new FrameWriter(res, client.clientId, log));
+  } finally {
+    socket.uncork();
+  }
 }
 
 /** Writes a client's frames to its response. A class: one lives as long as its stream. */

@@ -1,6 +1,8 @@
 // The console's JSON API against a real service and the platform simulator: keys recorded with
 // the operator as `by`, users and their history, unknown outcomes resolved, the event log paged,
 // filtered and followed, the overview. Bad input is a 400 naming the field.
+import { utimes } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, BOB, type Harness, withHarness } from '../support/harness.js';
@@ -165,6 +167,27 @@ test('the overview: nodes, connections, outcomes per minute, platform call healt
     assert.ok(overview.platformCalls.byEndpoint.some((e: { endpoint: string; ok: number }) => e.endpoint === 'editPoints' && e.ok === 1));
     assert.equal(Object.keys(overview.lag), ['head', 'readModels']);
     assert.is(overview.unknownOutcomes, 0);
+  }));
+
+test('run from its sources, the console page reloads itself when a front-end file changes', () =>
+  withHarness(ON, async (h) => {
+    const shell = await (await fetch(`${h.url}/console/`)).text();
+    assert.match(shell, /<script type="module" src="\/console\/assets\/reload\.js"><\/script>/);
+    const reload = await fetch(`${h.url}/console/assets/reload.js`);
+    assert.match(await reload.text(), /EventSource\('\/console\/assets\/changes'\)/);
+    const changes = new AbortController();
+    const stream = await fetch(`${h.url}/console/assets/changes`, { signal: changes.signal });
+    assert.match(stream.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const reader = stream.body!.getReader();
+    const decoder = new TextDecoder();
+    let seen = decoder.decode((await reader.read()).value);
+    assert.match(seen, /^: watching/);
+    // Touching a source (its times, not its text) is an edit as far as the watcher can tell.
+    const source = fileURLToPath(new URL('../../src/console/ui/main.tsx', import.meta.url));
+    const now = new Date();
+    await utimes(source, now, now);
+    while (!seen.includes('event: change')) seen += decoder.decode((await reader.read()).value);
+    changes.abort();
   }));
 
 test.run();

@@ -18,6 +18,11 @@ function buildApp(deps: HttpDeps, log: Logger, mounted: Middleware[]) {
   // address that proxy saw (entries to its left are whatever the client wrote).
   app.proxy = deps.trustProxy;
   app.maxIpsCount = 1;
+  // What koa meets after the middlewares (a streamed body): a client that left in the middle of a
+  // stream is ordinary; anything else goes to the log, never raw to stderr.
+  app.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ERR_STREAM_PREMATURE_CLOSE') log.error({ err: error }, 'a response failed');
+  });
   const onUnexpected = (error: unknown, path: string) => log.error({ err: error, path }, 'unexpected error');
   const renderError = errorRenderer(onUnexpected, deps.api.maxBodyBytes);
   const routes = apiRoutes(deps.api);

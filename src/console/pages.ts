@@ -30,7 +30,8 @@ const REFUSALS: Partial<Record<SignInRefusal, { status: number; title: string; t
   expired: { status: 410, title: 'Sign-in link expired', text: `A sign-in must be completed soon after it starts. ${AGAIN}` },
   cancelled: { status: 400, title: 'Sign-in cancelled', text: `The sign-in was cancelled on the community platform; nobody was signed in.` },
   'invalid-assertion': { status: 403, title: 'Sign-in could not be verified', text: `The community platform’s answer did not pass verification; nobody was signed in. ${AGAIN}` },
-  'unknown-user': {
+  'unknown-user': { status: 403, title: 'Unknown account', text: 'The community platform does not know this account; nobody was signed in.' },
+  'not-operator': {
     status: 403,
     title: 'Not a console operator',
     text: 'You signed in, but this account may not use the console: ask whoever runs this service to add your oId to CONSOLE_ADMINS.',

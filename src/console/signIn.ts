@@ -26,13 +26,13 @@ export class ConsoleSignIn {
     return this.deps.attempts.start(CONSOLE_ATTEMPT, this.callbackUrl(), loginBinding);
   }
 
-  /** Throws SignInError on any refusal; `unknown-user` for an account that is no operator. */
+  /** Throws SignInError on any refusal; `not-operator` for an account CONSOLE_ADMINS does not list. */
   complete(query: Query, loginBinding: string | undefined): Promise<OperatorSession> {
     const { attempts, sessions, admins } = this.deps;
     return attempts.complete(query, loginBinding, (clientId) => clientId === CONSOLE_ATTEMPT, async (attempt) => {
       if (!admins.has(attempt.oId)) {
-        await attempt.fail('unknown-user', `${attempt.oId} is not in CONSOLE_ADMINS`);
-        throw new SignInError('unknown-user', 'This account may not use the console.');
+        await attempt.fail('not-operator', `${attempt.oId} is not in CONSOLE_ADMINS`);
+        throw new SignInError('not-operator', 'This account may not use the console.');
       }
       const user = await attempts.userOf(attempt);
       const sessionId = newSessionId();

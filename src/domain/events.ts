@@ -126,7 +126,8 @@ export type LoginCompleted = {
   type: 'LoginCompleted';
   data: { stateHash: string; clientId: string; userId: string; oId: string; sessionId: string; at: string };
 };
-export type LoginFailureReason = 'cancelled' | 'expired' | 'invalid-assertion' | 'unknown-user';
+/** `not-operator`: a genuine account that the console does not admit (CONSOLE_ADMINS). */
+export type LoginFailureReason = 'cancelled' | 'expired' | 'invalid-assertion' | 'unknown-user' | 'not-operator';
 export type LoginFailed = { type: 'LoginFailed'; data: { stateHash: string; clientId: string; reason: LoginFailureReason; detail: string; at: string } };
 export type LoginEvent = LoginStarted | LoginClaimed | LoginReleased | LoginCompleted | LoginFailed;
 

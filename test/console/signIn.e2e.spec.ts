@@ -35,7 +35,8 @@ test('an account CONSOLE_ADMINS does not list gets a 403 page after signing in, 
     assert.match(await callback.text(), 'Not a console operator');
     assert.ok(!callback.headers.getSetCookie().some((c) => c.startsWith('cb_console=')));
     const failed = (await h.events('login-')).find((e) => e.type === 'LoginFailed');
-    assert.match((failed!.data as { detail: string }).detail, `${BOB.oId} is not in CONSOLE_ADMINS`);
+    const { reason, detail } = failed!.data as { reason: string; detail: string };
+    assert.equal([reason, detail], ['not-operator', `${BOB.oId} is not in CONSOLE_ADMINS`]);
     assert.is((await h.events('consolesession-')).length, 0);
   }));
 

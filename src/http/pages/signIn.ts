@@ -93,6 +93,12 @@ const REFUSALS: Record<SignInRefusal, { status: number; title: string; text: str
     title: '账号不存在 / Account not found',
     text: ['社区平台找不到这个账号。 / The community platform does not know this account.', START_AGAIN],
   },
+  // Only the operator console refuses accounts for who they are; players' sign-ins never do.
+  'not-operator': {
+    status: 403,
+    title: '无权访问 / Not allowed',
+    text: ['这个账号不能在这里登录。 / This account may not sign in here.'],
+  },
   'platform-unavailable': {
     status: 502,
     title: '社区暂时无法访问 / Community unavailable',

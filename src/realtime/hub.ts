@@ -71,6 +71,8 @@ interface Lifecycle {
 class Connection implements ClientHandle {
   started = false;
   closed = false;
+  /** Where the actor's frames go, once started. */
+  frames: Partial<Observer<Frame>> | undefined;
 
   constructor(
     private readonly lifecycle: Lifecycle,
@@ -89,6 +91,16 @@ class Connection implements ClientHandle {
 
   close(): void {
     this.lifecycle.close(this, 'closed');
+  }
+
+  /** The actor reached `closed`: its frames end (the connection subscribes to its own actor). */
+  complete(): void {
+    this.frames?.complete?.();
+  }
+
+  /** The actor failed: its frames end with the error. */
+  error(error: unknown): void {
+    this.frames?.error?.(error);
   }
 }
 
@@ -216,9 +228,10 @@ export class RealtimeHub {
     if (connection.started || connection.closed) return;
     connection.started = true;
     const { actor } = connection;
+    connection.frames = observer;
     actor.on('*', (frame) => observer.next?.(frame));
-    // Its methods, not the observer: an actor's subscribers get its snapshots as `next`.
-    actor.subscribe(undefined, (error) => observer.error?.(error), () => observer.complete?.());
+    // The connection, not the observer: an actor's subscribers get its snapshots as `next`.
+    actor.subscribe(connection);
     actor.start();
     this.connections.set(connection.clientId, connection);
     this.index(connection);

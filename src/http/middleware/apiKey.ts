@@ -14,10 +14,27 @@ export interface AuthState {
   apiKey: ApiKeyRecord;
 }
 
+/**
+ * Hashes of the keys that passed, by the key presented: a SHA-256 per request was most of the
+ * check's cost, and an app presents the same key on every request. A key that fails leaves the
+ * table at once, so unknown, disabled, revoked and expired keys all take the same path (a caller
+ * learns nothing about which keys exist); the whole table is dropped when full.
+ */
+const passedHashes = new Map<string, string>();
+const PASSED_HASHES_MAX = 1000;
+
 /** The key presented in the `apiKey` header, if it exists, is enabled and has not expired. */
 function authenticate(keys: ApiKeysReadModel, clock: Clock, presented: string): ApiKeyRecord {
-  const key = presented ? keys.byHash(hashApiKey(presented)) : undefined;
-  if (!key || key.status !== 'enabled' || (key.expires !== null && key.expires <= clock.now())) throw new InvalidApiKeyError();
+  const passed = presented ? passedHashes.get(presented) : undefined;
+  const key = presented ? keys.byHash(passed ?? hashApiKey(presented)) : undefined;
+  if (!key || key.status !== 'enabled' || (key.expires !== null && key.expires <= clock.now())) {
+    if (passed !== undefined) passedHashes.delete(presented);
+    throw new InvalidApiKeyError();
+  }
+  if (passed === undefined) {
+    if (passedHashes.size >= PASSED_HASHES_MAX) passedHashes.clear();
+    passedHashes.set(presented, key.hash);
+  }
   return key;
 }
 

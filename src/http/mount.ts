@@ -2,7 +2,9 @@
 // authenticate → authorize → (the platform key it needs, the rate limit) → read and bound the
 // body → replay or claim the Idempotency-Key → validate → handle. Every step is attached to the
 // route itself, so it applies to exactly the requests the router dispatches (paths match as
-// declared: no case or trailing-slash variant reaches a handler past its chain).
+// declared: no case or trailing-slash variant reaches a handler past its chain). Steps that only
+// check and pass on return next() rather than being async functions, one promise fewer each on
+// every request; koa turns what they throw into a rejection all the same.
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
@@ -18,16 +20,16 @@ import type { Route, RouteContext, RouteDeps } from './route.js';
 import { invalid, parse } from './validation.js';
 
 /** Every body the API takes is JSON; anything else is refused rather than parsed as empty. */
-const requireJson: Middleware = async (ctx, next) => {
+const requireJson: Middleware = (ctx, next) => {
   if (ctx.request.length && !ctx.is('application/json')) throw invalid('body', 'Content-Type must be application/json');
-  await next();
+  return next();
 };
 
 /** A setting missing on this service is said before anything is looked up or recorded. */
 function requirePlatformKey(keys: GoldFingerKeys, type: GoldFingerType): Middleware {
-  return async (_ctx, next) => {
+  return (_ctx, next) => {
     if (!keys[type]) throw missingKeyError(type);
-    await next();
+    return next();
   };
 }
 

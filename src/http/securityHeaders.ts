@@ -29,7 +29,7 @@ export function htmlPageHeaders(csp: string): Record<string, string> {
 }
 
 /** Every answer: never sniffed into another type (a JSON error echoing input is not HTML). */
-export const noSniff: Middleware = async (ctx, next) => {
+export const noSniff: Middleware = (ctx, next) => {
   ctx.set('X-Content-Type-Options', 'nosniff');
-  await next();
+  return next();
 };

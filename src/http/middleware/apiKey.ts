@@ -39,11 +39,11 @@ function authenticate(keys: ApiKeysReadModel, clock: Clock, presented: string): 
 }
 
 export function requirePermission(keys: ApiKeysReadModel, clock: Clock, permission: Permission): Middleware<AuthState> {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const key = authenticate(keys, clock, ctx.get('apikey'));
     if (!allows(key.permissions, permission)) throw new PermissionDeniedError();
     ctx.state.apiKey = key;
     ctx.state.actor = { appId: key.appId, keyId: key.keyId, app: key.app };
-    await next();
+    return next();
   };
 }

@@ -7,7 +7,7 @@ import { invalid } from '../validation.js';
 
 /** `maxDepth` applies to each top-level field's value (a push's `data` is the deepest one). */
 export function boundedBodyDepth(maxDepth: number): Middleware {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const body: unknown = ctx.request.body;
     if (body !== null && typeof body === 'object') {
       if (Array.isArray(body)) {
@@ -18,6 +18,6 @@ export function boundedBodyDepth(maxDepth: number): Middleware {
         }
       }
     }
-    await next();
+    return next();
   };
 }

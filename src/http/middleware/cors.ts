@@ -4,7 +4,7 @@ import type { Middleware } from 'koa';
 
 export function cors(origins: readonly string[]): Middleware {
   const allowed = new Set(origins);
-  return async (ctx, next) => {
+  return (ctx, next) => {
     ctx.vary('Origin');
     const origin = ctx.get('Origin');
     const ok = origin !== '' && allowed.has(origin);
@@ -21,6 +21,6 @@ export function cors(origins: readonly string[]): Middleware {
       ctx.status = 204;
       return;
     }
-    await next();
+    return next();
   };
 }

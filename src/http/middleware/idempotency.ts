@@ -21,10 +21,15 @@ export interface IdempotencyState {
   operationClaim?: OperationClaim;
 }
 
+type Ctx = Parameters<Middleware<IdempotencyState & AuthState>>[0];
+
 export function idempotency(service: IdempotencyService, operations: OperationsReadModel, renderError: RenderError, onUnexpected: OnUnexpected): Middleware<IdempotencyState & AuthState> {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const idempotencyKey = ctx.get('idempotency-key');
-    if (!idempotencyKey) return next();
+    return idempotencyKey ? claimed(ctx, next, idempotencyKey) : next();
+  };
+
+  async function claimed(ctx: Ctx, next: () => Promise<unknown>, idempotencyKey: string): Promise<void> {
     if (!KEY.test(idempotencyKey)) throw new ValidationError('Idempotency-Key: must be 1 to 255 visible ASCII characters');
     const decision = await service.begin(ctx.state.actor.appId, idempotencyKey, IdempotencyService.requestHash(ctx.method, ctx.path, ctx.request.body));
     switch (decision.action) {
@@ -68,7 +73,7 @@ export function idempotency(service: IdempotencyService, operations: OperationsR
       }
     }
     await settle(() => service.complete(claim, ctx.status, ctx.body), ctx.path);
-  };
+  }
 
   /**
    * The answer stands even when the key's record of it cannot be written: the claim then stays

@@ -11,7 +11,7 @@ export interface RateLimit {
 
 export function rateLimitByKey(limit: RateLimit, now: () => number = () => performance.now()): Middleware<AuthState> {
   const buckets = new Map<string, { tokens: number; at: number }>();
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const key = ctx.state.apiKey;
     const t = now();
     const bucket = buckets.get(key.keyId) ?? { tokens: limit.burst, at: t };
@@ -20,6 +20,6 @@ export function rateLimitByKey(limit: RateLimit, now: () => number = () => perfo
     buckets.set(key.keyId, bucket);
     if (bucket.tokens < 1) throw new RateLimitedError(limit.perSecond, Math.ceil((1 - bucket.tokens) / limit.perSecond));
     bucket.tokens -= 1;
-    await next();
+    return next();
   };
 }

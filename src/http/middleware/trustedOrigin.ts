@@ -7,11 +7,11 @@ import { ForeignOriginError } from '../errors.js';
 
 export function requireTrustedOrigin(trusted: readonly string[], publicUrl: () => string): Middleware {
   const listed = new Set(trusted);
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const origin = ctx.get('Origin');
     // The service's own origin: as configured, or as this request reached it (koa's ctx.origin is the header).
     const own = origin === new URL(publicUrl()).origin || origin === `${ctx.protocol}://${ctx.host}`;
     if (origin !== '' && !own && !listed.has(origin)) throw new ForeignOriginError(origin);
-    await next();
+    return next();
   };
 }

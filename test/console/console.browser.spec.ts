@@ -3,25 +3,17 @@
 // looks a user up, and resolves an unknown outcome; another account gets the 403 page; with the
 // console off there is nothing at /console. No page may trip the console's policy. With
 // CONSOLE_SCREENSHOTS=<dir>, each page is also saved there (the README's pictures).
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { chromiumTest, STEP_MS, type Browser, type Page } from '../support/browser.js';
 import { ALICE, BOB, startHarness, withHarness, type Harness } from '../support/harness.js';
 import { failAppendsOf } from '../support/storeFaults.js';
+import { freePort } from '../support/ports.js';
 
 const browserTest = chromiumTest('console browser suite');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHOTS = process.env.CONSOLE_SCREENSHOTS;
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 interface World {
   h: Harness;

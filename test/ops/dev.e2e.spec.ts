@@ -3,25 +3,16 @@
 // the key it issued there, and the printed key must be accepted by the dev service.
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEMO_USERS } from '../../src/community/demoUsers.js';
+import { freePort } from '../support/ports.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const START_TIMEOUT_MS = 30_000;
-
-/** The demo page's port must be known before it listens (the service allows it as a CORS origin). */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 function shell(command: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) =>

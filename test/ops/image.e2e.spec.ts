@@ -7,7 +7,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, posix, relative } from 'node:path';
 import { promisify } from 'node:util';
@@ -16,6 +15,7 @@ import * as assert from 'uvu/assert';
 import { parse as parseYaml } from 'yaml';
 import { commandOf, copyOf, dockerIgnore, envOf, parseDockerfile, type Stage } from '../support/dockerfile.js';
 import { until } from '../support/serviceProcess.js';
+import { freePort } from '../support/ports.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const run = promisify(execFile);
@@ -81,16 +81,6 @@ async function replayFinalStage(buildDir: string, dir: string): Promise<void> {
       await run('cp', ['-alT', from, copyTarget(from, inStage(dir, workdirOf(finalStage), dest))]);
     }
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.once('error', reject);
-  });
 }
 
 const work = mkdtempSync(join(tmpdir(), 'community-bridge-image-'));

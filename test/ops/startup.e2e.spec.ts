@@ -3,7 +3,6 @@
 // Retry-After, so no answer comes from read models that are still behind. The catch-up is held
 // back by a store wrapper (a slow disk), so every step is observed, not raced.
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
@@ -13,17 +12,7 @@ import { loadConfig } from '../../src/config.js';
 import { startService } from '../../src/main.js';
 import { FaultyStore } from '../support/faultyStore.js';
 import { ALICE, defaultUsers } from '../support/harness.js';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../support/ports.js';
 
 /** Asks until the server takes connections (it starts listening a moment after startService is called). */
 async function firstAnswer(url: string): Promise<Response> {

@@ -3,11 +3,12 @@
 // The demo page is served as localhost:G (same site as the service, localhost:P) and as
 // 127.0.0.1:G (another site); the simulator is on a third site, as the platform is in production.
 import { existsSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import { createDemoServer } from '../../src/devDemo.js';
 import { startHarness, type Harness } from './harness.js';
+import { freePort } from './ports.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -27,13 +28,6 @@ export function chromiumTest(suite: string): typeof test | typeof test.skip {
 async function listening(server: Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return (server.address() as AddressInfo).port;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  const port = await listening(probe);
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 export interface BrowserWorld {

@@ -49,16 +49,19 @@ function oneAtATime<T>(store: EventStore, streamName: string, job: () => Promise
   let streams = queues.get(store);
   if (!streams) queues.set(store, (streams = new Map()));
   const previous = streams.get(streamName);
+  // The next command runs after this one whichever way it ends (then(job, job)), so the queue
+  // holds the job's own promise.
   const result = previous ? previous.then(job, job) : job();
-  const tail = result.then(
-    () => undefined,
-    () => undefined,
+  streams.set(streamName, result);
+  result.then(
+    () => leave(streams, streamName, result),
+    () => leave(streams, streamName, result),
   );
-  streams.set(streamName, tail);
-  void tail.then(() => {
-    if (streams.get(streamName) === tail) streams.delete(streamName);
-  });
   return result;
+}
+
+function leave(streams: Map<string, Promise<unknown>>, streamName: string, queued: Promise<unknown>): void {
+  if (streams.get(streamName) === queued) streams.delete(streamName);
 }
 
 /** How long a command keeps deciding again when other writers keep moving its stream. */
@@ -87,25 +90,20 @@ async function decideAndAppend<State, Command, Event extends { type: string; dat
   command: Command,
   known: KnownState<State> | undefined,
 ): Promise<Handled<State, Event>> {
-  const read = async (): Promise<Basis<State>> => {
-    const recorded = await store.readStream(streamName);
-    const last = recorded.at(-1);
-    return { state: fold(decider, recorded as unknown as Event[]), revision: last?.revision ?? -1, assumed: false, position: last?.position };
-  };
   const deadline = performance.now() + CONFLICT_DEADLINE_MS;
-  let basis: Basis<State> = known ? { ...known, assumed: true, position: undefined } : await read();
+  let basis: Basis<State> = known ? { state: known.state, revision: known.revision, assumed: true, position: undefined } : await readBasis(store, streamName, decider);
   for (let attempt = 1; ; attempt++) {
     let events: Event[];
     try {
       events = decider.decide(command, basis.state);
     } catch (error) {
       if (!basis.assumed) throw error;
-      basis = await read();
+      basis = await readBasis(store, streamName, decider);
       continue;
     }
     if (events.length === 0) {
       if (basis.assumed) {
-        basis = await read();
+        basis = await readBasis(store, streamName, decider);
         continue;
       }
       return { events, state: basis.state, revision: basis.revision, position: basis.position };
@@ -118,9 +116,15 @@ async function decideAndAppend<State, Command, Event extends { type: string; dat
       if (!(error instanceof ConcurrencyError) || performance.now() >= deadline) throw error;
       // An assumed state that was stale is no contention: decide again on the stream at once.
       if (!basis.assumed) await setTimeout(backoffMs(attempt));
-      basis = await read();
+      basis = await readBasis(store, streamName, decider);
     }
   }
+}
+
+async function readBasis<State, Event>(store: EventStore, streamName: string, decider: Decider<State, unknown, Event>): Promise<Basis<State>> {
+  const recorded = await store.readStream(streamName);
+  const last = recorded.at(-1);
+  return { state: fold(decider, recorded as unknown as Event[]), revision: last?.revision ?? -1, assumed: false, position: last?.position };
 }
 
 /** Full jitter: writers that collided once spread out instead of colliding again in step. */

@@ -1,7 +1,7 @@
 // One realtime client (spec §3.1, design.md §4): `anonymous` —SIGNED_IN→ `signedIn` —CLOSE→
 // `closed`, or `anonymous` —CLOSE→ `closed`; a connection opened with a live session starts in
 // `signedIn`. Every frame the connection sends is emitted by a transition of this machine
-// (declared in `types.emitted`); the hub pipes the emitted frames into the connection's subject,
+// (declared in `types.emitted`); the hub hands the emitted frames to the connection's writer,
 // and nothing else writes to the socket.
 //
 // Frame ids are global log positions, so a browser's Last-Event-ID always names a position.

@@ -60,6 +60,7 @@ export function createRequestListener(deps: HttpDeps, log: Logger, mounted: Midd
   };
 }
 
+/** Runs the middlewares in order, each with the rest as its `next`, as koa does. */
 function run(chain: Middleware[], ctx: ParameterizedContext, index: number): Promise<void> {
   const middleware = chain[index];
   return middleware ? Promise.resolve(middleware(ctx, () => run(chain, ctx, index + 1))) : Promise.resolve();

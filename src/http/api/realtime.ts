@@ -71,9 +71,9 @@ async function openStream(ctx: RouteContext, { realtime }: RouteDeps): Promise<v
   socket.setKeepAlive(true);
   res.writeHead(200, SSE_HEADERS);
   res.on('close', () => client.close());
-  // The header block as a string of its own, in the same write as PB_CONNECT: written alone, it
-  // is flattened into one string, where sent with the first frame Node would keep it for the
-  // stream's whole life as the many pieces it was joined from.
+  // The header block goes out as a string of its own, which flattens it: sent joined to the first
+  // frame, Node keeps it for the stream's whole life as the many pieces it was built from. Corked,
+  // it still leaves in the same write as PB_CONNECT.
   socket.cork();
   try {
     res.flushHeaders();

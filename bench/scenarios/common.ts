@@ -48,6 +48,9 @@ export async function startBenchService(ctx: BenchContext, scenario: string, sim
       COMMUNITY_KEY: SIMULATOR_KEY,
       LOG_LEVEL: 'warn',
       SESSION_SECRET: 'bench-session-secret-0123456789abcdef',
+      // Every load generator connects from one loopback address: the per-address cap would
+      // refuse all but its first few hundred streams.
+      REALTIME_MAX_CONNECTIONS_PER_IP: '1000000',
       ...env,
     },
     nodeFlags: [...nodeFlags, ...(ctx.profile ? ['--cpu-prof', '--cpu-prof-dir', `bench/profiles/${scenario}`] : [])],

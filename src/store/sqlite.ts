@@ -236,6 +236,9 @@ export class SqliteEventStore implements EventStore {
     if (!flight || flight.id !== reply.id) return;
     this.inFlight = undefined;
     this.writer.unref();
+    // What arrived while this batch was committing is the next batch, and it leaves now: its
+    // commit runs while this batch's answers are being handled, rather than after them.
+    this.sendToWriter();
     if ('fatal' in reply) {
       const error = new Error(reply.fatal);
       for (const { append } of flight.sent) append.reject(error);
@@ -264,12 +267,6 @@ export class SqliteEventStore implements EventStore {
         }
       });
       for (const subscriber of this.subscribers) this.deliverFresh(subscriber, appended);
-    }
-    // What arrived while this batch was committing is the next batch, sent on the next turn of
-    // the event loop so that the requests read in this turn can join it.
-    if (this.pending.length > 0 && !this.flushScheduled) {
-      this.flushScheduled = true;
-      setImmediate(() => this.flush());
     }
     if (!this.inFlight) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }

@@ -177,8 +177,7 @@ export class FishpiPlatform implements CommunityPlatform {
     // The wall-clock deadline of the whole call, body included (undici's own timers are idle
     // timers that a trickling answer keeps resetting). Its reason tells it from any other abort.
     const deadline = new AbortController();
-    const expired = new Error('deadline');
-    const timer = setTimeout(() => deadline.abort(expired), this.timeoutMs);
+    const timer = setTimeout(() => deadline.abort(DEADLINE_PASSED), this.timeoutMs);
     try {
       const { statusCode, body } = await this.pool.request({
         method,
@@ -195,7 +194,7 @@ export class FishpiPlatform implements CommunityPlatform {
       return await body.text();
     } catch (error) {
       if (error instanceof PlatformUnavailableError) throw error;
-      throw this.classify(error, error === expired, path);
+      throw this.classify(error, error === DEADLINE_PASSED, path);
     } finally {
       clearTimeout(timer);
     }
@@ -212,6 +211,9 @@ export class FishpiPlatform implements CommunityPlatform {
     return new PlatformUnavailableError(`the connection failed${code ? ` (${code})` : ''} during ${path}`, true);
   }
 }
+
+/** The reason a call's deadline aborts it with: one object, not an Error (and its stack) per call. */
+const DEADLINE_PASSED = Object.freeze({ reason: 'the call took longer than COMMUNITY_TIMEOUT_MS' });
 
 interface CallBody {
   /** Query parameters (GET). */

@@ -16,6 +16,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { GoldFingerType } from './fishpi.js';
+import { escapeHtml } from '../system/html.js';
 
 /** The gold-finger key of every type unless `goldFingerKeys` says otherwise. */
 export const SIMULATOR_KEY = 'sim-key';
@@ -153,8 +154,6 @@ function refuse(message: string): never {
 
 const isObject = (value: unknown): value is Body => typeof value === 'object' && value !== null && !Array.isArray(value);
 const isInt32 = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= -(2 ** 31) && (value as number) < 2 ** 31;
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** The platform accepts a return_to on https, or on plain http only for a local relying party. */
 function acceptableReturnTo(url: unknown): boolean {

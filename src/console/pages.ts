@@ -2,9 +2,7 @@
 // what went wrong. No inline script or style: the policy (headers.ts) allows neither.
 import type { Context } from 'koa';
 import type { SignInRefusal } from '../domain/login.js';
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+import { escapeHtml } from '../system/html.js';
 
 function document(title: string, body: string, scripts: string[] = []): string {
   return (

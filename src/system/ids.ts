@@ -2,9 +2,9 @@
 import { randomFillSync } from 'node:crypto';
 
 /**
- * CSPRNG bytes, drawn from a pool that is refilled 8 KiB at a time. A `randomBytes()` call per id
- * cost 3 µs on a quiet machine and up to 30 µs under load here (bench/RESULTS.md); the bytes are
- * the same kind, each handed out once (Node's own randomUUID() keeps a pool the same way).
+ * CSPRNG bytes, drawn from a pool that is refilled 8 KiB at a time: a `randomBytes()` call per id
+ * was a measurable part of a connect (bench/RESULTS.md). The bytes are the same kind, each handed
+ * out once (Node's own randomUUID() keeps a pool the same way).
  */
 const POOL_SIZE = 8192;
 const pool = Buffer.allocUnsafe(POOL_SIZE);

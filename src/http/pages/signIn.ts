@@ -4,9 +4,7 @@
 import type { Context } from 'koa';
 import type { SignInRefusal } from '../../domain/login.js';
 import { contentSecurityPolicy, htmlPageHeaders, inlineSource } from '../securityHeaders.js';
-
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+import { escapeHtml } from '../../system/html.js';
 
 const STYLE =
   'body{font-family:system-ui,-apple-system,"PingFang SC","Microsoft YaHei",sans-serif;max-width:28rem;margin:4rem auto;padding:0 1rem;' +

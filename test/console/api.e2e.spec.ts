@@ -8,18 +8,10 @@ import * as assert from 'uvu/assert';
 import { ALICE, BOB, type Harness, withHarness } from '../support/harness.js';
 import { failAppendsOf } from '../support/storeFaults.js';
 import { consoleGet, consolePost, signInOperator, type Operator } from './support.js';
+import { eventually } from '../support/eventually.js';
 
 const ON = { CONSOLE_ADMINS: ALICE.oId, NODE_ID: 'node-a' };
 const BY = { kind: 'operator', name: `console:${ALICE.oId}` };
-
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const found = await probe();
-    if (found !== undefined) return found;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`never happened: ${what}`);
-}
 
 async function createKey(h: Harness, operator: Operator, permissions: string[]) {
   const res = await consolePost(h, operator, '/console/api/keys', { app: 'Console Game', permissions });

@@ -14,6 +14,7 @@ import { startService } from '../../src/main.js';
 import { IdempotencyService } from '../../src/services/idempotency.js';
 import { ALICE, type Answer, type Harness, withHarness } from '../support/harness.js';
 import { failAppendsOf, holdFirstAppendOf } from '../support/storeFaults.js';
+import { eventually } from '../support/eventually.js';
 
 const POINTS = '/adm/points/edit';
 
@@ -38,15 +39,6 @@ const applied = (h: Harness, memo: string) => h.sim.user(ALICE.oId)!.ledger.filt
 async function pointsAudit(h: Harness, apiKey: string, memo: string) {
   const res = await h.get(`/adm/audit/points/${ALICE.oId}`, apiKey);
   return (res.body.data.items as Array<{ operationId: string; request: { memo: string }; outcome: any }>).find((e) => e.request.memo === memo);
-}
-
-async function eventually<T>(probe: () => Promise<T | undefined>, what: string): Promise<T> {
-  for (let i = 0; i < 100; i++) {
-    const found = await probe();
-    if (found !== undefined) return found;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`never happened: ${what}`);
 }
 
 test('an unexpected error after the platform applied answers 502 outcome unknown and keeps the key: the retry does not apply again', () =>

@@ -28,11 +28,11 @@ function vipTable(entries: VipAuditEntry[]): string {
   ]);
 }
 
-export function auditCommand(audit: AuditQueries, args: string[], options: { json?: boolean }, print: Print): void {
+export async function auditCommand(audit: AuditQueries, args: string[], options: { json?: boolean }, print: Print): Promise<void> {
   const [kind, oId] = args;
   if (kind !== 'points' && kind !== 'vip') throw new ValidationError(`audit: unknown history "${kind ?? ''}" (points, vip)`);
   if (!oId?.trim()) throw new ValidationError(`audit ${kind}: the oId is required`);
-  const entries = kind === 'points' ? audit.points(oId.trim()) : audit.vip(oId.trim());
+  const entries = kind === 'points' ? audit.points(oId.trim()) : await audit.vip(oId.trim());
   if (options.json) return print(`${JSON.stringify(entries)}\n`);
   if (entries.length === 0) return print(`No ${kind === 'points' ? 'points edits' : 'VIP grants or renewals'} recorded for oId ${escapeControl(oId)}.\n`);
   print(kind === 'points' ? pointsTable(entries as PointsAuditEntry[]) : vipTable(entries as VipAuditEntry[]));

@@ -81,7 +81,7 @@ async function run(argv: string[]): Promise<void> {
   const core = await openCore(config);
   try {
     if (area === 'audit') {
-      auditCommand(new AuditQueries(core.readModels), rest, values, print);
+      await auditCommand(new AuditQueries({ ...core.readModels, store: core.store }), rest, values, print);
     } else if (area === 'operations') {
       const { store, runner, readModels, clock } = core;
       const outcomes = new OperationOutcomes({ store, runner, operations: readModels.operations, clock });

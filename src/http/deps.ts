@@ -11,7 +11,6 @@ import type { RecentMessagesReadModel } from '../projections/recentMessages.js';
 import type { SessionsReadModel } from '../projections/sessions.js';
 import type { RealtimeDeps } from '../realtime/deps.js';
 import type { VipReadModel } from '../projections/vip.js';
-import type { VipHistoryReadModel } from '../projections/vipHistory.js';
 import type { IdempotencyReadModel } from '../projections/idempotency.js';
 import type { Metrics } from '../metrics.js';
 import type { IdempotencyService } from '../services/idempotency.js';

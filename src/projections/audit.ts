@@ -1,4 +1,5 @@
-// Audit: the history of one user's points edits and VIP records, read from the read models,
+// Audit: the history of one user's points edits and VIP records, read from the read models and
+// (VIP) the user's VIP stream,
 // oldest first, in the spec's timestamp form and the shapes the API documents. The HTTP endpoints
 // and the CLI both answer from here, so an auditor sees the same entries either way. No platform
 // call: an oId the service never acted on has an empty history.
@@ -9,7 +10,8 @@ import type { PointsEditRequest } from '../domain/events.js';
 import { toSpecTimestamp } from '../domain/time.js';
 import type { OperationRecord, OperationsReadModel } from './operations.js';
 import type { UsersReadModel } from './users.js';
-import type { VipHistoryEntry, VipHistoryReadModel } from './vipHistory.js';
+import type { EventStore } from '../store/port.js';
+import { vipHistory, type VipHistoryEntry } from './vipHistory.js';
 
 export type PointsAuditEntry = v.InferOutput<typeof PointsAuditEntrySchema>;
 export type VipAuditEntry = v.InferOutput<typeof VipAuditEntrySchema>;
@@ -98,7 +100,7 @@ function vipEntry(entry: VipHistoryEntry): VipAuditEntry {
 }
 
 export class AuditQueries {
-  constructor(private readonly models: { operations: OperationsReadModel; users: UsersReadModel; vipHistory: VipHistoryReadModel }) {}
+  constructor(private readonly models: { operations: OperationsReadModel; users: UsersReadModel; store: Pick<EventStore, 'readStream'> }) {}
 
   /** Every points edit for this oId, oldest first. */
   points(oId: string): PointsAuditEntry[] {
@@ -109,8 +111,8 @@ export class AuditQueries {
   }
 
   /** Every VIP grant and renewal for this oId, oldest first. */
-  vip(oId: string): VipAuditEntry[] {
+  async vip(oId: string): Promise<VipAuditEntry[]> {
     const user = this.models.users.byOid(oId);
-    return user ? this.models.vipHistory.history(user.id).map(vipEntry) : [];
+    return user ? (await vipHistory(this.models.store, user.id)).map(vipEntry) : [];
   }
 }

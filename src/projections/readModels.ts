@@ -11,13 +11,11 @@ import type { Projection } from './runner.js';
 import { SessionsReadModel } from './sessions.js';
 import { UsersReadModel } from './users.js';
 import { VipReadModel } from './vip.js';
-import { VipHistoryReadModel } from './vipHistory.js';
 
 export interface ReadModels {
   apiKeys: ApiKeysReadModel;
   users: UsersReadModel;
   vip: VipReadModel;
-  vipHistory: VipHistoryReadModel;
   operations: OperationsReadModel;
   items: ItemsReadModel;
   medals: MedalsReadModel;
@@ -38,7 +36,6 @@ export function createReadModels(clock: Clock, replayMs: number): ReadModels {
     sessions: new SessionsReadModel(),
     recentMessages: new RecentMessagesReadModel({ users, clock, retentionMs: replayMs }),
     vip: new VipReadModel(),
-    vipHistory: new VipHistoryReadModel(),
     operations,
     items: new ItemsReadModel(operations),
     medals: new MedalsReadModel(operations),

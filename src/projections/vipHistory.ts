@@ -1,7 +1,9 @@
-import type { Actor, VipQuality } from '../domain/events.js';
-import type { RecordedEvent } from '../store/port.js';
-import { asDomain } from './recorded.js';
-import type { Projection } from './runner.js';
+// A user's VIP grants and renewals, read from the user's VIP stream when asked: the stream is
+// that history already, in order, so no read model keeps a second copy of every grant in memory
+// (it would grow with every submission for as long as the process lives).
+import type { Actor, VipEvent, VipQuality } from '../domain/events.js';
+import { streams } from '../domain/events.js';
+import type { EventStore, RecordedEvent } from '../store/port.js';
 
 /** One VIP grant or renewal, as an auditor reads it. Instants are ISO-8601 UTC. */
 export interface VipHistoryEntry extends Actor {
@@ -17,24 +19,21 @@ export interface VipHistoryEntry extends Actor {
   at: string;
 }
 
-/** Every VIP grant and renewal by internal user id, oldest first. */
-export class VipHistoryReadModel implements Projection {
-  readonly name = 'vip-history';
-  readonly handles = ['VipGranted', 'VipRenewed'] as const;
-  private readonly byUser = new Map<string, VipHistoryEntry[]>();
+function entryOf(recorded: RecordedEvent): VipHistoryEntry | undefined {
+  const event = recorded as unknown as VipEvent;
+  if (event.type !== 'VipGranted' && event.type !== 'VipRenewed') return undefined;
+  const { recordId, userId, quality, expired, at, appId, keyId } = event.data;
+  const entry: VipHistoryEntry = { position: recorded.position, action: 'granted', recordId, userId, quality, expired, at, appId, keyId };
+  if (event.type === 'VipRenewed') Object.assign(entry, { action: 'renewed', previousExpired: event.data.previousExpired });
+  return entry;
+}
 
-  apply(recorded: RecordedEvent): void {
-    const event = asDomain(recorded);
-    if (event.type !== 'VipGranted' && event.type !== 'VipRenewed') return;
-    const { recordId, userId, quality, expired, at, appId, keyId } = event.data;
-    const entry: VipHistoryEntry = { position: recorded.position, action: 'granted', recordId, userId, quality, expired, at, appId, keyId };
-    if (event.type === 'VipRenewed') Object.assign(entry, { action: 'renewed', previousExpired: event.data.previousExpired });
-    const list = this.byUser.get(userId) ?? [];
-    list.push(entry);
-    this.byUser.set(userId, list);
+/** Every VIP grant and renewal of the user (internal id), oldest first. */
+export async function vipHistory(store: Pick<EventStore, 'readStream'>, userId: string): Promise<VipHistoryEntry[]> {
+  const entries: VipHistoryEntry[] = [];
+  for (const recorded of await store.readStream(streams.vip(userId))) {
+    const entry = entryOf(recorded);
+    if (entry) entries.push(entry);
   }
-
-  history(userId: string): readonly VipHistoryEntry[] {
-    return this.byUser.get(userId) ?? [];
-  }
+  return entries;
 }

@@ -153,7 +153,7 @@ test('projections rebuild replays the log through every read model and prints ev
 
     const report = JSON.parse(json.stdout);
     assert.is(report.events, count);
-    assert.ok(report.readModels.includes('vip-history') && report.readModels.includes('operations'));
+    assert.ok(report.readModels.includes('vip') && report.readModels.includes('operations'));
 
     assert.equal(await answers(), before, 'answers before the restart');
     await h.restart();

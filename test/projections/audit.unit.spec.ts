@@ -5,7 +5,6 @@ import * as assert from 'uvu/assert';
 import type { DomainEvent } from '../../src/domain/events.js';
 import { OperationsReadModel } from '../../src/projections/operations.js';
 import { UsersReadModel } from '../../src/projections/users.js';
-import { VipHistoryReadModel } from '../../src/projections/vipHistory.js';
 import { AuditQueries, pageOf } from '../../src/projections/audit.js';
 import type { RecordedEvent } from '../../src/store/port.js';
 
@@ -13,15 +12,18 @@ const actor = { appId: 'game-one', keyId: 'k1' };
 const at = (s: number) => `2026-01-01T00:00:${String(s).padStart(2, '0')}.000Z`;
 
 function fold(events: Array<[stream: string, event: DomainEvent]>) {
-  const models = { operations: new OperationsReadModel(), users: new UsersReadModel(), vipHistory: new VipHistoryReadModel() };
+  const models = { operations: new OperationsReadModel(), users: new UsersReadModel() };
   const revisions = new Map<string, number>();
+  const log: RecordedEvent[] = [];
   events.forEach(([streamName, event], i) => {
     const revision = revisions.get(streamName) ?? 0;
     revisions.set(streamName, revision + 1);
     const recorded: RecordedEvent = { streamName, revision, position: (i + 1) * 10, type: event.type, data: event.data, metadata: undefined, created: at(i) };
-    for (const model of Object.values(models)) model.apply(recorded);
+    log.push(recorded);
+    for (const model of Object.values(models)) if ((model.handles as readonly string[]).includes(event.type)) model.apply(recorded);
   });
-  return new AuditQueries(models);
+  const store = { readStream: async (name: string) => log.filter((e) => e.streamName === name) };
+  return new AuditQueries({ ...models, store });
 }
 
 const requested = (operationId: string, point: number, s: number): [string, DomainEvent] => [
@@ -29,7 +31,7 @@ const requested = (operationId: string, point: number, s: number): [string, Doma
   { type: 'PointsEditRequested', data: { operationId, oId: '42', userId: 'u1', userName: 'alice', request: { point, memo: `m${point}` }, at: at(s), ...actor } },
 ];
 
-test('every outcome status, with the platform message or the service reason', () => {
+test('every outcome status, with the platform message or the service reason', async () => {
   const audit = fold([
     ['user-42', { type: 'UserRegistered', data: { userId: 'u1', oId: '42', name: 'alice', nickname: 'A', avatar: '', at: at(0) } }],
     requested('a', 1, 1),
@@ -63,8 +65,8 @@ test('every outcome status, with the platform message or the service reason', ()
     outcome: { status: 'applied', message: 'ok 1', at: '2026-01-01 00:00:02.000Z' },
   });
   assert.equal(audit.points('43'), []);
-  assert.equal(audit.vip('42'), [], 'a known user without VIP history');
-  assert.equal(audit.vip('43'), [], 'an unknown user');
+  assert.equal(await audit.vip('42'), [], 'a known user without VIP history');
+  assert.equal(await audit.vip('43'), [], 'an unknown user');
 });
 
 test('paging: forward, backward, ranges, and cursors between or beyond the entries', () => {

@@ -8,6 +8,7 @@ import { OIdParam, TestPushBody, UserSearchQuery, type PushSent, type UserBrief,
 import { invalid } from '../../http/validation.js';
 import type { IndexedUser } from '../consoleIndex.js';
 import { handleCommand } from '../../services/commandHandler.js';
+import { vipHistory } from '../../projections/vipHistory.js';
 import { newRecordId } from '../../system/ids.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleOperator } from '../operator.js';
@@ -18,7 +19,7 @@ const SEARCH_LIMIT = 50;
 
 const brief = (user: IndexedUser, { readModels }: ConsoleDeps): UserBrief => ({ ...user, online: readModels.clients.isOnline(user.userId) });
 
-function userDetail(oId: string, deps: ConsoleDeps): UserDetail {
+async function userDetail(oId: string, deps: ConsoleDeps): Promise<UserDetail> {
   const { index, readModels, clock } = deps;
   const indexed = index.user(oId);
   const user = readModels.users.byOid(oId);
@@ -28,7 +29,7 @@ function userDetail(oId: string, deps: ConsoleDeps): UserDetail {
     user: brief(indexed, deps),
     avatar: user.avatar,
     vip: readModels.vip.records(user.id).map(({ id, quality, expired, created, updated }) => ({ id, quality, expired, created, updated })),
-    vipHistory: readModels.vipHistory.history(user.id).map(({ position, action, quality, expired, previousExpired, appId, at }) => ({
+    vipHistory: (await vipHistory(deps.store, user.id)).map(({ position, action, quality, expired, previousExpired, appId, at }) => ({
       position,
       action,
       quality,

@@ -18,7 +18,7 @@ export const auditRoutes = [
     params: OIdParam,
     query: AuditQuery,
     ok: { description: 'One page of history', json: PointsAuditPage },
-    handle: (_ctx, { params: { oId }, query }, { readModels }) => ({ code: 0 as const, msg: 'success', data: pageOf(new AuditQueries(readModels).points(oId), query) }),
+    handle: (_ctx, { params: { oId }, query }, { readModels, store }) => ({ code: 0 as const, msg: 'success', data: pageOf(new AuditQueries({ ...readModels, store }).points(oId), query) }),
   }),
 
   route({
@@ -31,6 +31,6 @@ export const auditRoutes = [
     params: OIdParam,
     query: AuditQuery,
     ok: { description: 'One page of history', json: VipAuditPage },
-    handle: (_ctx, { params: { oId }, query }, { readModels }) => ({ code: 0 as const, msg: 'success', data: pageOf(new AuditQueries(readModels).vip(oId), query) }),
+    handle: async (_ctx, { params: { oId }, query }, { readModels, store }) => ({ code: 0 as const, msg: 'success', data: pageOf(await new AuditQueries({ ...readModels, store }).vip(oId), query) }),
   }),
 ];

@@ -1,15 +1,19 @@
 // One realtime client (spec §3.1, design.md §4): `anonymous` —SIGNED_IN→ `signedIn` —CLOSE→
 // `closed`, or `anonymous` —CLOSE→ `closed`; a connection opened with a live session starts in
 // `signedIn`. Every frame the connection sends is emitted by a transition of this machine
-// (declared in `types.emitted`); the hub hands the emitted frames to the connection's writer,
-// and nothing else writes to the socket.
+// (declared in `types.emitted`), except a live message: one push is one event for the user, whose
+// actor (userMachine.ts) emits one frame for all of the user's connections on this node. The hub
+// hands the emitted frames to the connections' writers, and nothing else writes to the socket.
 //
 // Frame ids are global log positions, so a browser's Last-Event-ID always names a position.
-// `lastId` is the highest id sent; a message at or below it was already sent (or replayed)
-// and is dropped, which is what keeps a reconnect free of duplicates.
+// `lastId` is the highest id this machine sent (PB_CONNECT, login, replayed messages); a message
+// at or below it was already sent (or replayed) and is dropped, which is what keeps a reconnect
+// free of duplicates. A live message is dropped the same way: the hub writes it to this
+// connection only above this machine's `lastId`.
 import type * as v from 'valibot';
 import { assign, emit, setup } from 'xstate';
 import type { LoginFrame, MessageFrame, PbConnectFrame } from '../contract/answers.js';
+import { isUnseen, messageFrame, recordMessage, type MessageEvent } from './messages.js';
 import type { SpecUser } from './specUser.js';
 
 export type Frame =
@@ -20,7 +24,7 @@ export type Frame =
 
 export type ClientMachineEvent =
   | { type: 'SIGNED_IN'; user: SpecUser; sessionId: string | undefined; position: number }
-  | { type: 'MESSAGE'; position: number; appId: string; name: string; data: Record<string, unknown> }
+  | MessageEvent
   | { type: 'HEARTBEAT' }
   | { type: 'CLOSE' };
 
@@ -48,7 +52,7 @@ export const clientMachine = setup({
   },
   guards: {
     startsSignedIn: ({ context }) => context.user !== undefined,
-    isUnseen: ({ context, event }) => event.type === 'MESSAGE' && event.position > context.lastId,
+    isUnseen,
   },
   actions: {
     emitConnect: emit(({ context }): Frame => ({
@@ -64,11 +68,8 @@ export const clientMachine = setup({
       return { user: event.user, sessionId: event.sessionId, lastId: Math.max(context.lastId, event.position) };
     }),
     emitLogin: emit(({ context }): Frame => ({ type: 'login', id: context.lastId, data: { action: 'login', user: context.user! } })),
-    emitMessage: emit(({ event }): Frame => {
-      if (event.type !== 'MESSAGE') throw new Error(`emitMessage on ${event.type}`);
-      return { type: 'message', id: event.position, data: { app_id: event.appId, name: event.name, data: event.data } };
-    }),
-    recordMessage: assign(({ event }) => (event.type === 'MESSAGE' ? { lastId: event.position } : {})),
+    emitMessage: emit(messageFrame),
+    recordMessage: assign(recordMessage),
     emitHeartbeat: emit({ type: 'heartbeat' } as Frame),
   },
 }).createMachine({

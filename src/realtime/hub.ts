@@ -1,7 +1,8 @@
 // The registry of this node's realtime clients (design.md §4). Each connection is one XState
-// actor; the hub feeds actors from the store's subscription (runner.applied$) — pushes,
-// sign-ins and logouts reach a connection whichever node accepted them — and from one shared
-// heartbeat tick. An actor's emitted frames go straight to the observer the HTTP response gave.
+// actor, and each signed-in user with connections here one more (userMachine.ts) for the live
+// messages of all of them; the hub feeds actors from the store's subscription (runner.applied$) —
+// pushes, sign-ins and logouts reach a connection whichever node accepted them — and from one
+// shared heartbeat tick. Emitted frames go straight to the observers the HTTP responses gave.
 import type { Observer, Subscription } from 'rxjs';
 import { createActor, type Actor } from 'xstate';
 import { clientDecider, type ClientCommand, type ClientState, type DisconnectClient, type SessionBinding } from '../domain/client.js';
@@ -17,10 +18,12 @@ import type { Clock } from '../system/clock.js';
 import { secureRandomBytes } from '../system/ids.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { handleCommand, type KnownState } from '../services/commandHandler.js';
-import { clientMachine, clientsMachine, type ClientMachine, type ClientMachineEvent, type Frame } from './clientMachine.js';
+import { clientMachine, clientsMachine, type ClientMachine, type Frame } from './clientMachine.js';
+import type { MessageEvent } from './messages.js';
 import { toSpecUser } from './specUser.js';
+import { userMachine, type UserMachine } from './userMachine.js';
 
-/** Deliveries of one push made per event-loop turn. */
+/** Deliveries of one push made per event-loop turn (the connections of whole users). */
 const DELIVERIES_PER_TURN = 100;
 
 /** How long a connection waits for this node to reach a Last-Event-ID it has not applied yet. */
@@ -102,6 +105,23 @@ class Connection implements ClientHandle {
   error(error: unknown): void {
     this.frames?.error?.(error);
   }
+
+  /** A live message from the user's actor, written unless this client's own actor sent its id. */
+  live(frame: Frame & { id: number }): void {
+    if (frame.id > this.actor.getSnapshot().context.lastId) this.frames?.next?.(frame);
+  }
+}
+
+/** A signed-in user's connections on this node, and the actor that emits their live messages. */
+class UserChannel {
+  readonly connections = new Set<Connection>();
+
+  constructor(readonly actor: Actor<UserMachine>) {
+    actor.on('message', (frame) => {
+      for (const connection of this.connections) connection.live(frame);
+    });
+    actor.start();
+  }
 }
 
 export interface RealtimeHubDeps {
@@ -125,7 +145,7 @@ export interface RealtimeHubDeps {
 
 export class RealtimeHub {
   private readonly connections = new Map<string, Connection>();
-  private readonly byUser = new Map<string, Set<Connection>>();
+  private readonly byUser = new Map<string, UserChannel>();
   private readonly bySession = new Map<string, Set<Connection>>();
   /** Appends in flight (connects and disconnects): stop() waits for them before the store closes. */
   private readonly pending = new Set<Promise<unknown>>();
@@ -263,15 +283,19 @@ export class RealtimeHub {
   }
 
   /**
-   * Sends a message to its connections, a slice per event-loop turn: Node sends what a turn
-   * wrote once the turn ends, so the first frames of a large push leave while the rest are made.
+   * Sends a message to its users, a slice per event-loop turn: Node sends what a turn wrote once
+   * the turn ends, so the first frames of a large push leave while the rest are made.
    */
-  private deliver(message: ClientMachineEvent, targets: Connection[], from: number): void {
-    const end = Math.min(targets.length, from + DELIVERIES_PER_TURN);
-    for (let i = from; i < end; i++) targets[i]!.actor.send(message);
-    this.delivering = end < targets.length;
+  private deliver(message: MessageEvent, targets: UserChannel[], from: number): void {
+    let next = from;
+    for (let written = 0; next < targets.length && written < DELIVERIES_PER_TURN; next++) {
+      const { actor, connections } = targets[next]!;
+      actor.send(message);
+      written += connections.size;
+    }
+    this.delivering = next < targets.length;
     if (this.delivering) {
-      setImmediate(() => this.deliver(message, targets, end));
+      setImmediate(() => this.deliver(message, targets, next));
       return;
     }
     while (!this.delivering && this.held.length > 0) this.apply(this.held.shift()!);
@@ -283,12 +307,12 @@ export class RealtimeHub {
       case 'MessagePushed': {
         const { appId, name, data } = event.data;
         if (!this.deliverable(recorded.position, data)) break;
-        // One event for every connection it reaches: actors only read it.
-        const message: ClientMachineEvent = { type: 'MESSAGE', position: recorded.position, appId, name, data };
-        const targets: Connection[] = [];
+        // One event for every user it reaches: actors only read it.
+        const message: MessageEvent = { type: 'MESSAGE', position: recorded.position, appId, name, data };
+        const targets: UserChannel[] = [];
         for (const userId of recipientsOf(event.data, this.deps.users)) {
-          const connections = this.byUser.get(userId);
-          if (connections) for (const connection of connections) targets.push(connection);
+          const channel = this.byUser.get(userId);
+          if (channel) targets.push(channel);
         }
         this.deliver(message, targets, 0);
         break;
@@ -327,12 +351,22 @@ export class RealtimeHub {
   }
 
   private index(connection: Connection): void {
-    if (connection.userId !== undefined) addTo(this.byUser, connection.userId, connection);
+    const { userId } = connection;
+    if (userId !== undefined) {
+      let channel = this.byUser.get(userId);
+      if (!channel) this.byUser.set(userId, (channel = new UserChannel(createActor(userMachine, { parent: this.clientsActor }))));
+      channel.connections.add(connection);
+    }
     if (connection.sessionId !== undefined) addTo(this.bySession, connection.sessionId, connection);
   }
 
   private unindex(connection: Connection): void {
-    if (connection.userId !== undefined) removeFrom(this.byUser, connection.userId, connection);
+    const { userId } = connection;
+    const channel = userId === undefined ? undefined : this.byUser.get(userId);
+    if (channel?.connections.delete(connection) && channel.connections.size === 0) {
+      this.byUser.delete(userId!);
+      channel.actor.send({ type: 'CLOSE' });
+    }
     if (connection.sessionId !== undefined) removeFrom(this.bySession, connection.sessionId, connection);
   }
 

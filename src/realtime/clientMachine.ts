@@ -118,3 +118,11 @@ export type ClientMachine = typeof clientMachine;
  * copies the parent's whole list of children.
  */
 export const clientsMachine = setup({}).createMachine({ id: 'realtimeClients' });
+
+/**
+ * The ids its children are created with: one per kind, not one per actor. A child reaching its
+ * final state tells the parent with an event named after its id, and the parent's machine keeps
+ * an entry for every event name it has seen: with the default (an id per actor), one more for
+ * every client that ever left, for as long as the node runs.
+ */
+export const CHILD_IDS = { client: 'realtimeClient', user: 'realtimeUser' } as const;

@@ -18,7 +18,7 @@ import type { Clock } from '../system/clock.js';
 import { secureRandomBytes } from '../system/ids.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { handleCommand, type KnownState } from '../services/commandHandler.js';
-import { clientMachine, clientsMachine, type ClientMachine, type Frame } from './clientMachine.js';
+import { CHILD_IDS, clientMachine, clientsMachine, type ClientMachine, type Frame } from './clientMachine.js';
 import type { MessageEvent } from './messages.js';
 import { toSpecUser } from './specUser.js';
 import { userMachine, type UserMachine } from './userMachine.js';
@@ -223,6 +223,7 @@ export class RealtimeHub {
     // later ones come live. A replaying client's PB_CONNECT repeats its own Last-Event-ID.
     const position = replayAfter ?? runner.position;
     const actor = createActor(clientMachine, {
+      id: CHILD_IDS.client,
       parent: this.clientsActor,
       input: { clientId, position, ...(session && { session: { user: toSpecUser(session.user), sessionId: session.binding.sessionId } }) },
     });
@@ -354,7 +355,7 @@ export class RealtimeHub {
     const { userId } = connection;
     if (userId !== undefined) {
       let channel = this.byUser.get(userId);
-      if (!channel) this.byUser.set(userId, (channel = new UserChannel(createActor(userMachine, { parent: this.clientsActor }))));
+      if (!channel) this.byUser.set(userId, (channel = new UserChannel(createActor(userMachine, { id: CHILD_IDS.user, parent: this.clientsActor }))));
       channel.connections.add(connection);
     }
     if (connection.sessionId !== undefined) addTo(this.bySession, connection.sessionId, connection);

@@ -18,13 +18,15 @@ import type { Clock } from '../system/clock.js';
 import { secureRandomBytes } from '../system/ids.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { handleCommand, type KnownState } from '../services/commandHandler.js';
-import { CHILD_IDS, clientMachine, clientsMachine, type ClientMachine, type Frame } from './clientMachine.js';
+import { CHILD_IDS, clientMachine, clientsMachine, type ClientMachine, type ClientMachineEvent, type Frame } from './clientMachine.js';
 import type { MessageEvent } from './messages.js';
 import { toSpecUser } from './specUser.js';
 import { userMachine, type UserMachine } from './userMachine.js';
 
-/** Deliveries of one push made per event-loop turn (the connections of whole users). */
+/** Deliveries of one push made per event-loop turn (the connections of whole users), and heartbeats. */
 const DELIVERIES_PER_TURN = 100;
+
+const HEARTBEAT: ClientMachineEvent = { type: 'HEARTBEAT' };
 
 /** How long a connection waits for this node to reach a Last-Event-ID it has not applied yet. */
 const LAST_EVENT_ID_WAIT_MS = 1000;
@@ -191,9 +193,7 @@ export class RealtimeHub {
       error: (error: unknown) => this.deps.log.error({ err: error }, 'realtime hub lost the store subscription'),
     });
     // One timer for every connection: a heartbeat is an event each actor turns into a frame.
-    this.heartbeat = setInterval(() => {
-      for (const connection of this.connections.values()) connection.actor.send({ type: 'HEARTBEAT' });
-    }, this.deps.heartbeatMs);
+    this.heartbeat = setInterval(() => this.beat([...this.connections.values()], 0), this.deps.heartbeatMs);
     this.heartbeat.unref();
   }
 
@@ -300,6 +300,13 @@ export class RealtimeHub {
       return;
     }
     while (!this.delivering && this.held.length > 0) this.apply(this.held.shift()!);
+  }
+
+  /** Heartbeats, a slice per turn like a push: a push meanwhile does not wait for all of them. */
+  private beat(targets: Connection[], from: number): void {
+    const end = Math.min(targets.length, from + DELIVERIES_PER_TURN);
+    for (let i = from; i < end; i++) targets[i]!.actor.send(HEARTBEAT);
+    if (end < targets.length) setImmediate(() => this.beat(targets, end));
   }
 
   private apply(recorded: RecordedEvent): void {

@@ -54,7 +54,7 @@ export function mountRoutes(routes: readonly Route[], deps: RouteDeps, errors: {
   const body = koaBody({ json: true, jsonStrict: true, jsonLimit: deps.api.maxBodyBytes, urlencoded: false, text: false, multipart: false, patchNode: false });
   // Before anything walks the body (the Idempotency-Key's hash, validation, the store).
   const depth = boundedBodyDepth(deps.pushLimits.maxDepth);
-  const claim = idempotency(deps.idempotency, deps.readModels.operations, errors.renderError, errors.onUnexpected);
+  const claim = idempotency(deps.idempotency, deps.outcomes, errors.renderError, errors.onUnexpected);
   const allowOrigins = cors(deps.realtime.corsOrigins);
   const trustedOrigin = requireTrustedOrigin(deps.realtime.corsOrigins, deps.realtime.publicUrl);
 

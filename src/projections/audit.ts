@@ -1,6 +1,7 @@
-// Audit: the history of one user's points edits and VIP records, read from the read models and
-// (VIP) the user's VIP stream,
-// oldest first, in the spec's timestamp form and the shapes the API documents. The HTTP endpoints
+// Audit: the history of one user's points edits and VIP records, oldest first, in the spec's
+// timestamp form and the shapes the API documents. Points edits are paged on the operations read
+// model's index and only the page is read from the operations' streams; VIP records are the
+// user's VIP stream. The HTTP endpoints
 // and the CLI both answer from here, so an auditor sees the same entries either way. No platform
 // call: an oId the service never acted on has an empty history.
 import type * as v from 'valibot';
@@ -8,7 +9,7 @@ import type { PointsAuditEntry as PointsAuditEntrySchema, VipAuditEntry as VipAu
 import type { AuditQuery } from '../contract/requests.js';
 import type { PointsEditRequest } from '../domain/events.js';
 import { toSpecTimestamp } from '../domain/time.js';
-import type { OperationRecord, OperationsReadModel } from './operations.js';
+import { readOperations, type OperationRecord, type OperationsReadModel } from './operations.js';
 import type { UsersReadModel } from './users.js';
 import type { EventStore } from '../store/port.js';
 import { vipHistory, type VipHistoryEntry } from './vipHistory.js';
@@ -16,6 +17,9 @@ import { vipHistory, type VipHistoryEntry } from './vipHistory.js';
 export type PointsAuditEntry = v.InferOutput<typeof PointsAuditEntrySchema>;
 export type VipAuditEntry = v.InferOutput<typeof VipAuditEntrySchema>;
 export type PageRequest = v.InferOutput<typeof AuditQuery>;
+
+/** A page with no bound: the whole history (the CLI prints it all). */
+export const WHOLE_HISTORY: PageRequest = { limit: Number.MAX_SAFE_INTEGER };
 
 export interface Page<T> {
   items: T[];
@@ -102,17 +106,15 @@ function vipEntry(entry: VipHistoryEntry): VipAuditEntry {
 export class AuditQueries {
   constructor(private readonly models: { operations: OperationsReadModel; users: UsersReadModel; store: Pick<EventStore, 'readStream'> }) {}
 
-  /** Every points edit for this oId, oldest first. */
-  points(oId: string): PointsAuditEntry[] {
-    return this.models.operations
-      .history(oId)
-      .filter((record) => record.kind === 'PointsEditRequested')
-      .map(pointsEntry);
+  /** One page of the points edits for this oId. */
+  async points(oId: string, request: PageRequest): Promise<Page<PointsAuditEntry>> {
+    const page = pageOf(this.models.operations.history(oId, 'PointsEditRequested'), request);
+    return { ...page, items: (await readOperations(this.models.store, page.items)).map(pointsEntry) };
   }
 
-  /** Every VIP grant and renewal for this oId, oldest first. */
-  async vip(oId: string): Promise<VipAuditEntry[]> {
+  /** One page of the VIP grants and renewals for this oId. */
+  async vip(oId: string, request: PageRequest): Promise<Page<VipAuditEntry>> {
     const user = this.models.users.byOid(oId);
-    return user ? (await vipHistory(this.models.store, user.id)).map(vipEntry) : [];
+    return pageOf(user ? (await vipHistory(this.models.store, user.id)).map(vipEntry) : [], request);
   }
 }

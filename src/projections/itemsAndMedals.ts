@@ -1,24 +1,18 @@
-import type { ItemsEditRequest, MedalGiveRequest, MedalRemoveRequest } from '../domain/events.js';
-import type { RecordedEvent } from '../store/port.js';
-import type { OperationsReadModel } from './operations.js';
-import type { Projection } from './runner.js';
+// What applied operations changed on the platform, per user: the operations read model hands
+// each applied request to these folds (they need the request, which only it keeps until then).
+import type { MedalGiveRequest, OperationRequested } from '../domain/events.js';
+import type { AppliedOperationsFold } from './operations.js';
 
 /** Net item changes made through the service, per user and item (applied edits only). */
-export class ItemsReadModel implements Projection {
-  readonly name = 'items';
-  readonly handles = ['OperationApplied'] as const;
+export class ItemsReadModel implements AppliedOperationsFold {
   private readonly net = new Map<string, Map<string, number>>();
 
-  constructor(private readonly operations: OperationsReadModel) {}
-
-  apply(event: RecordedEvent): void {
-    if (event.type !== 'OperationApplied') return;
-    const op = this.operations.get((event.data as { operationId: string }).operationId);
-    if (op?.kind !== 'ItemsEditRequested') return;
-    const { item, sum } = op.request as ItemsEditRequest;
-    const items = this.net.get(op.oId) ?? new Map<string, number>();
-    items.set(item, (items.get(item) ?? 0) + sum);
-    this.net.set(op.oId, items);
+  applied(requested: OperationRequested): void {
+    if (requested.type !== 'ItemsEditRequested') return;
+    const { oId, request } = requested.data;
+    const items = this.net.get(oId) ?? new Map<string, number>();
+    items.set(request.item, (items.get(request.item) ?? 0) + request.sum);
+    this.net.set(oId, items);
   }
 
   netChanges(oId: string): Record<string, number> {
@@ -32,25 +26,16 @@ export interface MedalRecord extends MedalGiveRequest {
 }
 
 /** Medals given through the service and not removed since, per user. */
-export class MedalsReadModel implements Projection {
-  readonly name = 'medals';
-  readonly handles = ['OperationApplied'] as const;
+export class MedalsReadModel implements AppliedOperationsFold {
   private readonly byUser = new Map<string, Map<string, MedalRecord>>();
 
-  constructor(private readonly operations: OperationsReadModel) {}
-
-  apply(event: RecordedEvent): void {
-    if (event.type !== 'OperationApplied') return;
-    const op = this.operations.get((event.data as { operationId: string }).operationId);
-    // Most applied operations are points or items: leave before allocating anything for them.
-    if (!op || (op.kind !== 'MedalGiveRequested' && op.kind !== 'MedalRemoveRequested')) return;
-    const medals = this.byUser.get(op.oId) ?? new Map<string, MedalRecord>();
-    if (op.kind === 'MedalGiveRequested') {
-      medals.set((op.request as MedalGiveRequest).name, { ...(op.request as MedalGiveRequest), givenAt: op.requestedAt, appId: op.appId });
-    } else {
-      medals.delete((op.request as MedalRemoveRequest).name);
-    }
-    this.byUser.set(op.oId, medals);
+  applied(requested: OperationRequested): void {
+    if (requested.type !== 'MedalGiveRequested' && requested.type !== 'MedalRemoveRequested') return;
+    const { oId, at, appId } = requested.data;
+    const medals = this.byUser.get(oId) ?? new Map<string, MedalRecord>();
+    if (requested.type === 'MedalGiveRequested') medals.set(requested.data.request.name, { ...requested.data.request, givenAt: at, appId });
+    else medals.delete(requested.data.request.name);
+    this.byUser.set(oId, medals);
   }
 
   medals(oId: string): MedalRecord[] {

@@ -1,6 +1,13 @@
+// Platform operations. An operation's whole record is read from its own stream when asked (an
+// audit page, a retry's answer, the console): memory keeps only what must answer at once — each
+// operation's status, each user's operations in log order, and whole records of the operations
+// whose outcome is not known yet. A full record per operation for the life of the process was most
+// of the service's memory and of its start-up time.
 import type { Actor, OperationOutcome, OperationRequested, Resolver } from '../domain/events.js';
+import type { OperationView } from '../domain/idempotency.js';
 import { isOperationRequested, statusAfter, type OperationStatus } from '../domain/operation.js';
-import type { RecordedEvent } from '../store/port.js';
+import { streams } from '../domain/events.js';
+import type { EventStore, RecordedEvent } from '../store/port.js';
 import { asDomain } from './recorded.js';
 import type { Projection } from './runner.js';
 
@@ -30,7 +37,17 @@ export interface OperationRecord extends Actor {
   resolution?: { applied: boolean; note: string; by: Resolver; at: string };
 }
 
+/** Where one of a user's operations sits in the log: enough to page a history before reading it. */
+export interface OperationRef {
+  position: number;
+  operationId: string;
+}
+
 const OUTCOMES = new Set<string>(['OperationApplied', 'OperationRejected', 'OperationFailed', 'OperationOutcomeUnknown', 'OperationResolved']);
+const KINDS = new Map<string, OperationKind>(['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested'].map((kind) => [kind, kind as OperationKind]));
+const STATUSES: readonly OperationStatus[] = ['pending', 'applied', 'rejected', 'failed', 'unknown'];
+/** One shared view per status and resolution: the status index holds no object of its own per operation. */
+const VIEWS = new Map(STATUSES.map((status) => [status, [Object.freeze({ status, resolved: false }), Object.freeze({ status, resolved: true })] as const]));
 
 function detailOf(event: OperationOutcome): string {
   const data = event.data;
@@ -39,77 +56,172 @@ function detailOf(event: OperationOutcome): string {
   return data.note;
 }
 
+/** A request event's record, before any outcome. */
+function requestedRecord(recorded: RecordedEvent): OperationRecord {
+  const { type, data } = recorded as unknown as OperationRequested;
+  return {
+    operationId: data.operationId,
+    position: recorded.position,
+    revision: recorded.revision,
+    kind: KINDS.get(type)!,
+    oId: data.oId,
+    userId: data.userId,
+    userName: data.userName,
+    request: data.request,
+    requestedAt: data.at,
+    appId: data.appId,
+    keyId: data.keyId,
+    ...(data.node !== undefined && { node: data.node }),
+    ...(data.claim !== undefined && { claim: data.claim }),
+    status: 'pending',
+  };
+}
+
+/** Applies an outcome event to the record of its operation, in place. */
+function settle(record: OperationRecord, recorded: RecordedEvent): void {
+  const event = asDomain(recorded) as unknown as OperationOutcome;
+  record.revision = recorded.revision;
+  record.status = statusAfter(event);
+  record.outcome = { type: event.type, detail: detailOf(event), at: event.data.at };
+  if (event.type === 'OperationOutcomeUnknown') record.unknownReason = event.data.reason;
+  if (event.type === 'OperationResolved') {
+    const { applied, note, by, at } = event.data;
+    record.resolution = { applied, note, by, at };
+  }
+}
+
+/** The operation's record as its stream tells it; undefined when no request is recorded there. */
+export async function readOperation(store: Pick<EventStore, 'readStream'>, operationId: string): Promise<OperationRecord | undefined> {
+  let record: OperationRecord | undefined;
+  for (const recorded of await store.readStream(streams.operation(operationId))) {
+    if (isOperationRequested(recorded)) record = requestedRecord(recorded);
+    else if (record && OUTCOMES.has(recorded.type)) settle(record, recorded);
+  }
+  return record;
+}
+
+/** The records of these operations, in the same order (each read from its stream). */
+export async function readOperations(store: Pick<EventStore, 'readStream'>, refs: readonly OperationRef[]): Promise<OperationRecord[]> {
+  const records = await Promise.all(refs.map((ref) => readOperation(store, ref.operationId)));
+  return records.filter((record) => record !== undefined);
+}
+
+/** A user's operations in log order, as parallel arrays (no object per operation). */
+interface UserOperations {
+  positions: number[];
+  operationIds: string[];
+  kinds: OperationKind[];
+}
+
+/** Folds what an applied operation changed (items, medals): handed each request once it is applied. */
+export interface AppliedOperationsFold {
+  applied(requested: OperationRequested): void;
+}
+
 /**
- * Every platform operation attempted through the service, joined with its outcome, oldest first
- * per user. Other read models (items, medals) look requests up here, so it runs before them.
+ * What must answer without a read: the status of each operation a retry can ask about (those sent
+ * under an Idempotency-Key, and the ones a takeover abandoned), each user's operations in log
+ * order (audit pages), and the operations without a known outcome.
  */
 export class OperationsReadModel implements Projection {
   readonly name = 'operations';
   readonly handles = ['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested', 'OperationApplied', 'OperationRejected', 'OperationFailed', 'OperationOutcomeUnknown', 'OperationResolved', 'OperationAbandoned'] as const;
-  private readonly byId = new Map<string, OperationRecord>();
-  private readonly byUser = new Map<string, OperationRecord[]>();
-  /** Operations without a known outcome (pending or unknown), in log order. */
-  private readonly unsettled = new Map<string, OperationRecord>();
-  /** Operations a takeover ruled out before their intent was recorded (rare: a stalled request). */
-  private readonly abandoned = new Set<string>();
+  /** Settled operations under a key, and abandoned ones; an unsettled one's view is its record's. */
+  private readonly settledViews = new Map<string, OperationView>();
+  private readonly byUser = new Map<string, UserOperations>();
+  /**
+   * The request events of the operations without a known outcome, in log order. Most outcomes
+   * follow at once, so a record is built only for what outlives its request: asked for, or unknown.
+   */
+  private readonly requests = new Map<string, RecordedEvent>();
+  private readonly records = new Map<string, OperationRecord>();
+
+  constructor(private readonly folds: readonly AppliedOperationsFold[] = []) {}
 
   apply(recorded: RecordedEvent): void {
-    if (recorded.type === 'OperationAbandoned') {
-      this.abandoned.add((recorded.data as { operationId: string }).operationId);
-    } else if (isOperationRequested(recorded)) {
-      const { type, data } = recorded;
-      const record: OperationRecord = {
-        operationId: data.operationId,
-        position: recorded.position,
-        revision: recorded.revision,
-        kind: type,
-        oId: data.oId,
-        userId: data.userId,
-        userName: data.userName,
-        request: data.request,
-        requestedAt: data.at,
-        appId: data.appId,
-        keyId: data.keyId,
-        ...(data.node !== undefined && { node: data.node }),
-        ...(data.claim !== undefined && { claim: data.claim }),
-        status: 'pending',
-      };
-      this.byId.set(record.operationId, record);
-      this.unsettled.set(record.operationId, record);
-      const list = this.byUser.get(record.oId) ?? [];
-      list.push(record);
-      this.byUser.set(record.oId, list);
-    } else if (OUTCOMES.has(recorded.type)) {
-      const event = asDomain(recorded) as unknown as OperationOutcome;
-      const record = this.byId.get(event.data.operationId);
-      if (!record) return;
-      record.revision = recorded.revision;
-      record.status = statusAfter(event);
-      record.outcome = { type: event.type, detail: detailOf(event), at: event.data.at };
-      if (event.type === 'OperationOutcomeUnknown') record.unknownReason = event.data.reason;
-      if (event.type === 'OperationResolved') {
-        const { applied, note, by, at } = event.data;
-        record.resolution = { applied, note, by, at };
-      }
-      if (record.status === 'pending' || record.status === 'unknown') this.unsettled.set(record.operationId, record);
-      else this.unsettled.delete(record.operationId);
+    const { operationId } = recorded.data as { operationId: string };
+    switch (recorded.type) {
+      case 'PointsEditRequested':
+      case 'MedalGiveRequested':
+      case 'MedalRemoveRequested':
+      case 'ItemsEditRequested':
+        return this.requested(operationId, recorded);
+      case 'OperationAbandoned':
+        this.settledViews.set(operationId, 'abandoned');
+        return;
+      default:
+        return this.outcome(operationId, recorded);
     }
   }
 
-  get(operationId: string): OperationRecord | undefined {
-    return this.byId.get(operationId);
+  /**
+   * What the log says of an operation a retry can ask about (one without a known outcome, one
+   * sent under an Idempotency-Key, one abandoned): its status or 'abandoned'; undefined when
+   * nothing of it is recorded, or when it was settled without a key.
+   */
+  view(operationId: string): OperationView | undefined {
+    if (!this.requests.has(operationId)) return this.settledViews.get(operationId);
+    const record = this.record(operationId)!;
+    return VIEWS.get(record.status)![record.resolution ? 1 : 0];
   }
 
-  isAbandoned(operationId: string): boolean {
-    return this.abandoned.has(operationId);
-  }
-
-  history(oId: string): readonly OperationRecord[] {
-    return this.byUser.get(oId) ?? [];
+  /** The user's operations (of one kind, when given), oldest first: read them with readOperations. */
+  history(oId: string, kind?: OperationKind): OperationRef[] {
+    const mine = this.byUser.get(oId);
+    if (!mine) return [];
+    const refs: OperationRef[] = [];
+    for (let i = 0; i < mine.positions.length; i++) {
+      if (kind === undefined || mine.kinds[i] === kind) refs.push({ position: mine.positions[i]!, operationId: mine.operationIds[i]! });
+    }
+    return refs;
   }
 
   /** Operations whose outcome is not known, oldest first. */
   withoutOutcome(status: 'pending' | 'unknown'): OperationRecord[] {
-    return [...this.unsettled.values()].filter((record) => record.status === status).sort((a, b) => a.position - b.position);
+    const found: OperationRecord[] = [];
+    for (const operationId of this.requests.keys()) {
+      const record = this.record(operationId)!;
+      if (record.status === status) found.push(record);
+    }
+    return found;
+  }
+
+  private requested(operationId: string, recorded: RecordedEvent): void {
+    const { oId } = (recorded as unknown as OperationRequested).data;
+    this.requests.set(operationId, recorded);
+    let mine = this.byUser.get(oId);
+    if (!mine) this.byUser.set(oId, (mine = { positions: [], operationIds: [], kinds: [] }));
+    mine.positions.push(recorded.position);
+    mine.operationIds.push(operationId);
+    mine.kinds.push(KINDS.get(recorded.type)!);
+  }
+
+  private outcome(operationId: string, recorded: RecordedEvent): void {
+    const event = asDomain(recorded) as unknown as OperationOutcome;
+    const status = statusAfter(event);
+    const request = this.requests.get(operationId);
+    if (!request) {
+      // Settled before: a later word (a late answer) only changes what a retry is told.
+      const view = this.settledViews.get(operationId);
+      if (view !== undefined && view !== 'abandoned') this.settledViews.set(operationId, VIEWS.get(status)![view.resolved ? 1 : 0]);
+      return;
+    }
+    if (event.type === 'OperationApplied') for (const fold of this.folds) fold.applied(request as unknown as OperationRequested);
+    if (status === 'unknown') {
+      settle(this.record(operationId)!, recorded);
+      return;
+    }
+    this.requests.delete(operationId);
+    this.records.delete(operationId);
+    if ((request.data as OperationRequested['data']).claim !== undefined) {
+      this.settledViews.set(operationId, VIEWS.get(status)![event.type === 'OperationResolved' ? 1 : 0]);
+    }
+  }
+
+  private record(operationId: string): OperationRecord | undefined {
+    let record = this.records.get(operationId);
+    const request = this.requests.get(operationId);
+    if (!record && request) this.records.set(operationId, (record = requestedRecord(request)));
+    return record;
   }
 }

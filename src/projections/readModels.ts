@@ -27,7 +27,7 @@ export interface ReadModels {
 }
 
 export function createReadModels(clock: Clock, replayMs: number): ReadModels {
-  const operations = new OperationsReadModel();
+  const [items, medals] = [new ItemsReadModel(), new MedalsReadModel()];
   const users = new UsersReadModel();
   return {
     apiKeys: new ApiKeysReadModel(),
@@ -36,16 +36,16 @@ export function createReadModels(clock: Clock, replayMs: number): ReadModels {
     sessions: new SessionsReadModel(),
     recentMessages: new RecentMessagesReadModel({ users, clock, retentionMs: replayMs }),
     vip: new VipReadModel(),
-    operations,
-    items: new ItemsReadModel(operations),
-    medals: new MedalsReadModel(operations),
+    operations: new OperationsReadModel([items, medals]),
+    items,
+    medals,
     idempotency: new IdempotencyReadModel(clock.now),
     disposableStreams: new DisposableStreamsReadModel(),
   };
 }
 
-/** Operations first: the items and medals models look requests up in it. */
+/** The projections the runner feeds; items and medals are fed by the operations read model. */
 export function inApplyOrder(readModels: ReadModels): Projection[] {
-  const { operations, ...rest } = readModels;
-  return [operations, ...Object.values(rest)];
+  const { items: _items, medals: _medals, ...projections } = readModels;
+  return Object.values(projections);
 }

@@ -26,6 +26,9 @@ export interface Claim {
 
 export type Decision = Exclude<Verdict, { action: 'execute' } | { action: 'abandon' }> | { action: 'execute'; claim: Claim };
 
+/** The operation's intent is in the log (not merely abandoned, nor unrecorded). */
+const intentRecorded = (view: OperationView | undefined) => typeof view === 'object';
+
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
 /** JSON with object keys sorted, so that key order does not make two equal bodies differ. */
@@ -74,7 +77,7 @@ export class IdempotencyService {
         at,
         expires: this.expiresAfter(at),
         staleBefore: this.staleBefore(at),
-        operation: (operationId) => this.view(operationId),
+        operation: (operationId) => operations.view(operationId),
       });
       if (events.length > 0) return { action: 'execute', claim: { stream, claim, requestHash, known: { state, revision } } };
       const verdict = this.judge(state, requestHash);
@@ -82,7 +85,7 @@ export class IdempotencyService {
       // First be sure the read models hold everything recorded (an operation recorded just before
       // its request died must be answered, not sent again); only then rule it out for good.
       await runner.waitFor(await store.headPosition());
-      if (!operations.get(verdict.operationId)) await this.abandon(verdict.operationId);
+      if (!intentRecorded(operations.view(verdict.operationId))) await this.abandon(verdict.operationId);
       known = { state, revision };
     }
     // Only a claim turning stale in the instant since it was judged gets here: it is not ours.
@@ -119,8 +122,8 @@ export class IdempotencyService {
       if (state.operationId !== undefined) {
         // Only a dead request's operation stays unrecorded for good; a live process that shares
         // this NODE_ID by mistake must not record it after its key was freed.
-        if (!operations.get(state.operationId)) await this.abandon(state.operationId);
-        if (operations.get(state.operationId)) continue;
+        if (!intentRecorded(operations.view(state.operationId))) await this.abandon(state.operationId);
+        if (intentRecorded(operations.view(state.operationId))) continue;
       }
       const { events } = await this.handle(stream, this.known(stream), { type: 'ReleaseRequest', claim: state.claim, at: clock.now() });
       if (events.length > 0) released++;
@@ -158,14 +161,8 @@ export class IdempotencyService {
 
   private judge(state: IdempotencyState, requestHash: string): Verdict {
     const now = this.deps.clock.now();
-    const operation = state.kind !== 'free' && state.operationId !== undefined ? this.view(state.operationId) : undefined;
+    const operation = state.kind !== 'free' && state.operationId !== undefined ? this.deps.operations.view(state.operationId) : undefined;
     return judge(state, requestHash, now, this.staleBefore(now), operation);
-  }
-
-  private view(operationId: string): OperationView | undefined {
-    if (this.deps.operations.isAbandoned(operationId)) return 'abandoned';
-    const record = this.deps.operations.get(operationId);
-    return record && { status: record.status, resolved: record.resolution !== undefined };
   }
 
   private expiresAfter(now: string): string {

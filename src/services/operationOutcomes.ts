@@ -4,7 +4,7 @@
 import { NotFoundError, OperationNotAppliedError, OutcomeUnknownError, PlatformRejectedError, PlatformUnavailableError } from '../domain/errors.js';
 import { streams, type Resolver } from '../domain/events.js';
 import { operationDecider, type OperationCommand } from '../domain/operation.js';
-import type { OperationRecord, OperationsReadModel } from '../projections/operations.js';
+import { readOperation, type OperationRecord, type OperationsReadModel } from '../projections/operations.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
@@ -55,19 +55,25 @@ export class OperationOutcomes {
     return closed;
   }
 
-  /** Records what someone who checked the platform found; only an unknown outcome can be resolved. */
-  async resolve(operationId: string, applied: boolean, note: string, by: Resolver): Promise<OperationRecord> {
-    const { operations, clock } = this.deps;
-    const record = operations.get(operationId);
-    if (!record) throw new NotFoundError(`No operation ${operationId}`);
-    const at = clock.now();
-    await this.handle(record, { type: 'ResolveOutcome', operationId, applied, note, by, at });
-    // Recorded: the answer says so even while the read model lags (a retry would find it resolved).
-    const resolved = operations.get(operationId)!;
-    return resolved.resolution ? resolved : { ...resolved, status: applied ? 'applied' : 'failed', resolution: { applied, note, by, at } };
+  /**
+   * The answer for a retry of the request bound to this operation (see answerFor), from the
+   * operation's stream.
+   */
+  async answer(operationId: string): Promise<{ message: string }> {
+    const record = await readOperation(this.deps.store, operationId);
+    if (!record) throw new OutcomeUnknownError(operationId, 'pending', 'the request that sent it stopped before recording it');
+    return answerFor(record);
   }
 
-  /** Decided on what the read model holds of the operation; the append checks it is current. */
+  /** Records what someone who checked the platform found; only an unknown outcome can be resolved. */
+  async resolve(operationId: string, applied: boolean, note: string, by: Resolver): Promise<OperationRecord> {
+    const record = await readOperation(this.deps.store, operationId);
+    if (!record) throw new NotFoundError(`No operation ${operationId}`);
+    await this.handle(record, { type: 'ResolveOutcome', operationId, applied, note, by, at: this.deps.clock.now() });
+    return (await readOperation(this.deps.store, operationId))!;
+  }
+
+  /** Decided on the record as last read; the append checks it is still current. */
   private async handle(record: OperationRecord, command: OperationCommand) {
     const known = { state: { status: record.status, oId: record.oId }, revision: record.revision };
     const handled = await handleCommand(this.deps.store, streams.operation(record.operationId), operationDecider, command, { known });

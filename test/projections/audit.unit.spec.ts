@@ -5,13 +5,13 @@ import * as assert from 'uvu/assert';
 import type { DomainEvent } from '../../src/domain/events.js';
 import { OperationsReadModel } from '../../src/projections/operations.js';
 import { UsersReadModel } from '../../src/projections/users.js';
-import { AuditQueries, pageOf } from '../../src/projections/audit.js';
+import { AuditQueries, pageOf, WHOLE_HISTORY } from '../../src/projections/audit.js';
 import type { RecordedEvent } from '../../src/store/port.js';
 
 const actor = { appId: 'game-one', keyId: 'k1' };
 const at = (s: number) => `2026-01-01T00:00:${String(s).padStart(2, '0')}.000Z`;
 
-function fold(events: Array<[stream: string, event: DomainEvent]>) {
+function fold(events: Array<[stream: string, event: DomainEvent]>, streamsRead: string[] = []) {
   const models = { operations: new OperationsReadModel(), users: new UsersReadModel() };
   const revisions = new Map<string, number>();
   const log: RecordedEvent[] = [];
@@ -22,7 +22,12 @@ function fold(events: Array<[stream: string, event: DomainEvent]>) {
     log.push(recorded);
     for (const model of Object.values(models)) if ((model.handles as readonly string[]).includes(event.type)) model.apply(recorded);
   });
-  const store = { readStream: async (name: string) => log.filter((e) => e.streamName === name) };
+  const store = {
+    readStream: async (name: string) => {
+      streamsRead.push(name);
+      return log.filter((e) => e.streamName === name);
+    },
+  };
   return new AuditQueries({ ...models, store });
 }
 
@@ -45,8 +50,9 @@ test('every outcome status, with the platform message or the service reason', as
     requested('e', 5, 9),
     ['operation-f', { type: 'ItemsEditRequested', data: { operationId: 'f', oId: '42', userId: 'u1', userName: 'alice', request: { item: 'x', sum: 1 }, at: at(10), ...actor } }],
   ]);
+  const { items } = await audit.points('42', WHOLE_HISTORY);
   assert.equal(
-    audit.points('42').map((e) => e.outcome),
+    items.map((e) => e.outcome),
     [
       { status: 'applied', message: 'ok 1', at: '2026-01-01 00:00:02.000Z' },
       { status: 'rejected', message: '积分不足', at: '2026-01-01 00:00:04.000Z' },
@@ -55,7 +61,7 @@ test('every outcome status, with the platform message or the service reason', as
       { status: 'pending' },
     ],
   );
-  assert.equal(audit.points('42')[0], {
+  assert.equal(items[0], {
     position: 20,
     time: '2026-01-01 00:00:01.000Z',
     appId: 'game-one',
@@ -64,9 +70,22 @@ test('every outcome status, with the platform message or the service reason', as
     request: { point: 1, memo: 'm1' },
     outcome: { status: 'applied', message: 'ok 1', at: '2026-01-01 00:00:02.000Z' },
   });
-  assert.equal(audit.points('43'), []);
-  assert.equal(await audit.vip('42'), [], 'a known user without VIP history');
-  assert.equal(await audit.vip('43'), [], 'an unknown user');
+  assert.equal(await audit.points('43', WHOLE_HISTORY), { items: [] });
+  assert.equal(await audit.vip('42', WHOLE_HISTORY), { items: [] }, 'a known user without VIP history');
+  assert.equal(await audit.vip('43', WHOLE_HISTORY), { items: [] }, 'an unknown user');
+});
+
+test('a page of points edits reads only its own operations, with the cursors of the whole history', async () => {
+  const streamsRead: string[] = [];
+  const events = [1, 2, 3, 4, 5].flatMap((n): Array<[string, DomainEvent]> => [
+    requested(`o${n}`, n, n),
+    [`operation-o${n}`, { type: 'OperationApplied', data: { operationId: `o${n}`, oId: '42', message: `ok ${n}`, at: at(n) } }],
+  ]);
+  const audit = fold(events, streamsRead);
+  const page = await audit.points('42', { limit: 2, after: 30 });
+  assert.equal(page.items.map((e) => e.request.point), [3, 4]);
+  assert.equal([page.prev, page.next], [50, 70]);
+  assert.equal(streamsRead, ['operation-o3', 'operation-o4']);
 });
 
 test('paging: forward, backward, ranges, and cursors between or beyond the entries', () => {

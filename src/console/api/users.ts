@@ -8,6 +8,7 @@ import { OIdParam, TestPushBody, UserSearchQuery, type PushSent, type UserBrief,
 import { invalid } from '../../http/validation.js';
 import type { IndexedUser } from '../consoleIndex.js';
 import { handleCommand } from '../../services/commandHandler.js';
+import { readOperations } from '../../projections/operations.js';
 import { vipHistory } from '../../projections/vipHistory.js';
 import { newRecordId } from '../../system/ids.js';
 import type { ConsoleDeps } from '../deps.js';
@@ -38,7 +39,7 @@ async function userDetail(oId: string, deps: ConsoleDeps): Promise<UserDetail> {
       appId,
       at,
     })),
-    operations: readModels.operations.history(oId).map(operationView),
+    operations: (await readOperations(deps.store, readModels.operations.history(oId))).map(operationView),
     sessions: index.sessionsOf(oId).map((session) => ({ ...session, live: session.ended === undefined && session.expires > now })),
     connections: [...readModels.clients.all()].filter((client) => client.user?.oId === oId).map((client) => ({ clientId: client.clientId, node: client.node ?? null })),
   };

@@ -2,7 +2,7 @@
 // the local history only: no user sync, no platform call.
 import { PointsAuditPage, VipAuditPage } from '../../contract/answers.js';
 import { AuditQuery, OIdParam } from '../../contract/requests.js';
-import { AuditQueries, pageOf } from '../../projections/audit.js';
+import { AuditQueries } from '../../projections/audit.js';
 import { route } from '../route.js';
 
 const PAGING = 'Oldest first, from the local history (no platform call): an oId the service never acted on has no entries. `limit`, `after` and `before` page it by log position.';
@@ -18,7 +18,7 @@ export const auditRoutes = [
     params: OIdParam,
     query: AuditQuery,
     ok: { description: 'One page of history', json: PointsAuditPage },
-    handle: (_ctx, { params: { oId }, query }, { readModels, store }) => ({ code: 0 as const, msg: 'success', data: pageOf(new AuditQueries({ ...readModels, store }).points(oId), query) }),
+    handle: async (_ctx, { params: { oId }, query }, { readModels, store }) => ({ code: 0 as const, msg: 'success', data: await new AuditQueries({ ...readModels, store }).points(oId, query) }),
   }),
 
   route({
@@ -31,6 +31,6 @@ export const auditRoutes = [
     params: OIdParam,
     query: AuditQuery,
     ok: { description: 'One page of history', json: VipAuditPage },
-    handle: async (_ctx, { params: { oId }, query }, { readModels, store }) => ({ code: 0 as const, msg: 'success', data: pageOf(await new AuditQueries({ ...readModels, store }).vip(oId), query) }),
+    handle: async (_ctx, { params: { oId }, query }, { readModels, store }) => ({ code: 0 as const, msg: 'success', data: await new AuditQueries({ ...readModels, store }).vip(oId, query) }),
   }),
 ];

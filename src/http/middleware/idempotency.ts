@@ -4,9 +4,8 @@
 // platform operation answers for that operation from the log, whatever became of the request.
 import type { Middleware } from 'koa';
 import { AppError, changedNothing, ConflictError, ValidationError } from '../../domain/errors.js';
-import type { OperationsReadModel } from '../../projections/operations.js';
 import { IdempotencyService, type Claim } from '../../services/idempotency.js';
-import { answerFor } from '../../services/operationOutcomes.js';
+import type { OperationOutcomes } from '../../services/operationOutcomes.js';
 import type { OperationClaim } from '../../services/platformOperations.js';
 import { operationAnswer } from '../../contract/answers.js';
 import type { AuthState } from './apiKey.js';
@@ -23,7 +22,7 @@ export interface IdempotencyState {
 
 type Ctx = Parameters<Middleware<IdempotencyState & AuthState>>[0];
 
-export function idempotency(service: IdempotencyService, operations: OperationsReadModel, renderError: RenderError, onUnexpected: OnUnexpected): Middleware<IdempotencyState & AuthState> {
+export function idempotency(service: IdempotencyService, outcomes: OperationOutcomes, renderError: RenderError, onUnexpected: OnUnexpected): Middleware<IdempotencyState & AuthState> {
   return (ctx, next) => {
     const idempotencyKey = ctx.get('idempotency-key');
     return idempotencyKey ? claimed(ctx, next, idempotencyKey) : next();
@@ -44,7 +43,7 @@ export function idempotency(service: IdempotencyService, operations: OperationsR
       case 'operation':
         ctx.set('Idempotent-Replayed', 'true');
         try {
-          ctx.body = operationAnswer(answerFor(operations.get(decision.operationId)!).message);
+          ctx.body = operationAnswer((await outcomes.answer(decision.operationId)).message);
         } catch (error) {
           renderError(ctx, error);
         }

@@ -7,7 +7,8 @@
 // The worker runs plain JavaScript (`eval`), so it starts the same way under tsx, from dist/ and
 // in tests; it holds its own connection to the same file and does exactly what the in-thread
 // path of SqliteEventStore.flush() does: one IMMEDIATE transaction per batch, each append
-// checked against its own expected revision and written in its own savepoint.
+// checked against its own expected revision and written whole or not at all (a savepoint when it
+// has several events: SAVEPOINT and RELEASE cost more than the insert of a single event).
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
@@ -57,13 +58,16 @@ parentPort.on('message', ({ id, created, appends }) => {
         }
         let revision = current;
         const positions = [];
+        const write = () => {
+          for (const event of append.events) {
+            revision += 1;
+            positions.push(Number(insert.run(append.stream, revision, event.type, event.data, event.metadata, created).lastInsertRowid));
+          }
+        };
         try {
-          db.transaction(() => {
-            for (const event of append.events) {
-              revision += 1;
-              positions.push(Number(insert.run(append.stream, revision, event.type, event.data, event.metadata, created).lastInsertRowid));
-            }
-          })();
+          // One INSERT fails whole on its own; only several need a savepoint to fail together.
+          if (append.events.length === 1) write();
+          else db.transaction(write)();
         } catch (error) {
           outcomes.push({ ok: false, message: describe(error) });
           continue;

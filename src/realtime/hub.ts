@@ -18,7 +18,7 @@ import type { Clock } from '../system/clock.js';
 import { secureRandomBytes } from '../system/ids.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { handleCommand, type KnownState } from '../services/commandHandler.js';
-import { CHILD_IDS, clientMachine, clientsMachine, type ClientMachine, type ClientMachineEvent, type Frame } from './clientMachine.js';
+import { CHILD_IDS, clientMachineFor, clientsMachine, type ClientMachine, type ClientMachineEvent, type ClientMachineInput, type Frame } from './clientMachine.js';
 import type { MessageEvent } from './messages.js';
 import { toSpecUser } from './specUser.js';
 import { userMachine, type UserMachine } from './userMachine.js';
@@ -222,11 +222,8 @@ export class RealtimeHub {
     // Events up to runner.position reached the read models (and the replay window) already;
     // later ones come live. A replaying client's PB_CONNECT repeats its own Last-Event-ID.
     const position = replayAfter ?? runner.position;
-    const actor = createActor(clientMachine, {
-      id: CHILD_IDS.client,
-      parent: this.clientsActor,
-      input: { clientId, position, ...(session && { session: { user: toSpecUser(session.user), sessionId: session.binding.sessionId } }) },
-    });
+    const input: ClientMachineInput = { clientId, position, ...(session && { session: { user: toSpecUser(session.user), sessionId: session.binding.sessionId } }) };
+    const actor = createActor(clientMachineFor(input), { id: CHILD_IDS.client, parent: this.clientsActor, input });
     const connection = new Connection(this.lifecycle, clientId, actor, session?.binding.userId, session?.binding.sessionId, replayAfter, { state, revision });
     if (this.stopping) {
       this.close(connection, 'shutdown');

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { initialTransition, transition } from 'xstate';
-import { clientMachine, type ClientMachineEvent, type Frame } from '../../src/realtime/clientMachine.js';
+import { clientMachineFor, type ClientMachineEvent, type ClientMachineInput, type Frame } from '../../src/realtime/clientMachine.js';
 import type { SpecUser } from '../../src/realtime/specUser.js';
 
 const user = (oId = '1630399136785'): SpecUser => ({
@@ -26,22 +26,24 @@ function frames(actions: Array<{ type: string; params?: unknown }>): Frame[] {
   return actions.filter((a) => a.type === 'xstate.emit').map((a) => (a.params as { event: Frame }).event);
 }
 
-const anonymous = () => initialTransition(clientMachine, { clientId: 'client-1', position: 7 })[0];
-const signedIn = () => initialTransition(clientMachine, { clientId: 'client-1', position: 7, session: { user: user(), sessionId: 's1' } })[0];
+/** The first step of the machine the hub starts for this input. */
+const start = (input: ClientMachineInput) => initialTransition(clientMachineFor(input), input);
+const anonymous = () => start({ clientId: 'client-1', position: 7 })[0];
+const signedIn = () => start({ clientId: 'client-1', position: 7, session: { user: user(), sessionId: 's1' } })[0];
 const step = (snapshot: ReturnType<typeof anonymous>, event: ClientMachineEvent) => {
-  const [next, actions] = transition(clientMachine, snapshot, event);
+  const [next, actions] = transition(snapshot.machine, snapshot, event);
   return { next, frames: frames(actions) };
 };
 const message = (position: number, name = 'reward'): ClientMachineEvent => ({ type: 'MESSAGE', position, appId: 'game-one', name, data: { points: 5 } });
 
 test('without a session it starts anonymous and emits PB_CONNECT with login_status false', () => {
-  const [snapshot, actions] = initialTransition(clientMachine, { clientId: 'client-1', position: 7 });
+  const [snapshot, actions] = start({ clientId: 'client-1', position: 7 });
   assert.is(snapshot.value, 'anonymous');
   assert.equal(frames(actions), [{ type: 'PB_CONNECT', id: 7, data: { client_id: 'client-1', login_status: false } }]);
 });
 
 test('with a live session it starts signed in and PB_CONNECT carries the user', () => {
-  const [snapshot, actions] = initialTransition(clientMachine, { clientId: 'client-1', position: 7, session: { user: user(), sessionId: 's1' } });
+  const [snapshot, actions] = start({ clientId: 'client-1', position: 7, session: { user: user(), sessionId: 's1' } });
   assert.is(snapshot.value, 'signedIn');
   assert.is(snapshot.context.sessionId, 's1');
   assert.equal(frames(actions), [{ type: 'PB_CONNECT', id: 7, data: { client_id: 'client-1', login_status: true, user: user() } }]);

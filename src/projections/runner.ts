@@ -120,16 +120,20 @@ export class ProjectionRunner {
   private apply(event: RecordedEvent): void {
     // The store guarantees it (port.ts); applying an event twice would corrupt the read models.
     if (event.position <= this.current) throw new OutOfOrderEventError(event.position, this.current);
-    for (const projection of this.byType.get(event.type) ?? []) {
-      try {
-        projection.apply(event);
-      } catch (error) {
-        this.projectionFailed({ readModel: projection.name, event, error: error as Error });
-      }
-    }
+    const projections = this.byType.get(event.type);
+    if (projections) for (let i = 0; i < projections.length; i++) this.applyTo(projections[i]!, event);
     this.current = event.position;
-    this.applied$.next(event);
+    // Nobody listens while the node catches up at start: skip the emission's own work then.
+    if (this.applied$.observed) this.applied$.next(event);
     if (this.waiters.length > 0) this.release();
+  }
+
+  private applyTo(projection: Projection, event: RecordedEvent): void {
+    try {
+      projection.apply(event);
+    } catch (error) {
+      this.projectionFailed({ readModel: projection.name, event, error: error as Error });
+    }
   }
 
   private projectionFailed(failure: ProjectionFailure): void {

@@ -15,13 +15,20 @@ export class VipReadModel implements Projection {
   apply(event: RecordedEvent): void {
     if (event.type !== 'VipGranted' && event.type !== 'VipRenewed') return;
     const vipEvent = event as unknown as VipEvent;
-    const userId = vipEvent.data.userId;
-    this.byUser.set(userId, { state: vipDecider.evolve(this.known(userId).state, vipEvent), revision: event.revision });
+    const known = this.byUser.get(vipEvent.data.userId);
+    if (known) {
+      known.state = vipDecider.evolve(known.state, vipEvent);
+      known.revision = event.revision;
+    } else {
+      this.byUser.set(vipEvent.data.userId, { state: vipDecider.evolve(vipDecider.initialState(), vipEvent), revision: event.revision });
+    }
   }
 
   /** The user's VIP stream as far as applied: its state and the revision of its last event. */
   known(userId: string): { state: VipState; revision: number } {
-    return this.byUser.get(userId) ?? { state: vipDecider.initialState(), revision: -1 };
+    // A copy: the entry itself changes as events are applied, and the caller decides on it later.
+    const known = this.byUser.get(userId);
+    return known ? { state: known.state, revision: known.revision } : { state: vipDecider.initialState(), revision: -1 };
   }
 
   records(userId: string): VipRecord[] {

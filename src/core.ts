@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import type { Config } from './config.js';
 import { createPrivateFile, preparePrivateDataDir } from './dataDir.js';
 import type { Metrics } from './metrics.js';
-import { createReadModels, inApplyOrder } from './projections/readModels.js';
+import { createReadModels, inApplyOrder, type ReadModelOptions } from './projections/readModels.js';
 import { ProjectionRunner, type CatchUpProgress, type Projection, type RunnerObserver } from './projections/runner.js';
 import { systemClock, type Clock } from './system/clock.js';
 import type { StoreWriteHealth } from './services/storeHealth.js';
@@ -49,6 +49,11 @@ export async function openStore(config: Config, wrapAdapter: (store: EventStore)
   return resumingStore(wrapAdapter(adapter));
 }
 
+/** The read models' settings from the service's configuration (the CLI's rebuild uses them too). */
+export function readModelOptions(config: Config): ReadModelOptions {
+  return { replayMs: config.realtime.replayMs, keyReachMs: config.idempotencyTtlMs + config.idempotencyClaimStaleMs };
+}
+
 export interface CoreOptions {
   /** Appends that fail because of the store are reported here (/readyz). */
   writeHealth?: StoreWriteHealth;
@@ -71,7 +76,7 @@ export async function openCore(
 ) {
   const opened = await openStore(config, options.wrapAdapter);
   const store = metrics ? instrumentedStore(opened, metrics, options.writeHealth) : opened;
-  const readModels = createReadModels(clock, config.realtime.replayMs);
+  const readModels = createReadModels(clock, readModelOptions(config));
   const runner = new ProjectionRunner(store, [...inApplyOrder(readModels), ...(options.projections ?? [])], options.runnerObserver);
   try {
     await runner.start(options.onCatchUp);

@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import { AppError } from '../domain/errors.js';
 import { ConfigError, loadConfig } from '../config.js';
-import { describeStore, openCore, openStore, StoreOpenError } from '../core.js';
+import { describeStore, openCore, openStore, readModelOptions, StoreOpenError } from '../core.js';
 import { createReadModels } from '../projections/readModels.js';
 import { ApiKeyService } from '../services/apiKeys.js';
 import { systemClock } from '../system/clock.js';
@@ -71,7 +71,7 @@ async function run(argv: string[]): Promise<void> {
         await eventsCommand(store, values, write);
       } else {
         const output = { out: print, err: (text: string) => void process.stderr.write(text), tty: process.stderr.isTTY === true };
-        await projectionsCommand(store, () => createReadModels(systemClock, config.realtime.replayMs), rest, values, output);
+        await projectionsCommand(store, () => createReadModels(systemClock, readModelOptions(config)), rest, values, output);
       }
     } finally {
       await store.close();

@@ -118,16 +118,39 @@ export interface AppliedOperationsFold {
   applied(requested: OperationRequested): void;
 }
 
+export interface OperationsReadModelOptions {
+  now: () => string;
+  /**
+   * How long after an operation settles an Idempotency-Key can still name it: the key's life
+   * after its request ended, plus the longest a request can run.
+   */
+  keyReachMs: number;
+}
+
+/** A settled operation's status, and until when (ms) a key can ask for it. */
+interface SettledView {
+  view: OperationView;
+  until: number;
+}
+
+const SWEEP_EVERY = 1000;
+
 /**
  * What must answer without a read: the status of each operation a retry can ask about (those sent
- * under an Idempotency-Key, and the ones a takeover abandoned), each user's operations in log
- * order (audit pages), and the operations without a known outcome.
+ * under an Idempotency-Key, and the ones a takeover abandoned, while a key can name them), each
+ * user's operations in log order (audit pages), and the operations without a known outcome.
  */
 export class OperationsReadModel implements Projection {
   readonly name = 'operations';
   readonly handles = ['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested', 'OperationApplied', 'OperationRejected', 'OperationFailed', 'OperationOutcomeUnknown', 'OperationResolved', 'OperationAbandoned'] as const;
-  /** Settled operations under a key, and abandoned ones; an unsettled one's view is its record's. */
-  private readonly settledViews = new Map<string, OperationView>();
+  /**
+   * Settled operations under a key, and abandoned ones, roughly in the order they settled; an
+   * unsettled one's view is its record's.
+   */
+  private readonly settledViews = new Map<string, SettledView>();
+  /** Settled views whose `until` is before this are not kept (refreshed at each sweep). */
+  private horizon = -Infinity;
+  private settledSinceSweep = SWEEP_EVERY;
   private readonly byUser = new Map<string, UserOperations>();
   /**
    * The request events of the operations without a known outcome, in log order. Most outcomes
@@ -136,7 +159,10 @@ export class OperationsReadModel implements Projection {
   private readonly requests = new Map<string, RecordedEvent>();
   private readonly records = new Map<string, OperationRecord>();
 
-  constructor(private readonly folds: readonly AppliedOperationsFold[] = []) {}
+  constructor(
+    private readonly options: OperationsReadModelOptions,
+    private readonly folds: readonly AppliedOperationsFold[] = [],
+  ) {}
 
   apply(recorded: RecordedEvent): void {
     const { operationId } = recorded.data as { operationId: string };
@@ -147,8 +173,7 @@ export class OperationsReadModel implements Projection {
       case 'ItemsEditRequested':
         return this.requested(operationId, recorded);
       case 'OperationAbandoned':
-        this.settledViews.set(operationId, 'abandoned');
-        return;
+        return this.keepSettled(operationId, 'abandoned', (recorded.data as { at: string }).at);
       default:
         return this.outcome(operationId, recorded);
     }
@@ -160,7 +185,7 @@ export class OperationsReadModel implements Projection {
    * nothing of it is recorded, or when it was settled without a key.
    */
   view(operationId: string): OperationView | undefined {
-    if (!this.requests.has(operationId)) return this.settledViews.get(operationId);
+    if (!this.requests.has(operationId)) return this.settledViews.get(operationId)?.view;
     const record = this.record(operationId)!;
     return VIEWS.get(record.status)![record.resolution ? 1 : 0];
   }
@@ -202,8 +227,8 @@ export class OperationsReadModel implements Projection {
     const request = this.requests.get(operationId);
     if (!request) {
       // Settled before: a later word (a late answer) only changes what a retry is told.
-      const view = this.settledViews.get(operationId);
-      if (view !== undefined && view !== 'abandoned') this.settledViews.set(operationId, VIEWS.get(status)![view.resolved ? 1 : 0]);
+      const settled = this.settledViews.get(operationId);
+      if (settled !== undefined && settled.view !== 'abandoned') settled.view = VIEWS.get(status)![settled.view.resolved ? 1 : 0];
       return;
     }
     if (event.type === 'OperationApplied') for (const fold of this.folds) fold.applied(request as unknown as OperationRequested);
@@ -214,7 +239,24 @@ export class OperationsReadModel implements Projection {
     this.requests.delete(operationId);
     this.records.delete(operationId);
     if ((request.data as OperationRequested['data']).claim !== undefined) {
-      this.settledViews.set(operationId, VIEWS.get(status)![event.type === 'OperationResolved' ? 1 : 0]);
+      this.keepSettled(operationId, VIEWS.get(status)![event.type === 'OperationResolved' ? 1 : 0], event.data.at);
+    }
+  }
+
+  private keepSettled(operationId: string, view: OperationView, at: string): void {
+    if (++this.settledSinceSweep >= SWEEP_EVERY) this.sweep();
+    const until = Date.parse(at) + this.options.keyReachMs;
+    // Catching up on an old log: the keys that could name it expired long ago.
+    if (until >= this.horizon) this.settledViews.set(operationId, { view, until });
+  }
+
+  /** Forgets the settled views no key can name any more (oldest first; a late one waits its turn). */
+  private sweep(): void {
+    this.settledSinceSweep = 0;
+    this.horizon = Date.parse(this.options.now());
+    for (const [operationId, { until }] of this.settledViews) {
+      if (until >= this.horizon) break;
+      this.settledViews.delete(operationId);
     }
   }
 

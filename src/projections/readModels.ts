@@ -26,7 +26,14 @@ export interface ReadModels {
   disposableStreams: DisposableStreamsReadModel;
 }
 
-export function createReadModels(clock: Clock, replayMs: number): ReadModels {
+export interface ReadModelOptions {
+  /** How long recent messages are kept for replay to reconnecting clients. */
+  replayMs: number;
+  /** An Idempotency-Key's life after its request ended, plus the longest a request can run. */
+  keyReachMs: number;
+}
+
+export function createReadModels(clock: Clock, { replayMs, keyReachMs }: ReadModelOptions): ReadModels {
   const [items, medals] = [new ItemsReadModel(), new MedalsReadModel()];
   const users = new UsersReadModel();
   return {
@@ -36,7 +43,7 @@ export function createReadModels(clock: Clock, replayMs: number): ReadModels {
     sessions: new SessionsReadModel(),
     recentMessages: new RecentMessagesReadModel({ users, clock, retentionMs: replayMs }),
     vip: new VipReadModel(),
-    operations: new OperationsReadModel([items, medals]),
+    operations: new OperationsReadModel({ now: clock.now, keyReachMs }, [items, medals]),
     items,
     medals,
     idempotency: new IdempotencyReadModel(clock.now),

@@ -12,7 +12,7 @@ const actor = { appId: 'game-one', keyId: 'k1' };
 const at = (s: number) => `2026-01-01T00:00:${String(s).padStart(2, '0')}.000Z`;
 
 function fold(events: Array<[stream: string, event: DomainEvent]>, streamsRead: string[] = []) {
-  const models = { operations: new OperationsReadModel(), users: new UsersReadModel() };
+  const models = { operations: new OperationsReadModel({ now: () => at(0), keyReachMs: 86_400_000 }), users: new UsersReadModel() };
   const revisions = new Map<string, number>();
   const log: RecordedEvent[] = [];
   events.forEach(([streamName, event], i) => {

@@ -8,10 +8,11 @@ import type { RecordedEvent } from '../../src/store/port.js';
 
 const actor = { appId: 'game-one', keyId: 'k1' };
 const at = '2026-01-01T00:00:00.000Z';
+let now = at;
 
 function world() {
   const applied: OperationRequested[] = [];
-  const model = new OperationsReadModel([{ applied: (requested) => applied.push(requested) }]);
+  const model = new OperationsReadModel({ now: () => now, keyReachMs: 60_000 }, [{ applied: (requested) => applied.push(requested) }]);
   const log: RecordedEvent[] = [];
   const append = (operationId: string, event: DomainEvent) => {
     const streamName = `operation-${operationId}`;
@@ -42,6 +43,25 @@ test('a settled operation keeps its status only when a key can ask for it', () =
   assert.is(model.view('never'), undefined);
   append('gone', { type: 'OperationAbandoned', data: { operationId: 'gone', at } });
   assert.is(model.view('gone'), 'abandoned');
+});
+
+test('a settled status is forgotten once no key can name it, and an old one is never kept', () => {
+  now = '2026-01-01T00:00:30.000Z';
+  const { model, append } = world();
+  append('old', points('old', 'idempotency-game-one-old'));
+  append('old', { type: 'OperationApplied', data: { operationId: 'old', oId: '42', message: 'ok', at: '2025-12-31T23:58:59.000Z' } });
+  assert.is(model.view('old'), undefined, 'settled more than keyReachMs before the model started');
+  append('k', points('k', 'idempotency-game-one-k'));
+  append('k', outcome('OperationApplied', 'k'));
+  assert.equal(model.view('k'), { status: 'applied', resolved: false });
+  now = '2026-01-01T00:01:01.000Z';
+  for (let i = 0; i < 1000; i++) {
+    append(`x${i}`, points(`x${i}`, `idempotency-game-one-x${i}`));
+    append(`x${i}`, { type: 'OperationApplied', data: { operationId: `x${i}`, oId: '42', message: 'ok', at: now } });
+  }
+  assert.is(model.view('k'), undefined, 'a minute after it settled, with keyReachMs at one minute');
+  assert.equal(model.view('x999'), { status: 'applied', resolved: false });
+  now = at;
 });
 
 test('applied requests reach the folds once; rejected ones do not; a late answer after unknown does', () => {

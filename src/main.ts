@@ -57,13 +57,15 @@ export async function startService(
   const inFlight = new Set<ServerResponse>();
   let closing = false;
   let onDrained: (() => void) | undefined;
+  // One listener shared by every response (a realtime stream keeps its response for hours).
+  function responseClosed(this: ServerResponse) {
+    inFlight.delete(this);
+    if (inFlight.size === 0) onDrained?.();
+  }
   server.on('request', (_req, res: ServerResponse) => {
     inFlight.add(res);
     if (closing) res.setHeader('Connection', 'close');
-    res.once('close', () => {
-      inFlight.delete(res);
-      if (inFlight.size === 0) onDrained?.();
-    });
+    res.on('close', responseClosed);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

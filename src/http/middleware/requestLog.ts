@@ -24,8 +24,10 @@ export function requestLog(log: Logger, metrics: Pick<Metrics, 'httpRequests' | 
       const labels = { method: ctx.method, route, status: String(ctx.status) };
       metrics.httpRequests.inc(labels);
       metrics.httpDuration.observe(labels, durationMs / 1000);
-      const appId = (ctx.state as { actor?: { appId: string } }).actor?.appId;
-      log.info({ requestId, appId, ...labels, durationMs: Math.round(durationMs * 10) / 10 }, 'request');
+      if (log.isLevelEnabled('info')) {
+        const appId = (ctx.state as { actor?: { appId: string } }).actor?.appId;
+        log.info({ requestId, appId, ...labels, durationMs: Math.round(durationMs * 10) / 10 }, 'request');
+      }
     }
   };
 }

@@ -1,5 +1,6 @@
 // The SQLite adapter on real files: the shared contract, then what only an embedded store has to
 // get right (reopening, another process writing, group commit).
+import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -193,6 +194,23 @@ sqlite('an append whose data cannot be stored fails alone inside a batch', async
   );
   assert.equal(await store.readStream('broken-1'), [], 'nothing of the failed append was written');
   assert.is((await store.readAll({ after: 0, limit: 10 })).length, 2);
+});
+
+sqlite('an insert the database refuses fails its own append alone inside a batch, a one-event append included', async (ctx) => {
+  const store = open(ctx);
+  await store.append('warm', [{ type: 'Warm', data: {} }]);
+  const db = new Database(ctx.file);
+  db.exec(`CREATE TRIGGER refuse BEFORE INSERT ON events WHEN NEW.type = 'Refused' BEGIN SELECT RAISE(ABORT, 'refused'); END;`);
+  db.close();
+  const outcomes = await Promise.allSettled([
+    store.append('a', [{ type: 'Fine', data: {} }]),
+    store.append('b', [{ type: 'Refused', data: {} }], { expectedRevision: 'no_stream' }),
+    store.append('c', [{ type: 'Fine', data: {} }, { type: 'Refused', data: {} }]),
+    store.append('b', [{ type: 'Fine', data: {} }], { expectedRevision: 'no_stream' }),
+  ]);
+  assert.equal(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+  assert.equal(await store.readStream('c'), [], 'nothing of the refused two-event append');
+  assert.equal((await store.readStream('b')).map((e) => e.type), ['Fine'], 'the refused one-event append left nothing behind');
 });
 
 sqlite.run();

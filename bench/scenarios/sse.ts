@@ -331,7 +331,8 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
         value: svcOne.perS,
         baseline: bareOne.perS,
         goal: '≥ 0.5 × bare, all delivered',
-        met: svcOne.perS / bareOne.perS >= 0.5 && svcOne.delivered === svcOne.expected,
+        // ≥: autocannon stops with a push in flight per connection, delivered but not counted as answered.
+        met: svcOne.perS / bareOne.perS >= 0.5 && svcOne.delivered >= svcOne.expected,
         pushesPerS: svcOne.load.rps,
         deliveryP99Ms: svcOne.p99,
         delivered: svcOne.delivered,

@@ -16,6 +16,7 @@ import { dirname } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { ConcurrencyError } from '../domain/errors.js';
 import type { AppendResult, EventStore, EventToAppend, ExpectedRevision, RecordedEvent, SubscribeOptions, Subscription } from './port.js';
+import { ReadAhead } from './sqliteReader.js';
 import { startWriter, type WriterBatch, type WriterReply } from './sqliteWriter.js';
 
 /**
@@ -24,6 +25,7 @@ import { startWriter, type WriterBatch, type WriterReply } from './sqliteWriter.
  */
 type Row = [position: number, stream: string, revision: number, type: string, data: string, metadata: string | null, created: string];
 const ROW_COLUMNS = 'position, stream, revision, type, data, metadata, created';
+const READ_AFTER = `SELECT ${ROW_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`;
 
 interface PendingAppend {
   streamName: string;
@@ -82,6 +84,7 @@ export class SqliteEventStore implements EventStore {
   private lastBatchId = 0;
   private writerFailure: Error | undefined;
   private readonly idleWaiters: Array<() => void> = [];
+  private readonly readAhead: ReadAhead<Row>;
 
   private readonly stmt: {
     readStream: Database.Statement<[string], Row>;
@@ -110,13 +113,14 @@ export class SqliteEventStore implements EventStore {
     `);
     this.stmt = {
       readStream: this.db.prepare<[string], Row>(`SELECT ${ROW_COLUMNS} FROM events WHERE stream = ? ORDER BY revision`).raw(true),
-      readAfter: this.db.prepare<[number, number], Row>(`SELECT ${ROW_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`).raw(true),
+      readAfter: this.db.prepare<[number, number], Row>(READ_AFTER).raw(true),
       dataVersion: this.db.prepare('PRAGMA data_version'),
       head: this.db.prepare('SELECT coalesce(max(position), 0) AS head FROM events'),
     };
     this.dataVersion = this.stmt.dataVersion.get()!.data_version;
     this.pollTimer = setInterval(() => this.pollForOtherWriters(), options.pollIntervalMs ?? 100);
     this.pollTimer.unref();
+    this.readAhead = new ReadAhead<Row>({ file: options.file, sql: READ_AFTER });
     this.writer = startWriter(options.file);
     // Referenced only while a batch is in flight: an idle store never keeps the process alive.
     this.writer.unref();
@@ -143,8 +147,11 @@ export class SqliteEventStore implements EventStore {
     return this.stmt.readStream.all(streamName).map(toRecorded);
   }
 
-  async readAll(options: { after: number; limit: number }): Promise<RecordedEvent[]> {
-    return this.stmt.readAfter.all(options.after, options.limit).map(toRecorded);
+  async readAll({ after, limit }: { after: number; limit: number }): Promise<RecordedEvent[]> {
+    const rows = (await this.readAhead.take(after, limit)) ?? this.stmt.readAfter.all(after, limit);
+    // A full page: a scan goes on from its end, so that page is read while this one is used.
+    if (rows.length > 0 && rows.length === limit && !this.closed) this.readAhead.readNext(rows[rows.length - 1]![0], limit);
+    return rows.map(toRecorded);
   }
 
   async headPosition(): Promise<number> {
@@ -153,6 +160,7 @@ export class SqliteEventStore implements EventStore {
 
   async deleteStreams(streamNames: readonly string[]): Promise<{ kept: string[] }> {
     if (this.closed || streamNames.length === 0) return { kept: [] };
+    this.readAhead.discard();
     const newestStream = this.db.prepare<[], { stream: string }>('SELECT stream FROM events ORDER BY position DESC LIMIT 1');
     const remove = this.db.prepare('DELETE FROM events WHERE stream IN (SELECT value FROM json_each(?))');
     // Under the write lock (IMMEDIATE), so no append slips in between. AUTOINCREMENT never hands
@@ -188,7 +196,7 @@ export class SqliteEventStore implements EventStore {
       this.sendToWriter();
       if (this.inFlight) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     }
-    await this.writer.terminate();
+    await Promise.all([this.writer.terminate(), this.readAhead.close()]);
     this.subscribers.clear();
     this.db.close();
   }

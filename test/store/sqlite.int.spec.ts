@@ -213,4 +213,37 @@ sqlite('an insert the database refuses fails its own append alone inside a batch
   assert.equal((await store.readStream('b')).map((e) => e.type), ['Fine'], 'the refused one-event append left nothing behind');
 });
 
+sqlite('a scan in pages reads the same log with the next page read ahead, and sees appends and deletions made between pages', async (ctx) => {
+  const store = open(ctx);
+  for (let batch = 0; batch < 5; batch++) {
+    await Promise.all(Array.from({ length: 500 }, (_, i) => store.append(`s-${batch}-${i % 50}`, [{ type: 'Filled', data: { batch, i } }])));
+  }
+  const scan = async () => {
+    const seen: RecordedEvent[] = [];
+    for (;;) {
+      const page = await store.readAll({ after: seen.at(-1)?.position ?? 0, limit: 1000 });
+      seen.push(...page);
+      if (page.length < 1000) return seen;
+    }
+  };
+  const once = await scan();
+  assert.is(once.length, 2500);
+  assert.equal(once.map((e) => e.position), [...once.map((e) => e.position)].sort((a, b) => a - b));
+
+  // Page one read (page two is being read ahead), then the log changes before page two is asked for.
+  const first = await store.readAll({ after: 0, limit: 1000 });
+  await store.deleteStreams(['s-3-0']);
+  await store.append('late', [{ type: 'Late', data: {} }]);
+  const rest: RecordedEvent[] = [];
+  for (let after = first.at(-1)!.position; ; ) {
+    const page = await store.readAll({ after, limit: 1000 });
+    rest.push(...page);
+    if (page.length < 1000) break;
+    after = page.at(-1)!.position;
+  }
+  assert.ok(!rest.some((e) => e.streamName === 's-3-0'), 'a stream deleted between pages is not read from a page read before');
+  assert.is(rest.at(-1)!.type, 'Late', 'an append made between pages is read');
+  assert.is(first.length + rest.length, 2500 - 10 + 1);
+});
+
 sqlite.run();

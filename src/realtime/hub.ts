@@ -27,6 +27,12 @@ import { userMachine, type UserMachine } from './userMachine.js';
 const DELIVERIES_PER_TURN = 100;
 
 const HEARTBEAT: ClientMachineEvent = { type: 'HEARTBEAT' };
+/**
+ * Heartbeat passes per heartbeat interval. A pass sends the heartbeat to the streams that have
+ * been silent for a whole interval (a stream that carried anything since needs none), so a stream
+ * is never silent for longer than the interval, and an idle one gets one per interval.
+ */
+const PASSES_PER_HEARTBEAT = 4;
 
 /** How long a connection waits for this node to reach a Last-Event-ID it has not applied yet. */
 const LAST_EVENT_ID_WAIT_MS = 1000;
@@ -67,6 +73,8 @@ export class HubClosedError extends Error {
 interface Lifecycle {
   start(connection: Connection, observer: Partial<Observer<Frame>>): void;
   close(connection: Connection, reason: DisconnectClient['reason']): void;
+  /** The heartbeat pass under way (the hub counts it up from 0). */
+  pass: number;
 }
 
 /**
@@ -78,6 +86,8 @@ class Connection implements ClientHandle {
   closed = false;
   /** Where the actor's frames go, once started. */
   frames: Partial<Observer<Frame>> | undefined;
+  /** The heartbeat pass during which the stream last carried a frame. */
+  lastPass = 0;
 
   constructor(
     private readonly lifecycle: Lifecycle,
@@ -108,9 +118,15 @@ class Connection implements ClientHandle {
     this.frames?.error?.(error);
   }
 
+  /** A frame for the stream: the actor's own, or a live message from the user's actor. */
+  write(frame: Frame): void {
+    this.lastPass = this.lifecycle.pass;
+    this.frames?.next?.(frame);
+  }
+
   /** A live message from the user's actor, written unless this client's own actor sent its id. */
   live(frame: Frame & { id: number }): void {
-    if (frame.id > this.actor.getSnapshot().context.lastId) this.frames?.next?.(frame);
+    if (frame.id > this.actor.getSnapshot().context.lastId) this.write(frame);
   }
 }
 
@@ -162,6 +178,7 @@ export class RealtimeHub {
   private readonly lifecycle: Lifecycle = {
     start: (connection, observer) => this.startConnection(connection, observer),
     close: (connection, reason) => this.close(connection, reason),
+    pass: 0,
   };
 
   constructor(private readonly deps: RealtimeHubDeps) {}
@@ -193,7 +210,7 @@ export class RealtimeHub {
       error: (error: unknown) => this.deps.log.error({ err: error }, 'realtime hub lost the store subscription'),
     });
     // One timer for every connection: a heartbeat is an event each actor turns into a frame.
-    this.heartbeat = setInterval(() => this.beat([...this.connections.values()], 0), this.deps.heartbeatMs);
+    this.heartbeat = setInterval(() => this.heartbeatPass(), this.deps.heartbeatMs / PASSES_PER_HEARTBEAT);
     this.heartbeat.unref();
   }
 
@@ -247,7 +264,8 @@ export class RealtimeHub {
     connection.started = true;
     const { actor } = connection;
     connection.frames = observer;
-    actor.on('*', (frame) => observer.next?.(frame));
+    connection.lastPass = this.lifecycle.pass;
+    actor.on('*', (frame) => connection.write(frame));
     // The connection, not the observer: an actor's subscribers get its snapshots as `next`.
     actor.subscribe(connection);
     actor.start();
@@ -297,6 +315,14 @@ export class RealtimeHub {
       return;
     }
     while (!this.delivering && this.held.length > 0) this.apply(this.held.shift()!);
+  }
+
+  /** The streams silent for a whole heartbeat interval get a heartbeat. */
+  private heartbeatPass(): void {
+    const pass = ++this.lifecycle.pass;
+    const quiet: Connection[] = [];
+    for (const connection of this.connections.values()) if (pass - connection.lastPass >= PASSES_PER_HEARTBEAT) quiet.push(connection);
+    if (quiet.length > 0) this.beat(quiet, 0);
   }
 
   /** Heartbeats, a slice per turn like a push: a push meanwhile does not wait for all of them. */

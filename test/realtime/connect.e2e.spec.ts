@@ -2,8 +2,8 @@
 // it leaves behind.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startHarness } from '../support/harness.js';
-import { applied, connect, openStream, visit, withTimeout } from './support.js';
+import { ALICE, startHarness } from '../support/harness.js';
+import { applied, connect, openStream, signIn, visit, withTimeout } from './support.js';
 
 const CLIENT_ID = /^[A-Za-z0-9_-]{30,}$/;
 
@@ -78,6 +78,41 @@ test('a heartbeat comment frame arrives at the configured interval', async () =>
     );
     // PB_CONNECT came first, framed with id, event and a one-line JSON data.
     assert.match(text, /^id: \d+\nevent: PB_CONNECT\ndata: \{"client_id":"[A-Za-z0-9_-]{30,}","login_status":false\}\n\n/);
+  } finally {
+    abort.abort();
+    await h.close();
+  }
+});
+
+test('a heartbeat goes only to streams silent for a whole interval: one carrying pushes gets none', async () => {
+  const h = await startHarness({ env: { REALTIME_HEARTBEAT_MS: '400' } });
+  const abort = new AbortController();
+  try {
+    const { stream, clientId } = await connect(h);
+    const cookie = await signIn(h, clientId, ALICE.oId);
+    stream.close();
+    const comments = (headers: Record<string, string>) => {
+      const counted = { heartbeats: 0, text: '' };
+      void (async () => {
+        const res = await fetch(`${h.url}/api/realtime`, { signal: abort.signal, headers });
+        const decoder = new TextDecoder();
+        for await (const chunk of res.body!) {
+          counted.text += decoder.decode(chunk, { stream: true });
+          counted.heartbeats = counted.text.split(': heartbeat\n\n').length - 1;
+        }
+      })().catch(() => undefined); // aborted at the end of the test
+      return counted;
+    };
+    const idle = comments({});
+    const busy = comments({ Cookie: cookie });
+    const { key } = await h.key(['message:push']);
+    for (let i = 0; i < 16; i++) {
+      await h.post('/adm/message/push', { oIds: [ALICE.oId], name: 'tick', data: { i } }, key);
+      await new Promise((resolve) => setTimeout(resolve, 125));
+    }
+    assert.ok(idle.heartbeats >= 3, `the idle stream got ${idle.heartbeats} heartbeats in 2 s at 400 ms`);
+    assert.match(busy.text, /event: message\ndata: \{"app_id":"[^"]+","name":"tick"/);
+    assert.is(busy.heartbeats, 0, 'a stream that carried a frame within every interval');
   } finally {
     abort.abort();
     await h.close();

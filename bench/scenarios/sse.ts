@@ -199,7 +199,7 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
   const total = users * perUser;
   const workerCount = ctx.quick ? 2 : 4;
   const oneToOneS = ctx.quick ? 1 : 10;
-  const broadcasts = ctx.quick ? 1 : 3;
+  const broadcasts = ctx.quick ? 1 : 10;
   const notes: string[] = [];
   const oIds = Array.from({ length: users }, (_, i) => benchOid(i));
 

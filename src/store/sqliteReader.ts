@@ -30,7 +30,6 @@ parentPort.on('message', ({ id, after, limit }) => {
 type Reply = { id: number; columns: unknown[][]; length: number } | { id: number; error: string };
 
 interface Ahead<Row extends [number, ...unknown[]]> {
-  id: number;
   after: number;
   limit: number;
   rows: Promise<Row[] | undefined>;
@@ -70,7 +69,7 @@ export class ReadAhead<Row extends [number, ...unknown[]]> {
     const worker = this.start();
     const id = ++this.lastId;
     const rows = new Promise<Row[] | undefined>((resolve) => (this.waiting = { id, resolve }));
-    this.ahead = { id, after, limit, rows };
+    this.ahead = { after, limit, rows };
     // Referenced only while a read is out, so an idle reader never keeps the process alive.
     worker.ref();
     worker.postMessage({ id, after, limit });

@@ -8,10 +8,9 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { openCore } from '../src/core.js';
+import { CATCH_UP_PAGE } from '../src/projections/runner.js';
 import { memoryOf } from './lib/proc.js';
 
-/** The runner's catch-up page size (src/projections/runner.ts): its speed barely depends on it. */
-const PAGE = 1000;
 const { dataDir, mode } = JSON.parse(process.argv[2]!) as { dataDir: string; mode: 'runner' | 'baseline' };
 const file = join(dataDir, 'events.sqlite');
 const rest = memoryOf(process.pid).rssKb;
@@ -31,9 +30,9 @@ if (mode === 'runner') {
   const page = db.prepare('SELECT position, stream, revision, type, data, metadata, created FROM events WHERE position > ? ORDER BY position LIMIT ?').raw();
   let after = 0;
   for (;;) {
-    const rows = page.all(after, PAGE) as Array<[number, string, number, string, string, string | null, string]>;
+    const rows = page.all(after, CATCH_UP_PAGE) as Array<[number, string, number, string, string, string | null, string]>;
     for (const row of rows) if (JSON.parse(row[4]) !== null) events++;
-    if (rows.length < PAGE) break;
+    if (rows.length < CATCH_UP_PAGE) break;
     after = rows[rows.length - 1]![0];
   }
   var seconds = (performance.now() - started) / 1000;

@@ -1,9 +1,9 @@
 // Audit: the history of one user's points edits and VIP records, oldest first, in the spec's
 // timestamp form and the shapes the API documents. Points edits are paged on the operations read
 // model's index and only the page is read from the operations' streams; VIP records are the
-// user's VIP stream. The HTTP endpoints
-// and the CLI both answer from here, so an auditor sees the same entries either way. No platform
-// call: an oId the service never acted on has an empty history.
+// user's VIP stream. The HTTP endpoints and the CLI both answer from here, so an auditor sees the
+// same entries either way. No platform call: an oId the service never acted on has an empty
+// history.
 import type * as v from 'valibot';
 import type { PointsAuditEntry as PointsAuditEntrySchema, VipAuditEntry as VipAuditEntrySchema } from '../contract/answers.js';
 import type { AuditQuery } from '../contract/requests.js';

@@ -44,7 +44,7 @@ export function describeFailure({ readModel, event, error }: ProjectionFailure):
  * Events per catch-up read. A page is alive while it is applied, so each young-generation GC in
  * that time copies it (and promotes some of it): smaller pages copy less, and cost a few more reads.
  */
-const PAGE = 1000;
+export const CATCH_UP_PAGE = 1000;
 
 export class ProjectionRunner {
   /** Every event once the read models have applied it, in log order (the realtime hub listens). */
@@ -79,11 +79,11 @@ export class ProjectionRunner {
   async start(onProgress?: (progress: CatchUpProgress) => void): Promise<void> {
     let events = 0;
     for (;;) {
-      const page = await this.store.readAll({ after: this.current, limit: PAGE });
+      const page = await this.store.readAll({ after: this.current, limit: CATCH_UP_PAGE });
       for (const event of page) this.apply(event);
       events += page.length;
       onProgress?.({ position: this.current, events });
-      if (page.length < PAGE) break;
+      if (page.length < CATCH_UP_PAGE) break;
       // An embedded store reads synchronously: let the node answer its liveness probe meanwhile.
       await new Promise<void>((resolve) => setImmediate(resolve));
     }

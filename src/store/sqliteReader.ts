@@ -21,13 +21,14 @@ parentPort.on('message', ({ id, after, limit }) => {
     const rows = page.all(after, limit);
     const columns = rows.length === 0 ? [] : rows[0].map((_, c) => rows.map((row) => row[c]));
     parentPort.postMessage({ id, columns, length: rows.length });
-  } catch (error) {
-    parentPort.postMessage({ id, error: String((error && error.message) || error) });
+  } catch {
+    parentPort.postMessage({ id });
   }
 });
 `;
 
-type Reply = { id: number; columns: unknown[][]; length: number } | { id: number; error: string };
+/** No columns: the reader could not read the page (the caller reads it itself). */
+type Reply = { id: number; columns?: unknown[][]; length?: number };
 
 interface Ahead<Row extends [number, ...unknown[]]> {
   after: number;
@@ -92,7 +93,7 @@ export class ReadAhead<Row extends [number, ...unknown[]]> {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');
     const worker = new Worker(READER_SOURCE, { eval: true, workerData: { ...this.options, driver }, execArgv: [] });
     worker.on('message', (reply: Reply) => {
-      if (reply.id === this.waiting?.id) this.settle('columns' in reply ? rowsOf(reply.columns, reply.length) : undefined);
+      if (reply.id === this.waiting?.id) this.settle(reply.columns ? rowsOf(reply.columns, reply.length!) : undefined);
     });
     // A reader that fails reads nothing more: every page is read on the event loop again.
     const stop = () => {

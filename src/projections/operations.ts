@@ -106,13 +106,6 @@ export async function readOperations(store: Pick<EventStore, 'readStream'>, refs
   return records.filter((record) => record !== undefined);
 }
 
-/** A user's operations in log order, as parallel arrays (no object per operation). */
-interface UserOperations {
-  positions: number[];
-  operationIds: string[];
-  kinds: OperationKind[];
-}
-
 /** Folds what an applied operation changed (items, medals): handed each request once it is applied. */
 export interface AppliedOperationsFold {
   applied(requested: OperationRequested): void;
@@ -151,7 +144,15 @@ export class OperationsReadModel implements Projection {
   /** Settled views whose `until` is before this are not kept (refreshed at each sweep). */
   private horizon = -Infinity;
   private settledSinceSweep = SWEEP_EVERY;
-  private readonly byUser = new Map<string, UserOperations>();
+  /**
+   * Every operation in log order, as parallel arrays (no object, and no array per user, for an
+   * operation); each user's operations are chained from the newest back by `previousOfUser`.
+   */
+  private readonly positions: number[] = [];
+  private readonly operationIds: string[] = [];
+  private readonly kinds: OperationKind[] = [];
+  private readonly previousOfUser: number[] = [];
+  private readonly newestOfUser = new Map<string, number>();
   /**
    * The request events of the operations without a known outcome, in log order. Most outcomes
    * follow at once, so a record is built only for what outlives its request: asked for, or unknown.
@@ -192,13 +193,11 @@ export class OperationsReadModel implements Projection {
 
   /** The user's operations (of one kind, when given), oldest first: read them with readOperations. */
   history(oId: string, kind?: OperationKind): OperationRef[] {
-    const mine = this.byUser.get(oId);
-    if (!mine) return [];
     const refs: OperationRef[] = [];
-    for (let i = 0; i < mine.positions.length; i++) {
-      if (kind === undefined || mine.kinds[i] === kind) refs.push({ position: mine.positions[i]!, operationId: mine.operationIds[i]! });
+    for (let i = this.newestOfUser.get(oId) ?? -1; i >= 0; i = this.previousOfUser[i]!) {
+      if (kind === undefined || this.kinds[i] === kind) refs.push({ position: this.positions[i]!, operationId: this.operationIds[i]! });
     }
-    return refs;
+    return refs.reverse();
   }
 
   /** Operations whose outcome is not known, oldest first. */
@@ -214,11 +213,11 @@ export class OperationsReadModel implements Projection {
   private requested(operationId: string, recorded: RecordedEvent): void {
     const { oId } = (recorded as unknown as OperationRequested).data;
     this.requests.set(operationId, recorded);
-    let mine = this.byUser.get(oId);
-    if (!mine) this.byUser.set(oId, (mine = { positions: [], operationIds: [], kinds: [] }));
-    mine.positions.push(recorded.position);
-    mine.operationIds.push(operationId);
-    mine.kinds.push(KINDS.get(recorded.type)!);
+    this.previousOfUser.push(this.newestOfUser.get(oId) ?? -1);
+    this.newestOfUser.set(oId, this.positions.length);
+    this.positions.push(recorded.position);
+    this.operationIds.push(operationId);
+    this.kinds.push(KINDS.get(recorded.type)!);
   }
 
   private outcome(operationId: string, recorded: RecordedEvent): void {

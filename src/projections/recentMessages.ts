@@ -46,6 +46,8 @@ export class RecentMessagesReadModel implements Projection {
   /** Oldest first; positions strictly increase. */
   private readonly messages: RecentMessage[] = [];
   private readonly maxMessages: number;
+  /** A horizon already passed: time only moves on, so what is older than it is out of the window. */
+  private passedHorizon = -Infinity;
 
   constructor(private readonly options: RecentMessagesOptions) {
     this.maxMessages = options.maxMessages ?? DEFAULT_MAX_RECENT_MESSAGES;
@@ -55,7 +57,8 @@ export class RecentMessagesReadModel implements Projection {
     const event = asDomain(recorded);
     if (event.type !== 'MessagePushed') return;
     const at = Date.parse(event.data.at);
-    if (at < this.horizon()) return; // catching up on an old log: long past replay
+    // Catching up on an old log: long past replay (the clock is read again only when it may not be).
+    if (at < this.passedHorizon || at < (this.passedHorizon = this.horizon())) return;
     const userIds = recipientsOf(event.data, this.options.users);
     if (userIds.size === 0) return;
     const { appId, name, data } = event.data;

@@ -1,35 +1,51 @@
-// The user machine on its own: pure `transition` calls. A live message is one event for the user
-// and one frame, in log order; a message at or below the last one emitted is dropped.
+// The user actor on its own: a live message is one event for the user and one frame, in log
+// order; a message at or below the last one emitted is dropped; CLOSE ends it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { initialTransition, transition } from 'xstate';
+import { createActor, initialTransition, transition } from 'xstate';
 import type { Frame } from '../../src/realtime/clientMachine.js';
 import type { MessageEvent } from '../../src/realtime/messages.js';
 import { userMachine } from '../../src/realtime/userMachine.js';
 
-const frames = (actions: Array<{ type: string; params?: unknown }>): Frame[] =>
-  actions.filter((a) => a.type === 'xstate.emit').map((a) => (a.params as { event: Frame }).event);
-const open = () => initialTransition(userMachine)[0];
 const message = (position: number): MessageEvent => ({ type: 'MESSAGE', position, appId: 'game-one', name: 'reward', data: { points: 5 } });
 
+/** A started user actor and the frames it emitted so far. */
+function started() {
+  const actor = createActor(userMachine);
+  const frames: Frame[] = [];
+  actor.on('message', (frame) => frames.push(frame));
+  actor.start();
+  return { actor, frames };
+}
+
 test('a MESSAGE emits one message frame {app_id, name, data}, its id the event position', () => {
-  const [next, actions] = transition(userMachine, open(), message(9));
-  assert.is(next.value, 'open');
-  assert.is(next.context.lastId, 9);
-  assert.equal(frames(actions), [{ type: 'message', id: 9, data: { app_id: 'game-one', name: 'reward', data: { points: 5 } } }]);
+  const { actor, frames } = started();
+  actor.send(message(9));
+  assert.is(actor.getSnapshot().value, 'open');
+  assert.is(actor.getSnapshot().context.lastId, 9);
+  assert.equal(frames, [{ type: 'message', id: 9, data: { app_id: 'game-one', name: 'reward', data: { points: 5 } } }]);
 });
 
 test('a MESSAGE at or below the last one emitted is dropped', () => {
-  const [after9] = transition(userMachine, open(), message(9));
-  assert.equal(frames(transition(userMachine, after9, message(9))[1]), []);
-  assert.equal(frames(transition(userMachine, after9, message(8))[1]), []);
-  assert.equal(frames(transition(userMachine, after9, message(10))[1]).length, 1);
+  const { actor, frames } = started();
+  for (const position of [9, 9, 8, 10]) actor.send(message(position));
+  assert.equal(
+    frames.map((frame) => (frame.type === 'message' ? frame.id : undefined)),
+    [9, 10],
+  );
+  const [after9] = transition(userMachine, transition(userMachine, initialTransition(userMachine)[0], message(9))[0], message(8));
+  assert.is(after9.context.lastId, 9);
 });
 
 test('CLOSE reaches the final state; nothing is emitted after it', () => {
-  const [closed] = transition(userMachine, open(), { type: 'CLOSE' });
+  const [closed] = transition(userMachine, initialTransition(userMachine)[0], { type: 'CLOSE' });
   assert.is(closed.status, 'done');
-  assert.equal(frames(transition(userMachine, closed, message(50))[1]), []);
+  assert.is(closed.value, 'closed');
+  const { actor, frames } = started();
+  actor.send({ type: 'CLOSE' });
+  assert.is(actor.getSnapshot().status, 'done');
+  actor.send(message(50));
+  assert.equal(frames, []);
 });
 
 test.run();

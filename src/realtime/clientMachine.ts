@@ -2,7 +2,7 @@
 // `closed`, or `anonymous` —CLOSE→ `closed`; a connection opened with a live session starts in
 // `signedIn`. Every frame the connection sends is emitted by a transition of this machine
 // (declared in `types.emitted`), except a live message: one push is one event for the user, whose
-// actor (userMachine.ts) emits one frame for all of the user's connections on this node. The hub
+// actor (userActor.ts) emits one frame for all of the user's connections on this node. The hub
 // hands the emitted frames to the connections' writers, and nothing else writes to the socket.
 //
 // Frame ids are global log positions, so a browser's Last-Event-ID always names a position.

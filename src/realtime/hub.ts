@@ -1,5 +1,5 @@
 // The registry of this node's realtime clients (design.md §4). Each connection is one XState
-// actor, and each signed-in user with connections here one more (userMachine.ts) for the live
+// actor, and each signed-in user with connections here one more (userActor.ts) for the live
 // messages of all of them; the hub feeds actors from the store's subscription (runner.applied$) —
 // pushes, sign-ins and logouts reach a connection whichever node accepted them — and from one
 // shared heartbeat tick. Emitted frames go straight to the observers the HTTP responses gave.
@@ -21,7 +21,7 @@ import { handleCommand, type KnownState } from '../services/commandHandler.js';
 import { CHILD_IDS, clientMachineFor, clientsMachine, type ClientMachine, type ClientMachineEvent, type ClientMachineInput, type Frame } from './clientMachine.js';
 import type { MessageEvent } from './messages.js';
 import { toSpecUser } from './specUser.js';
-import { userMachine, type UserMachine } from './userMachine.js';
+import { userActorLogic, type UserActorLogic } from './userActor.js';
 
 /** Deliveries of one push made per event-loop turn (the connections of whole users), and heartbeats. */
 const DELIVERIES_PER_TURN = 100;
@@ -134,7 +134,7 @@ class Connection implements ClientHandle {
 class UserChannel {
   readonly connections = new Set<Connection>();
 
-  constructor(readonly actor: Actor<UserMachine>) {
+  constructor(readonly actor: Actor<UserActorLogic>) {
     actor.on('message', (frame) => {
       for (const connection of this.connections) connection.live(frame);
     });
@@ -385,7 +385,7 @@ export class RealtimeHub {
     const { userId } = connection;
     if (userId !== undefined) {
       let channel = this.byUser.get(userId);
-      if (!channel) this.byUser.set(userId, (channel = new UserChannel(createActor(userMachine, { id: CHILD_IDS.user, parent: this.clientsActor }))));
+      if (!channel) this.byUser.set(userId, (channel = new UserChannel(createActor(userActorLogic, { id: CHILD_IDS.user, parent: this.clientsActor }))));
       channel.connections.add(connection);
     }
     if (connection.sessionId !== undefined) addTo(this.bySession, connection.sessionId, connection);

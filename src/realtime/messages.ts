@@ -1,5 +1,5 @@
 // A pushed message as the realtime machines take it: a client's actor for a replay, a user's actor
-// live (clientMachine.ts, userMachine.ts). Both keep `lastId`, the highest id they sent.
+// live (clientMachine.ts, userActor.ts). Both keep `lastId`, the highest id they sent.
 import type { Frame } from './clientMachine.js';
 
 export type MessageEvent = { type: 'MESSAGE'; position: number; appId: string; name: string; data: Record<string, unknown> };

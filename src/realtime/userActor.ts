@@ -18,7 +18,7 @@ export type UserSnapshot = Snapshot<undefined> & { value: 'open' | 'closed'; con
 
 export type UserEvent = MessageEvent | { type: 'CLOSE' };
 
-export const userMachine: ActorLogic<UserSnapshot, UserEvent, undefined, ActorSystem<any>, Frame> = {
+export const userActorLogic: ActorLogic<UserSnapshot, UserEvent, undefined, ActorSystem<any>, Frame> = {
   getInitialSnapshot: () => ({ status: 'active', output: undefined, error: undefined, value: 'open', context: { lastId: 0 } }),
   transition(snapshot, event, scope) {
     if (snapshot.value === 'closed') return snapshot;
@@ -30,4 +30,4 @@ export const userMachine: ActorLogic<UserSnapshot, UserEvent, undefined, ActorSy
   getPersistedSnapshot: (snapshot) => snapshot,
 };
 
-export type UserMachine = typeof userMachine;
+export type UserActorLogic = typeof userActorLogic;

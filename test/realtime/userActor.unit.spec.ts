@@ -5,13 +5,13 @@ import * as assert from 'uvu/assert';
 import { createActor, initialTransition, transition } from 'xstate';
 import type { Frame } from '../../src/realtime/clientMachine.js';
 import type { MessageEvent } from '../../src/realtime/messages.js';
-import { userMachine } from '../../src/realtime/userMachine.js';
+import { userActorLogic } from '../../src/realtime/userActor.js';
 
 const message = (position: number): MessageEvent => ({ type: 'MESSAGE', position, appId: 'game-one', name: 'reward', data: { points: 5 } });
 
 /** A started user actor and the frames it emitted so far. */
 function started() {
-  const actor = createActor(userMachine);
+  const actor = createActor(userActorLogic);
   const frames: Frame[] = [];
   actor.on('message', (frame) => frames.push(frame));
   actor.start();
@@ -33,12 +33,12 @@ test('a MESSAGE at or below the last one emitted is dropped', () => {
     frames.map((frame) => (frame.type === 'message' ? frame.id : undefined)),
     [9, 10],
   );
-  const [after9] = transition(userMachine, transition(userMachine, initialTransition(userMachine)[0], message(9))[0], message(8));
+  const [after9] = transition(userActorLogic, transition(userActorLogic, initialTransition(userActorLogic)[0], message(9))[0], message(8));
   assert.is(after9.context.lastId, 9);
 });
 
 test('CLOSE reaches the final state; nothing is emitted after it', () => {
-  const [closed] = transition(userMachine, initialTransition(userMachine)[0], { type: 'CLOSE' });
+  const [closed] = transition(userActorLogic, initialTransition(userActorLogic)[0], { type: 'CLOSE' });
   assert.is(closed.status, 'done');
   assert.is(closed.value, 'closed');
   const { actor, frames } = started();

@@ -12,7 +12,7 @@
 // closed the same way.
 import type { ActorLogic, ActorSystem, Snapshot } from 'xstate';
 import type { Frame } from './clientMachine.js';
-import { messageFrame, type MessageEvent } from './messages.js';
+import { isUnseen, messageFrame, recordMessage, type MessageEvent } from './messages.js';
 
 export type UserSnapshot = Snapshot<undefined> & { value: 'open' | 'closed'; context: { lastId: number } };
 
@@ -23,9 +23,9 @@ export const userActorLogic: ActorLogic<UserSnapshot, UserEvent, undefined, Acto
   transition(snapshot, event, scope) {
     if (snapshot.value === 'closed') return snapshot;
     if (event.type === 'CLOSE') return { status: 'done', output: undefined, error: undefined, value: 'closed', context: snapshot.context };
-    if (event.type !== 'MESSAGE' || event.position <= snapshot.context.lastId) return snapshot;
+    if (!isUnseen({ context: snapshot.context, event })) return snapshot;
     scope.emit(messageFrame({ event }));
-    return { status: 'active', output: undefined, error: undefined, value: 'open', context: { lastId: event.position } };
+    return { status: 'active', output: undefined, error: undefined, value: 'open', context: recordMessage({ event }) };
   },
   getPersistedSnapshot: (snapshot) => snapshot,
 };

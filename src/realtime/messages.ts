@@ -1,4 +1,4 @@
-// A pushed message as the realtime machines take it: a client's actor for a replay, a user's actor
+// A pushed message as the realtime actors take it: a client's actor for a replay, a user's actor
 // live (clientMachine.ts, userActor.ts). Both keep `lastId`, the highest id they sent.
 import type { Frame } from './clientMachine.js';
 

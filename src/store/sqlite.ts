@@ -136,9 +136,12 @@ export class SqliteEventStore implements EventStore {
     if (events.length === 0) return Promise.reject(new Error('Nothing to append'));
     return new Promise((resolve, reject) => {
       this.pending.push({ streamName, events, expectedRevision: options.expectedRevision ?? 'any', resolve, reject });
-      if (!this.flushScheduled) {
+      // While a batch is in flight, its reply sends what gathered meanwhile. An idle writer gets
+      // this append at the end of the current job, with whatever else that job appends: waiting
+      // for the loop's check phase to gather more would only add its turn to every light append.
+      if (!this.flushScheduled && !this.inFlight) {
         this.flushScheduled = true;
-        setImmediate(() => this.flush());
+        queueMicrotask(() => this.flush());
       }
     });
   }

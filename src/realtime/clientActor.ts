@@ -1,17 +1,25 @@
 // One realtime client (spec §3.1, design.md §4): `anonymous` —SIGNED_IN→ `signedIn` —CLOSE→
 // `closed`, or `anonymous` —CLOSE→ `closed`; a connection opened with a live session starts in
-// `signedIn`. Every frame the connection sends is emitted by a transition of this machine
-// (declared in `types.emitted`), except a live message: one push is one event for the user, whose
-// actor (userActor.ts) emits one frame for all of the user's connections on this node. The hub
-// hands the emitted frames to the connections' writers, and nothing else writes to the socket.
+// `signedIn`. Every frame the connection sends is emitted by a transition of this actor, except a
+// live message: one push is one event for the user, whose actor (userActor.ts) emits one frame for
+// all of the user's connections on this node. The hub hands the emitted frames to the
+// connections' writers, and nothing else writes to the socket.
 //
 // Frame ids are global log positions, so a browser's Last-Event-ID always names a position.
-// `lastId` is the highest id this machine sent (PB_CONNECT, login, replayed messages); a message
-// at or below it was already sent (or replayed) and is dropped, which is what keeps a reconnect
-// free of duplicates. A live message is dropped the same way: the hub writes it to this
-// connection only above this machine's `lastId`.
+// `lastId` is the highest id this actor sent (PB_CONNECT, login, replayed messages); a message at
+// or below it was already sent (or replayed) and is dropped, which is what keeps a reconnect free
+// of duplicates. A live message is dropped the same way: the hub writes it to this connection only
+// above this actor's `lastId`.
+//
+// Actor logic written out (XState `ActorLogic`) rather than a state machine: one is created for
+// every connection, and a machine's actor allocated four times as much over its life (creation,
+// the initial microstep, a snapshot per step with its sets of state nodes), most of a connect's
+// garbage. Its snapshots keep a machine's shape (`value`, `context`, `status` done once closed),
+// and each frame is handed to the actor scope as an `xstate.emit` action, as a machine's `emit`
+// is: the actor emits it once its snapshot is updated, and xstate's pure `initialTransition` and
+// `transition` return it among the actions, so the logic is tested without an actor.
 import type * as v from 'valibot';
-import { assign, emit, setup } from 'xstate';
+import type { ActorLogic, ActorScope, ActorSystem, AnyActorRef, EventObject, Snapshot } from 'xstate';
 import type { LoginFrame, MessageFrame, PbConnectFrame } from '../contract/answers.js';
 import { isUnseen, messageFrame, recordMessage, type MessageEvent } from './messages.js';
 import type { SpecUser } from './specUser.js';
@@ -22,13 +30,13 @@ export type Frame =
   | { type: 'message'; id: number; data: v.InferOutput<typeof MessageFrame> }
   | { type: 'heartbeat' };
 
-export type ClientMachineEvent =
+export type ClientEvent =
   | { type: 'SIGNED_IN'; user: SpecUser; sessionId: string | undefined; position: number }
   | MessageEvent
   | { type: 'HEARTBEAT' }
   | { type: 'CLOSE' };
 
-export interface ClientMachineInput {
+export interface ClientInput {
   clientId: string;
   /** Id of the PB_CONNECT frame. */
   position: number;
@@ -43,91 +51,80 @@ export interface ClientContext {
   lastId: number;
 }
 
-const client = setup({
-  types: {
-    context: {} as ClientContext,
-    input: {} as ClientMachineInput,
-    events: {} as ClientMachineEvent,
-    emitted: {} as Frame,
-  },
-  guards: { isUnseen },
-  actions: {
-    emitConnect: emit(({ context }): Frame => ({
-      type: 'PB_CONNECT',
-      id: context.lastId,
-      data: context.user
-        ? { client_id: context.clientId, login_status: true, user: context.user }
-        : { client_id: context.clientId, login_status: false },
-    })),
-    bindUser: assign(({ context, event }) => {
-      if (event.type !== 'SIGNED_IN') return {};
-      // The login frame never moves the id backwards (a callback served by a node that is behind).
-      return { user: event.user, sessionId: event.sessionId, lastId: Math.max(context.lastId, event.position) };
-    }),
-    emitLogin: emit(({ context }): Frame => ({ type: 'login', id: context.lastId, data: { action: 'login', user: context.user! } })),
-    emitMessage: emit(messageFrame),
-    recordMessage: assign(recordMessage),
-    emitHeartbeat: emit({ type: 'heartbeat' } as Frame),
-  },
+export type ClientState = 'anonymous' | 'signedIn' | 'closed';
+
+export type ClientSnapshot = Snapshot<undefined> & { value: ClientState; context: ClientContext };
+
+type Scope = ActorScope<ClientSnapshot, ClientEvent, ActorSystem<any>, Frame>;
+
+const HEARTBEAT_FRAME: Frame = { type: 'heartbeat' };
+
+const snapshotIn = (value: 'anonymous' | 'signedIn', context: ClientContext): ClientSnapshot => ({ status: 'active', output: undefined, error: undefined, value, context });
+
+/** Sends `frame` the way a machine's `emit` action does: executed by the actor after the step. */
+function emitFrame(scope: Scope, frame: Frame, context: ClientContext, event: EventObject): void {
+  scope.actionExecutor({
+    type: 'xstate.emit',
+    // A machine's action arguments (its own actor as `self`); nothing here reads them.
+    info: { context, event, self: scope.self as AnyActorRef, system: scope.system },
+    params: { event: frame },
+    exec: () => scope.defer(() => scope.emit(frame)),
+  });
+}
+
+const connectFrame = ({ clientId, user, lastId }: ClientContext): Frame => ({
+  type: 'PB_CONNECT',
+  id: lastId,
+  data: user ? { client_id: clientId, login_status: true, user } : { client_id: clientId, login_status: false },
 });
 
-/**
- * The machine as it starts in `initial`, PB_CONNECT sent by the root's entry. One machine per
- * first state rather than a transient state choosing it from the input: that extra eventless step
- * was a large part of each connection's actor creation, in time and in garbage.
- */
-const startingIn = (initial: 'anonymous' | 'signedIn') =>
-  client.createMachine({
-    id: 'realtimeClient',
-    context: ({ input }) => ({
-      clientId: input.clientId,
-      user: input.session?.user,
-      sessionId: input.session?.sessionId,
-      lastId: input.position,
-    }),
-    entry: 'emitConnect',
-    initial,
-    states: {
-      anonymous: {
-        on: {
-          SIGNED_IN: { target: 'signedIn', actions: ['bindUser', 'emitLogin'] },
-          HEARTBEAT: { actions: 'emitHeartbeat' },
-          CLOSE: 'closed',
-        },
-      },
-      signedIn: {
-        on: {
-          // Signing in again on the same connection (another account): the last sign-in wins.
-          SIGNED_IN: { actions: ['bindUser', 'emitLogin'] },
-          MESSAGE: { guard: 'isUnseen', actions: ['recordMessage', 'emitMessage'] },
-          HEARTBEAT: { actions: 'emitHeartbeat' },
-          CLOSE: 'closed',
-        },
-      },
-      closed: { type: 'final' },
-    },
-  });
+export const clientActorLogic: ActorLogic<ClientSnapshot, ClientEvent, ClientInput, ActorSystem<any>, Frame> = {
+  getInitialSnapshot(scope, input) {
+    const context: ClientContext = { clientId: input.clientId, user: input.session?.user, sessionId: input.session?.sessionId, lastId: input.position };
+    emitFrame(scope, connectFrame(context), context, { type: 'xstate.init' });
+    return snapshotIn(input.session ? 'signedIn' : 'anonymous', context);
+  },
 
-export const clientMachine = startingIn('anonymous');
-const signedInClientMachine = startingIn('signedIn');
+  transition(snapshot, event, scope) {
+    if (snapshot.value === 'closed') return snapshot;
+    const { context } = snapshot;
+    switch (event.type) {
+      case 'SIGNED_IN': {
+        // Also while signed in (another account on the same connection): the last sign-in wins.
+        // The login frame never moves the id backwards (a callback served by a node that is behind).
+        const next = { ...context, user: event.user, sessionId: event.sessionId, lastId: Math.max(context.lastId, event.position) };
+        emitFrame(scope, { type: 'login', id: next.lastId, data: { action: 'login', user: event.user } }, next, event);
+        return snapshotIn('signedIn', next);
+      }
+      case 'MESSAGE': {
+        // An anonymous client has no messages; a signed-in one gets each above its last id once.
+        if (snapshot.value !== 'signedIn' || !isUnseen({ context, event })) return snapshot;
+        const next = { ...context, ...recordMessage({ event }) };
+        emitFrame(scope, messageFrame({ event }), next, event);
+        return snapshotIn('signedIn', next);
+      }
+      case 'HEARTBEAT':
+        emitFrame(scope, HEARTBEAT_FRAME, context, event);
+        return snapshot;
+      case 'CLOSE':
+        return { status: 'done', output: undefined, error: undefined, value: 'closed', context };
+    }
+  },
 
-/** The machine a connection starts: signed in when the request carried a live session. */
-export const clientMachineFor = (input: ClientMachineInput) => (input.session ? signedInClientMachine : clientMachine);
+  getPersistedSnapshot: (snapshot) => snapshot,
+};
 
-export type ClientMachine = typeof clientMachine;
+export type ClientActorLogic = typeof clientActorLogic;
 
 /**
- * The parent of a node's client actors: each client joins this one actor system rather than
- * bringing a system of its own. It keeps no state; a client reaching `closed` only tells it so.
- * Clients are created with it as their parent, not spawned by its transitions, because a spawn
- * copies the parent's whole list of children.
+ * The parent of a node's client and user actors: each joins this one actor system rather than
+ * bringing a system of its own. It keeps no state and ignores what its children tell it (a child
+ * reaching its final state sends it an event): a machine as the parent kept an entry for the name
+ * of every such event it had seen, one per child that ever left. Children are created with it as
+ * their parent, not spawned by it, so it holds no list of them either.
  */
-export const clientsMachine = setup({}).createMachine({ id: 'realtimeClients' });
-
-/**
- * The ids its children are created with: one per kind, not one per actor. A child reaching its
- * final state tells the parent with an event named after its id, and the parent's machine keeps
- * an entry for every event name it has seen: with the default (an id per actor), one more for
- * every client that ever left, for as long as the node runs.
- */
-export const CHILD_IDS = { client: 'realtimeClient', user: 'realtimeUser' } as const;
+export const realtimeActorsLogic: ActorLogic<Snapshot<undefined>, EventObject, undefined, ActorSystem<any>> = {
+  getInitialSnapshot: () => ({ status: 'active', output: undefined, error: undefined }),
+  transition: (snapshot) => snapshot,
+  getPersistedSnapshot: (snapshot) => snapshot,
+};

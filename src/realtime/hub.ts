@@ -18,7 +18,7 @@ import type { Clock } from '../system/clock.js';
 import { secureRandomBytes } from '../system/ids.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { handleCommand, type KnownState } from '../services/commandHandler.js';
-import { CHILD_IDS, clientMachineFor, clientsMachine, type ClientMachine, type ClientMachineEvent, type ClientMachineInput, type Frame } from './clientMachine.js';
+import { clientActorLogic, realtimeActorsLogic, type ClientActorLogic, type ClientEvent, type ClientInput, type Frame } from './clientActor.js';
 import type { MessageEvent } from './messages.js';
 import { toSpecUser } from './specUser.js';
 import { userActorLogic, type UserActorLogic } from './userActor.js';
@@ -26,7 +26,7 @@ import { userActorLogic, type UserActorLogic } from './userActor.js';
 /** Deliveries of one push made per event-loop turn (the connections of whole users), and heartbeats. */
 const DELIVERIES_PER_TURN = 100;
 
-const HEARTBEAT: ClientMachineEvent = { type: 'HEARTBEAT' };
+const HEARTBEAT: ClientEvent = { type: 'HEARTBEAT' };
 /**
  * Heartbeat passes per heartbeat interval. A pass sends the heartbeat to the streams that have
  * been silent for a whole interval (a stream that carried anything since needs none), so a stream
@@ -92,7 +92,7 @@ class Connection implements ClientHandle {
   constructor(
     private readonly lifecycle: Lifecycle,
     readonly clientId: string,
-    readonly actor: Actor<ClientMachine>,
+    readonly actor: Actor<ClientActorLogic>,
     public userId: string | undefined,
     public sessionId: string | undefined,
     readonly replayAfter: number | undefined,
@@ -167,8 +167,8 @@ export class RealtimeHub {
   private readonly bySession = new Map<string, Set<Connection>>();
   /** Appends in flight (connects and disconnects): stop() waits for them before the store closes. */
   private readonly pending = new Set<Promise<unknown>>();
-  /** The parent, and so the actor system, of every client actor on this node. */
-  private readonly clientsActor = createActor(clientsMachine).start();
+  /** The parent, and so the actor system, of every client and user actor on this node. */
+  private readonly realtimeActors = createActor(realtimeActorsLogic).start();
   private subscription: Subscription | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -239,8 +239,8 @@ export class RealtimeHub {
     // Events up to runner.position reached the read models (and the replay window) already;
     // later ones come live. A replaying client's PB_CONNECT repeats its own Last-Event-ID.
     const position = replayAfter ?? runner.position;
-    const input: ClientMachineInput = { clientId, position, ...(session && { session: { user: toSpecUser(session.user), sessionId: session.binding.sessionId } }) };
-    const actor = createActor(clientMachineFor(input), { id: CHILD_IDS.client, parent: this.clientsActor, input });
+    const input: ClientInput = { clientId, position, ...(session && { session: { user: toSpecUser(session.user), sessionId: session.binding.sessionId } }) };
+    const actor = createActor(clientActorLogic, { parent: this.realtimeActors, input });
     const connection = new Connection(this.lifecycle, clientId, actor, session?.binding.userId, session?.binding.sessionId, replayAfter, { state, revision });
     if (this.stopping) {
       this.close(connection, 'shutdown');
@@ -256,7 +256,7 @@ export class RealtimeHub {
     this.subscription?.unsubscribe();
     for (const connection of [...this.connections.values()]) this.close(connection, 'shutdown');
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
-    this.clientsActor.stop();
+    this.realtimeActors.stop();
   }
 
   private startConnection(connection: Connection, observer: Partial<Observer<Frame>>): void {
@@ -385,7 +385,7 @@ export class RealtimeHub {
     const { userId } = connection;
     if (userId !== undefined) {
       let channel = this.byUser.get(userId);
-      if (!channel) this.byUser.set(userId, (channel = new UserChannel(createActor(userActorLogic, { id: CHILD_IDS.user, parent: this.clientsActor }))));
+      if (!channel) this.byUser.set(userId, (channel = new UserChannel(createActor(userActorLogic, { parent: this.realtimeActors }))));
       channel.connections.add(connection);
     }
     if (connection.sessionId !== undefined) addTo(this.bySession, connection.sessionId, connection);

@@ -1,6 +1,6 @@
 // A pushed message as the realtime actors take it: a client's actor for a replay, a user's actor
-// live (clientMachine.ts, userActor.ts). Both keep `lastId`, the highest id they sent.
-import type { Frame } from './clientMachine.js';
+// live (clientActor.ts, userActor.ts). Both keep `lastId`, the highest id they sent.
+import type { Frame } from './clientActor.js';
 
 export type MessageEvent = { type: 'MESSAGE'; position: number; appId: string; name: string; data: Record<string, unknown> };
 

@@ -1,6 +1,6 @@
 // Server-sent-events framing (spec §6): `id`, `event` and `data` lines, `data` one JSON line.
 // JSON.stringify escapes CR and LF inside strings, so a payload can never break a frame.
-import type { Frame } from './clientMachine.js';
+import type { Frame } from './clientActor.js';
 
 /**
  * The last message frame formatted. One push reaches every connection of its users one after

@@ -1,7 +1,7 @@
 // A signed-in user's live messages on this node (design.md §4): `open` —CLOSE→ `closed` once the
 // user's last connection here closed. A push is one MESSAGE event for each user it names, however
 // many connections the user holds, and its transition emits the one message frame the hub writes
-// to each of them (to those whose client actor has not sent that id yet, see clientMachine.ts).
+// to each of them (to those whose client actor has not sent that id yet, see clientActor.ts).
 // Messages leave in log order: one at or below `lastId` was emitted already and is dropped.
 //
 // Actor logic written out rather than a state machine: a broadcast runs this transition once for
@@ -11,7 +11,7 @@
 // `context`, `status` done once closed), and the actor is created, started, listened to and
 // closed the same way.
 import type { ActorLogic, ActorSystem, Snapshot } from 'xstate';
-import type { Frame } from './clientMachine.js';
+import type { Frame } from './clientActor.js';
 import { isUnseen, messageFrame, recordMessage, type MessageEvent } from './messages.js';
 
 export type UserSnapshot = Snapshot<undefined> & { value: 'open' | 'closed'; context: { lastId: number } };

@@ -1,9 +1,10 @@
-// The realtime client machine on its own (design.md §6): pure `transition` calls, no actor, no
-// socket. Every transition is checked for the state it reaches and the frames it emits.
+// The realtime client's logic on its own (design.md §6): xstate's pure `initialTransition` and
+// `transition` calls, no actor, no socket. Every transition is checked for the state it reaches
+// and the frames it emits.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { initialTransition, transition } from 'xstate';
-import { clientMachineFor, type ClientMachineEvent, type ClientMachineInput, type Frame } from '../../src/realtime/clientMachine.js';
+import { clientActorLogic, type ClientEvent, type ClientInput, type Frame } from '../../src/realtime/clientActor.js';
 import type { SpecUser } from '../../src/realtime/specUser.js';
 
 const user = (oId = '1630399136785'): SpecUser => ({
@@ -26,15 +27,15 @@ function frames(actions: Array<{ type: string; params?: unknown }>): Frame[] {
   return actions.filter((a) => a.type === 'xstate.emit').map((a) => (a.params as { event: Frame }).event);
 }
 
-/** The first step of the machine the hub starts for this input. */
-const start = (input: ClientMachineInput) => initialTransition(clientMachineFor(input), input);
+/** The first step of the actor the hub starts for this input. */
+const start = (input: ClientInput) => initialTransition(clientActorLogic, input);
 const anonymous = () => start({ clientId: 'client-1', position: 7 })[0];
 const signedIn = () => start({ clientId: 'client-1', position: 7, session: { user: user(), sessionId: 's1' } })[0];
-const step = (snapshot: ReturnType<typeof anonymous>, event: ClientMachineEvent) => {
-  const [next, actions] = transition(snapshot.machine, snapshot, event);
+const step = (snapshot: ReturnType<typeof anonymous>, event: ClientEvent) => {
+  const [next, actions] = transition(clientActorLogic, snapshot, event);
   return { next, frames: frames(actions) };
 };
-const message = (position: number, name = 'reward'): ClientMachineEvent => ({ type: 'MESSAGE', position, appId: 'game-one', name, data: { points: 5 } });
+const message = (position: number, name = 'reward'): ClientEvent => ({ type: 'MESSAGE', position, appId: 'game-one', name, data: { points: 5 } });
 
 test('without a session it starts anonymous and emits PB_CONNECT with login_status false', () => {
   const [snapshot, actions] = start({ clientId: 'client-1', position: 7 });

@@ -4,7 +4,7 @@
 // a push's delivery, between two users' parts of it.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Frame } from '../../src/realtime/clientMachine.js';
+import type { Frame } from '../../src/realtime/clientActor.js';
 import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
 import { connect, signIn, withTimeout } from './support.js';
 

@@ -3,7 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, initialTransition, transition } from 'xstate';
-import type { Frame } from '../../src/realtime/clientMachine.js';
+import type { Frame } from '../../src/realtime/clientActor.js';
 import type { MessageEvent } from '../../src/realtime/messages.js';
 import { userActorLogic } from '../../src/realtime/userActor.js';
 

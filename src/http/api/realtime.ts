@@ -4,7 +4,7 @@ import type { ServerResponse } from 'node:http';
 import type { Observer } from 'rxjs';
 import { ErrorBody, SuccessBody } from '../../contract/answers.js';
 import type { Logger } from '../../log.js';
-import type { Frame } from '../../realtime/clientMachine.js';
+import type { Frame } from '../../realtime/clientActor.js';
 import { ADMISSION_RETRY_AFTER_SECONDS } from '../../realtime/admission.js';
 import { hashBinding, newBinding } from '../../realtime/browserCookies.js';
 import { HubClosedError } from '../../realtime/hub.js';

@@ -68,7 +68,9 @@ async function openStream(ctx: RouteContext, { realtime }: RouteDeps): Promise<v
   const { socket } = req;
   socket.setTimeout(0);
   socket.setNoDelay(true);
-  socket.setKeepAlive(true);
+  // No TCP keep-alive: its probes start after hours of silence (the system's default) and only
+  // while nothing is unacknowledged, and the heartbeat never leaves a stream silent that long. A
+  // peer that vanished is found by the kernel's retransmission timeout on what we write.
   res.writeHead(200, SSE_HEADERS);
   res.on('close', () => client.close());
   // The header block goes out as a string of its own, which flattens it: sent joined to the first

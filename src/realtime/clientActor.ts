@@ -12,7 +12,7 @@
 // above this actor's `lastId`.
 //
 // Actor logic written out (XState `ActorLogic`) rather than a state machine: one is created for
-// every connection, and a machine's actor allocated four times as much over its life (creation,
+// every connection, and a machine's actor allocated five times as much over its life (creation,
 // the initial microstep, a snapshot per step with its sets of state nodes), most of a connect's
 // garbage. Its snapshots keep a machine's shape (`value`, `context`, `status` done once closed),
 // and each frame is handed to the actor scope as an `xstate.emit` action, as a machine's `emit`
@@ -51,9 +51,7 @@ export interface ClientContext {
   lastId: number;
 }
 
-export type ClientState = 'anonymous' | 'signedIn' | 'closed';
-
-export type ClientSnapshot = Snapshot<undefined> & { value: ClientState; context: ClientContext };
+export type ClientSnapshot = Snapshot<undefined> & { value: 'anonymous' | 'signedIn' | 'closed'; context: ClientContext };
 
 type Scope = ActorScope<ClientSnapshot, ClientEvent, ActorSystem<any>, Frame>;
 

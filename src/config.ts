@@ -1,4 +1,4 @@
-// Environment → validated configuration, in one place (design.md §5). Every knob is optional
+// Environment → validated configuration, in one place (README's configuration table). Every knob is optional
 // and has a default; a bad value stops start-up with a message that names the variable.
 import { hostname } from 'node:os';
 import * as v from 'valibot';
@@ -34,8 +34,11 @@ const EnvSchema = v.object({
   CORS_ORIGINS: v.optional(v.string(), ''),
   REALTIME_HEARTBEAT_MS: positiveInt('15000'),
   REALTIME_REPLAY_MS: positiveInt('600000'),
+  REALTIME_REPLAY_MAX_BYTES: positiveInt('67108864'),
   SESSION_TTL_DAYS: positiveInt('30'),
   LOGIN_STATE_TTL_MS: positiveInt('600000'),
+  NODE_HEARTBEAT_MS: positiveInt('1000'),
+  CLOCK_MAX_OFFSET_MS: positiveInt('2000'),
   NODE_ID: v.optional(v.pipe(v.string(), v.regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'must be 1 to 64 of [A-Za-z0-9_.:-]'))),
   LOG_LEVEL: v.optional(v.picklist(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
   COMMUNITY_POINTS_SOURCE: flag('false'),
@@ -90,11 +93,17 @@ export interface Config {
   corsOrigins: string[];
   /** Names this node in the log (which node holds which realtime client). */
   nodeId: string;
+  /** How often this node records its heartbeat in the store (its lease, and its clock reading). */
+  nodeHeartbeatMs: number;
+  /** Past this offset from the log's clock the node reports itself not ready and judges no other node's work. */
+  clockMaxOffsetMs: number;
   realtime: {
     /** Interval of the heartbeat comment frame on every stream. */
     heartbeatMs: number;
     /** How long a pushed message can be replayed to a reconnecting client (Last-Event-ID). */
     replayMs: number;
+    /** Bytes of pushed messages kept for replay (their `data` as JSON, plus a small overhead each); the oldest go first past it. */
+    replayMaxBytes: number;
     /** Open streams one client address may hold on this node (429 past it). */
     maxConnectionsPerIp: number;
     /** Open streams this node holds at most (503 past it). */
@@ -155,6 +164,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     realtime: {
       heartbeatMs: e.REALTIME_HEARTBEAT_MS,
       replayMs: e.REALTIME_REPLAY_MS,
+      replayMaxBytes: e.REALTIME_REPLAY_MAX_BYTES,
       maxConnectionsPerIp: e.REALTIME_MAX_CONNECTIONS_PER_IP,
       maxConnections: e.REALTIME_MAX_CONNECTIONS ?? defaultMaxConnections(),
     },
@@ -165,6 +175,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     loginStateTtlMs: e.LOGIN_STATE_TTL_MS,
     console: e.CONSOLE_ADMINS?.length ? { admins: e.CONSOLE_ADMINS, sessionTtlMs: e.CONSOLE_SESSION_TTL_MINUTES * 60_000 } : undefined,
     nodeId: e.NODE_ID ?? hostname(),
+    nodeHeartbeatMs: e.NODE_HEARTBEAT_MS,
+    clockMaxOffsetMs: e.CLOCK_MAX_OFFSET_MS,
     logLevel: e.LOG_LEVEL,
   };
 }

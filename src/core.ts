@@ -1,6 +1,6 @@
 // The event-sourced core without any HTTP: the store and the read models folded from it. The
 // service (src/main.ts) and the operator CLI both start here.
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Config } from './config.js';
 import { createPrivateFile, preparePrivateDataDir } from './dataDir.js';
 import type { Metrics } from './metrics.js';
@@ -13,24 +13,41 @@ import { instrumentedStore } from './store/instrumented.js';
 import type { EventStore } from './store/port.js';
 import { resumingStore } from './store/resuming.js';
 import { SqliteEventStore } from './store/sqlite.js';
+import { DuplicateNodeError } from './services/logClock.js';
 
 /** The store could not be opened or read at start; the message names where it is and why. */
 export class StoreOpenError extends Error {}
+
+/** The configuration, and what only a command line sets. */
+export type CoreConfig = Config & {
+  /** Open an embedded log that lost events since the last run (`--accept-log-loss`). */
+  acceptLogLoss?: boolean;
+};
+
+/** The embedded store's files in DATA_DIR: the log, and the marker of its highest position (logMarker.ts). */
+export function sqliteFiles(dataDir: string): { database: string; marker: string } {
+  return { database: resolve(dataDir, 'events.sqlite'), marker: resolve(dataDir, 'events.position') };
+}
 
 /** Where the configured store is, for messages (never with a password). */
 export function describeStore(config: Config): string {
   return config.eventStoreConnectionString
     ? `EventStoreDB at ${redactedConnectionString(config.eventStoreConnectionString)}`
-    : `SQLite file ${resolve(config.dataDir, 'events.sqlite')}`;
+    : `SQLite file ${sqliteFiles(config.dataDir).database}`;
 }
 
 const reason = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 /**
  * Opens the configured adapter inside resumingStore, so that subscriptions resume by themselves.
- * `wrapAdapter` goes between the two (tests inject faults there).
+ * `wrapAdapter` goes between the two (tests inject faults there); `clock` stamps the embedded
+ * store's events.
  */
-export async function openStore(config: Config, wrapAdapter: (store: EventStore) => EventStore = (store) => store): Promise<EventStore> {
+export async function openStore(
+  config: CoreConfig,
+  wrapAdapter: (store: EventStore) => EventStore = (store) => store,
+  clock: Clock = systemClock,
+): Promise<EventStore> {
   let adapter: EventStore;
   try {
     if (config.eventStoreConnectionString) {
@@ -38,10 +55,15 @@ export async function openStore(config: Config, wrapAdapter: (store: EventStore)
       const { EventStoreDbEventStore } = await import('./store/eventstoredb.js');
       adapter = new EventStoreDbEventStore(config.eventStoreConnectionString);
     } else {
-      const file = join(config.dataDir, 'events.sqlite');
+      const { database, marker } = sqliteFiles(config.dataDir);
       preparePrivateDataDir(config.dataDir);
-      createPrivateFile(file);
-      adapter = new SqliteEventStore({ file });
+      createPrivateFile(database);
+      adapter = new SqliteEventStore({
+        file: database,
+        clock: () => clock.now(),
+        // On stderr, for the service and the CLI alike (the service's stdout is its JSON log).
+        positionMarker: { file: marker, acceptLogLoss: config.acceptLogLoss === true, warn: (message) => void process.stderr.write(`Warning: ${message}\n`) },
+      });
     }
   } catch (error) {
     throw new StoreOpenError(`Cannot open the event store (${describeStore(config)}): ${reason(error)}`);
@@ -51,7 +73,7 @@ export async function openStore(config: Config, wrapAdapter: (store: EventStore)
 
 /** The read models' settings from the service's configuration (the CLI's rebuild uses them too). */
 export function readModelOptions(config: Config): ReadModelOptions {
-  return { replayMs: config.realtime.replayMs, keyReachMs: config.idempotencyTtlMs + config.idempotencyClaimStaleMs };
+  return { replayMs: config.realtime.replayMs, replayMaxBytes: config.realtime.replayMaxBytes, keyReachMs: config.idempotencyTtlMs + config.idempotencyClaimStaleMs };
 }
 
 export interface CoreOptions {
@@ -65,17 +87,31 @@ export interface CoreOptions {
   onCatchUp?: (progress: CatchUpProgress) => void;
   /** Folded by the same runner after the service's own read models (the console's index). */
   projections?: readonly Projection[];
+  /**
+   * The clock the read models and everything after them read, made once the store is open and
+   * before the catch-up (a node's clock is measured against the store's); default: `clock`.
+   */
+  clockFor?: (store: EventStore) => Promise<Clock>;
 }
 
 /** Opens the store and brings every read model up to date with the log. */
 export async function openCore(
-  config: Config,
+  config: CoreConfig,
   clock: Clock = systemClock,
   metrics?: Pick<Metrics, 'eventsAppended' | 'storeAppendFailures'>,
   options: CoreOptions = {},
 ) {
-  const opened = await openStore(config, options.wrapAdapter);
+  // Read at each append: the clock may still be replaced below (clockFor).
+  const opened = await openStore(config, options.wrapAdapter, { now: () => clock.now() });
   const store = metrics ? instrumentedStore(opened, metrics, options.writeHealth) : opened;
+  if (options.clockFor) {
+    try {
+      clock = await options.clockFor(store);
+    } catch (error) {
+      await store.close().catch(() => undefined);
+      throw error instanceof DuplicateNodeError ? new StoreOpenError(error.message) : new StoreOpenError(`Cannot record this node's heartbeat in the event store (${describeStore(config)}): ${reason(error)}`);
+    }
+  }
   const readModels = createReadModels(clock, readModelOptions(config));
   const runner = new ProjectionRunner(store, [...inApplyOrder(readModels), ...(options.projections ?? [])], options.runnerObserver);
   try {

@@ -23,10 +23,11 @@ import { createRealtime } from './realtime/index.js';
 import { PlatformOperations } from './services/platformOperations.js';
 import { OperationOutcomes } from './services/operationOutcomes.js';
 import { systemClock, type Clock } from './system/clock.js';
+import { LogClock, type ClockReading } from './services/logClock.js';
 import { StoreWriteHealth } from './services/storeHealth.js';
 import { reportRunnerTrouble } from './projections/runnerReports.js';
 import type { EventStore } from './store/port.js';
-import { AnonymousRetention } from './services/retention.js';
+import { StreamRetention } from './services/retention.js';
 import { UserSync } from './services/userSync.js';
 
 
@@ -35,7 +36,7 @@ export interface RunningService {
   server: Server;
   deps: HttpDeps;
   /** Deletes ended anonymous streams (runs by itself; tests call runOnce). */
-  retention: AnonymousRetention;
+  retention: StreamRetention;
   close(): Promise<void>;
 }
 
@@ -45,8 +46,11 @@ export async function startService(
 ): Promise<RunningService> {
   const log = overrides.log ?? createLogger(config.logLevel);
   const metrics = createMetrics();
-  const storeHealth = new StoreWriteHealth(config.nodeId, overrides.clock ?? systemClock);
-  const consoleIndex = config.console && new ConsoleIndex(overrides.clock ?? systemClock);
+  // Until the node's clock is measured (before the catch-up), its own clock stamps nothing.
+  let logClock: LogClock | undefined;
+  const clockNow: Clock = { now: () => (logClock ?? overrides.clock ?? systemClock).now() };
+  const storeHealth = new StoreWriteHealth(config.nodeId, clockNow);
+  const consoleIndex = config.console && new ConsoleIndex(clockNow);
   // Listening before the catch-up: liveness holds while a long log replays, and nothing else is
   // served until the read models are current.
   let caughtUpTo = 0;
@@ -81,7 +85,19 @@ export async function startService(
   let publicUrl = config.publicUrl;
   // A wildcard address is where we listen, not where a browser can come back to.
   publicUrl ??= ['0.0.0.0', '::'].includes(config.host) ? `http://localhost:${port}` : url;
-  const core = await openCore(config, overrides.clock, metrics, {
+  const core = await openCore(config, clockNow, metrics, {
+    clockFor: async (store) => {
+      const local = overrides.clock;
+      logClock = new LogClock({
+        store,
+        nodeId: config.nodeId,
+        heartbeatMs: config.nodeHeartbeatMs,
+        maxOffsetMs: config.clockMaxOffsetMs,
+        ...(local && { localMs: () => Date.parse(local.now()) }),
+      });
+      await logClock.start();
+      return logClock;
+    },
     writeHealth: storeHealth,
     wrapAdapter: overrides.wrapStore,
     runnerObserver: reportRunnerTrouble(log, metrics),
@@ -92,6 +108,8 @@ export async function startService(
     throw error;
   });
   const { store, readModels, runner, clock } = core;
+  const clockReading = () => logClock!.reading();
+  metrics.measureClockOffset(() => logClock!.reading().offsetMs);
   const platform = instrumentedPlatform(
     overrides.platform ??
       new FishpiPlatform({ baseUrl: config.community.url, keys: config.community.keys, timeoutMs: config.community.timeoutMs, userAgent: USER_AGENT }),
@@ -104,6 +122,7 @@ export async function startService(
     readModels,
     platform,
     clock,
+    clockReading,
     userSync,
     realtime: createRealtime({ config, store, runner, readModels, platform, userSync, clock, log, publicUrl: () => publicUrl! }),
     operations: new PlatformOperations({ store, runner, clock, nodeId: config.nodeId }),
@@ -133,13 +152,23 @@ export async function startService(
     await recoverOperations(deps, config, log);
   } catch (error) {
     stopListening();
+    logClock!.stop();
     await runner.stop();
     await store.close();
     // Like a store that cannot be opened: what the operator must fix, in one line.
     throw new StoreOpenError(`Cannot record what an earlier run of node ${config.nodeId} left half-done in the event store (${describeStore(config)}): ${(error as Error).message}`);
   }
-  const stopSweeping = sweepPendingOperations(deps.outcomes, config, clock, log);
-  const retention = new AnonymousRetention({ store, disposable: readModels.disposableStreams, clock, log, retentionMs: config.anonymousRetentionMs });
+  const stopSweeping = sweepPendingOperations(deps.outcomes, config, clock, clockReading, log);
+  const retention = new StreamRetention({
+    store,
+    disposable: readModels.disposableStreams,
+    clock,
+    clockReading,
+    log,
+    retentionMs: config.anonymousRetentionMs,
+    keyTtlMs: config.idempotencyTtlMs,
+    onKeysDeleted: (streams) => readModels.idempotency.forget(streams),
+  });
   retention.start();
   metrics.countOpenConnections(() => deps.realtime.hub.size);
   const operatorConsole = config.console && consoleIndex && createConsole(config.console, config, deps, consoleIndex, log);
@@ -175,6 +204,7 @@ export async function startService(
       server.closeAllConnections();
       stopSweeping();
       await retention.stop();
+      await logClock!.leave();
       await runner.stop();
       await store.close();
       platform.close();
@@ -193,14 +223,19 @@ async function recoverOperations(deps: HttpDeps, config: Config, log: Logger): P
   if (released > 0) log.info({ released, node: config.nodeId }, 'freed Idempotency-Keys whose requests stopped before sending anything');
 }
 
-/** Operations pending for longer than the grace belong to a sender that is gone for good. */
-function sweepPendingOperations(outcomes: OperationOutcomes, config: Config, clock: Clock, log: Logger): () => void {
+/**
+ * Operations pending for longer than the grace belong to a sender that is gone for good (its
+ * request ended long ago, whatever became of its process). A node whose clock is off the log's
+ * judges nobody's.
+ */
+function sweepPendingOperations(outcomes: OperationOutcomes, config: Config, clock: Clock, clockReading: () => ClockReading, log: Logger): () => void {
   const sweep = async () => {
+    if (!clockReading().trusted) return;
     const requestedBefore = new Date(Date.parse(clock.now()) - config.operationPendingGraceMs).toISOString();
     const unknown = await outcomes.closePending({ requestedBefore });
     if (unknown > 0) log.warn({ unknown }, 'operations pending past OPERATION_PENDING_GRACE_MS are now unknown: resolve them with `cli operations`');
   };
-  const timer = setInterval(() => sweep().catch((err: unknown) => log.error({ err }, 'sweeping pending operations failed')), Math.min(config.operationPendingGraceMs, 60_000));
+  const timer = setInterval(() => sweep().catch((err: unknown) => log.error({ err }, 'sweeping pending operations failed')), Math.min(config.operationPendingGraceMs / 4, 60_000));
   timer.unref();
   return () => clearInterval(timer);
 }
@@ -221,7 +256,8 @@ function nextSteps(config: Config, url: string): string {
 async function main(): Promise<void> {
   let config: Config;
   try {
-    config = loadConfig();
+    // The one command-line flag, read by openStore (src/core.ts): open a log that lost events.
+    config = Object.assign(loadConfig(), { acceptLogLoss: process.argv.slice(2).includes('--accept-log-loss') });
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

@@ -6,6 +6,7 @@ export function createMetrics() {
   const registry = new Registry();
   // The realtime hub is built after the metrics; it tells how to count its connections later.
   let openConnections = () => 0;
+  let clockOffsetMs = () => 0;
   collectDefaultMetrics({ register: registry });
   const seconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
   return {
@@ -22,6 +23,17 @@ export function createMetrics() {
     }),
     countOpenConnections(count: () => number) {
       openConnections = count;
+    },
+    clockOffset: new Gauge({
+      name: 'clock_offset_seconds',
+      help: "This node's clock minus the log's clock (past CLOCK_MAX_OFFSET_MS the node is not ready and judges no other node's work)",
+      registers: [registry],
+      collect() {
+        this.set(clockOffsetMs() / 1000);
+      },
+    }),
+    measureClockOffset(offsetMs: () => number) {
+      clockOffsetMs = offsetMs;
     },
     eventsAppended: new Counter({ name: 'events_appended_total', help: 'Events appended to the store by this node', registers: [registry] }),
     storeAppendFailures: new Counter({ name: 'store_append_failures_total', help: 'Appends that failed because of the event store (not a conflict or an oversized append)', registers: [registry] }),

@@ -1,9 +1,9 @@
-// Operator CLI (design.md §5). Works on the configured store whether or not the server runs:
+// Operator CLI (docs/architecture.md). Works on the configured store whether or not the server runs:
 // appends made here reach a running server through the store's subscription.
 import { parseArgs } from 'node:util';
 import { AppError } from '../domain/errors.js';
 import { ConfigError, loadConfig } from '../config.js';
-import { describeStore, openCore, openStore, readModelOptions, StoreOpenError } from '../core.js';
+import { describeStore, openCore, openStore, readModelOptions, StoreOpenError, type CoreConfig } from '../core.js';
 import { createReadModels } from '../projections/readModels.js';
 import { ApiKeyService } from '../services/apiKeys.js';
 import { systemClock } from '../system/clock.js';
@@ -14,6 +14,7 @@ import { keysCommand } from './keys.js';
 import { operationsCommand } from './operations.js';
 import { OperationOutcomes } from '../services/operationOutcomes.js';
 import { projectionsCommand, ReplayError } from './projections.js';
+import { storeCommand, StoreUsageError } from './store.js';
 
 const USAGE = `Usage: npm run --silent cli -- <command>
 
@@ -25,13 +26,19 @@ const USAGE = `Usage: npm run --silent cli -- <command>
   events [--stream <name>] [--json]  the log, oldest first (NDJSON with --json); a name without
                                      "-" (user, vip, operation, apikey, ...) is a whole category
   projections rebuild [--json]       replay the whole log through every read model, report events/s
-  operations list [--unknown] [--json]
-                                     platform operations without a known outcome, oldest first
+  operations list [--unknown|--conflicts] [--json]
+                                     platform operations without a known outcome, oldest first;
+                                     --conflicts: resolved ones the platform answered afterwards
   operations resolve <id> --applied|--not-applied [--note <text>] [--by <name>] [--json]
                                      record what the platform shows for an unknown outcome
+  store check                        look for damage in the SQLite store: prints "ok" (exit 0) or
+                                     the problems (exit 1)
+  store backup <file> [--force]      a consistent copy of the SQLite store, also while the service
+                                     runs; --force replaces an existing <file>
 
 The store is the one the service uses (DATA_DIR, or EVENTSTORE_CONNECTION_STRING); --data-dir <dir>
-overrides DATA_DIR. Every command names the store it used on stderr.`;
+overrides DATA_DIR. Every command names the store it used on stderr. A SQLite log that lost events
+since its last run (an older copy put back) is refused unless --accept-log-loss is given.`;
 
 export class UsageError extends Error {}
 
@@ -46,11 +53,14 @@ async function run(argv: string[]): Promise<void> {
       stream: { type: 'string' },
       json: { type: 'boolean', default: false },
       unknown: { type: 'boolean', default: false },
+      conflicts: { type: 'boolean', default: false },
       applied: { type: 'boolean', default: false },
       'not-applied': { type: 'boolean', default: false },
       note: { type: 'string' },
       by: { type: 'string' },
       'data-dir': { type: 'string' },
+      force: { type: 'boolean', default: false },
+      'accept-log-loss': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -59,11 +69,18 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (!['keys', 'audit', 'events', 'projections', 'operations'].includes(area)) throw new UsageError(`Unknown command "${area}"`);
+  if (!['keys', 'audit', 'events', 'projections', 'operations', 'store'].includes(area)) throw new UsageError(`Unknown command "${area}"`);
   const dataDir = values['data-dir'];
-  const config = loadConfig(dataDir === undefined ? process.env : { ...process.env, DATA_DIR: dataDir });
+  const config: CoreConfig = {
+    ...loadConfig(dataDir === undefined ? process.env : { ...process.env, DATA_DIR: dataDir }),
+    acceptLogLoss: values['accept-log-loss'],
+  };
   process.stderr.write(`Store: ${describeStore(config)}\n`);
   const print = (text: string) => void process.stdout.write(text);
+  if (area === 'store') {
+    process.exitCode = await storeCommand(config, rest, values, { out: print, err: (text) => void process.stderr.write(text) });
+    return;
+  }
   if (area === 'events' || area === 'projections') {
     const store = await openStore(config);
     try {
@@ -85,7 +102,7 @@ async function run(argv: string[]): Promise<void> {
     } else if (area === 'operations') {
       const { store, runner, readModels, clock } = core;
       const outcomes = new OperationOutcomes({ store, runner, operations: readModels.operations, clock });
-      await operationsCommand({ operations: readModels.operations, outcomes }, rest, values, print);
+      await operationsCommand({ store, operations: readModels.operations, outcomes }, rest, values, print);
     } else {
       const service = new ApiKeyService({ store: core.store, runner: core.runner, keys: core.readModels.apiKeys, clock: core.clock });
       await keysCommand(service, rest, values, print);
@@ -109,7 +126,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
 });
 
 run(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+  if (error instanceof UsageError || error instanceof StoreUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
     process.exit(64);
   }

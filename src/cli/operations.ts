@@ -3,7 +3,8 @@
 import { userInfo } from 'node:os';
 import { ValidationError } from '../domain/errors.js';
 import { toSpecTimestamp } from '../domain/time.js';
-import type { OperationRecord, OperationsReadModel } from '../projections/operations.js';
+import { readOperation, type OperationRecord, type OperationsReadModel } from '../projections/operations.js';
+import type { EventStore } from '../store/port.js';
 import type { OperationOutcomes } from '../services/operationOutcomes.js';
 import { table } from './table.js';
 
@@ -23,7 +24,28 @@ function describe(record: OperationRecord) {
     requestedAt: toSpecTimestamp(record.requestedAt),
     reason: record.unknownReason ?? null,
     ...(record.resolution && { resolution: { ...record.resolution, at: toSpecTimestamp(record.resolution.at) } }),
+    ...(record.answeredAfterResolution && { answeredAfterResolution: { ...record.answeredAfterResolution, at: toSpecTimestamp(record.answeredAfterResolution.at) } }),
   };
+}
+
+/** Resolved operations whose sender had the platform's answer afterwards: the two side by side. */
+async function listConflicts(models: { store: Pick<EventStore, 'readStream'>; operations: OperationsReadModel }, json: boolean, print: Print): Promise<void> {
+  const records = (await Promise.all(models.operations.answeredAfterResolution().map((id) => readOperation(models.store, id)))).filter((r) => r !== undefined);
+  const listed = records.map(describe);
+  if (json) return print(`${JSON.stringify(listed)}\n`);
+  if (listed.length === 0) return print('No resolved operation was answered differently afterwards.\n');
+  return print(
+    table([
+      ['OPERATION', 'RESOLVED AS', 'BY', 'PLATFORM ANSWERED', 'DETAIL'],
+      ...records.map((r) => [
+        r.operationId,
+        r.resolution?.applied ? 'applied' : 'not applied',
+        r.resolution?.by.kind === 'operator' ? r.resolution.by.name : `${r.resolution?.by.appId ?? ''}`,
+        r.answeredAfterResolution!.answer.replace(/^Operation/, '').toLowerCase(),
+        r.answeredAfterResolution!.detail,
+      ]),
+    ]),
+  );
 }
 
 function operator(by: string | undefined): string {
@@ -36,14 +58,15 @@ function operator(by: string | undefined): string {
 }
 
 export async function operationsCommand(
-  models: { operations: OperationsReadModel; outcomes: OperationOutcomes },
+  models: { store: Pick<EventStore, 'readStream'>; operations: OperationsReadModel; outcomes: OperationOutcomes },
   args: string[],
-  options: { unknown?: boolean; applied?: boolean; 'not-applied'?: boolean; note?: string; by?: string; json?: boolean },
+  options: { unknown?: boolean; conflicts?: boolean; applied?: boolean; 'not-applied'?: boolean; note?: string; by?: string; json?: boolean },
   print: Print,
 ): Promise<void> {
   const [action, operationId] = args;
   switch (action) {
     case 'list': {
+      if (options.conflicts) return listConflicts(models, options.json === true, print);
       const records = options.unknown
         ? models.operations.withoutOutcome('unknown')
         : [...models.operations.withoutOutcome('pending'), ...models.operations.withoutOutcome('unknown')].sort((a, b) => a.position - b.position);

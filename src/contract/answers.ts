@@ -28,6 +28,12 @@ export const PushAnswer = success({
     online: ids('given ids whose user had at least one open connection (on any node) when the push was accepted'),
     offline: ids('given ids of known users with no open connection'),
     unknown: ids('given ids that name no user this service knows'),
+    counts: v.optional(
+      v.pipe(
+        v.object({ online: v.number(), offline: v.number(), unknown: v.number() }),
+        v.description('only in a retry\'s answer (Idempotent-Replayed) to a push whose lists were longer than 100 ids: the lists then hold their first 100 ids, and these are their full lengths'),
+      ),
+    ),
   }),
 });
 export const OperationAnswer = v.object({
@@ -108,8 +114,9 @@ export const ServiceBody = v.object({ service: v.string(), version: v.string(), 
 
 export const HealthBody = v.object({ status: v.literal('ok') });
 const warnings = v.optional(v.pipe(v.array(v.string()), v.description('settings that leave some operations unavailable (e.g. no COMMUNITY_KEY)')));
-export const ReadyBody = v.object({ status: v.literal('ready'), position: v.pipe(int, v.description('the log position the read models have applied')), warnings });
-export const NotReadyBody = v.object({ status: v.literal('not ready'), reason: v.string(), position: int, warnings });
+const clockOffsetMs = v.pipe(v.number(), v.description("this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS)"));
+export const ReadyBody = v.object({ status: v.literal('ready'), position: v.pipe(int, v.description('the log position the read models have applied')), clockOffsetMs, warnings });
+export const NotReadyBody = v.object({ status: v.literal('not ready'), reason: v.string(), position: int, clockOffsetMs, warnings });
 
 const actor = {
   position: v.pipe(int, v.description('global log position: the cursor for `after` / `before`')),
@@ -147,6 +154,12 @@ export const PointsAuditEntry = v.object({
           at: SpecTimestamp,
         }),
         v.description('an unknown outcome someone settled after checking the platform: an operator at the CLI, or an app'),
+      ),
+    ),
+    answeredAfterResolution: v.optional(
+      v.pipe(
+        v.object({ answer: v.picklist(['applied', 'rejected', 'failed', 'unknown']), detail: v.string(), at: SpecTimestamp }),
+        v.description("the platform's answer to the request that sent it, when it came after the resolution: kept beside it for review; the resolution stands"),
       ),
     ),
   }),

@@ -103,6 +103,8 @@ export const OperationView = v.object({
   outcome: v.optional(v.object({ type: v.string(), detail: v.string(), at: isoInstant })),
   unknownReason: v.optional(v.string()),
   resolution: v.optional(Resolution),
+  /** The platform's answer to the sender when it came after the resolution: kept beside it. */
+  answeredAfterResolution: v.optional(v.object({ answer: v.string(), detail: v.string(), at: isoInstant })),
 });
 export type OperationView = v.InferOutput<typeof OperationView>;
 export const OperationList = v.object({ operations: v.array(OperationView) });

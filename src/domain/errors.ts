@@ -88,8 +88,10 @@ export class OutcomeUnknownError extends AppError {
 
 /** An operator checked the platform and found that the operation did not happen. */
 export class OperationNotAppliedError extends AppError {
-  constructor(operationId: string, note: string) {
-    super(`Operation ${operationId} was not applied (resolved by an operator${note ? `: ${note}` : ''}); send it again with a new Idempotency-Key`, { operationId });
+  /** `contradicted`: the platform said afterwards that it applied it: sending it again may apply it twice. */
+  constructor(operationId: string, note: string, contradicted = false) {
+    const next = contradicted ? 'check the user on the platform before sending it again' : 'send it again with a new Idempotency-Key';
+    super(`Operation ${operationId} was not applied (resolved by an operator${note ? `: ${note}` : ''}); ${next}`, { operationId });
   }
 }
 

@@ -81,7 +81,16 @@ export type OperationOutcome = OperationApplied | OperationRejected | OperationF
  * this operation but not recorded it: the operation can never be recorded (nor sent) now.
  */
 export type OperationAbandoned = { type: 'OperationAbandoned'; data: { operationId: string; at: string } };
-export type OperationEvent = OperationRequested | OperationOutcome | OperationAbandoned;
+/**
+ * The sender's answer from the platform arrived after an operator had resolved the operation: kept
+ * beside the resolution for an operator to review, never in its place (a resolution is final).
+ */
+export type OperationAnsweredAfterResolution = {
+  type: 'OperationAnsweredAfterResolution';
+  data: { operationId: string; oId: string; answer: SenderOutcomeType; detail: string; at: string };
+};
+type SenderOutcomeType = Exclude<OperationOutcome['type'], 'OperationResolved'>;
+export type OperationEvent = OperationRequested | OperationOutcome | OperationAbandoned | OperationAnsweredAfterResolution;
 
 export type MessagePushed = {
   type: 'MessagePushed';
@@ -142,8 +151,13 @@ export type SessionEvent = SessionStarted | SessionEnded;
  */
 export type IdempotentRequestStarted = {
   type: 'IdempotentRequestStarted';
-  /** `claim`: names this claim, so that only the request holding it may bind, answer or free it (absent in older events). */
-  data: { appId: string; requestHash: string; at: string; expires: string; node?: string; claim?: string };
+  /**
+   * `claim`: names this claim, so that only the request holding it may bind, answer or free it.
+   * `epoch`: names the key's current use: a takeover of a stale claim of the same request keeps
+   * it, a new use of a free or expired key starts one, so what the request writes under a name
+   * derived from it (a push's message id) is written once per use. Both absent in older events.
+   */
+  data: { appId: string; requestHash: string; at: string; expires: string; node?: string; claim?: string; epoch?: string };
 };
 /** The request is about to send a platform operation: from now on the key answers for that operation. */
 export type IdempotentOperationBound = { type: 'IdempotentOperationBound'; data: { appId: string; operationId: string; at: string } };

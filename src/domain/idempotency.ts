@@ -10,7 +10,7 @@ import type { OperationStatus } from './operation.js';
 /** The claim was taken over or released while the request ran: it must not send anything now. */
 export class ClaimLostError extends ConflictError {
   constructor() {
-    super('Idempotency-Key: this request lost its claim on the key to a retry; nothing was sent');
+    super('Idempotency-Key: this request lost its claim on the key to a retry (it stalled past the claim window); nothing was written or sent');
   }
 }
 
@@ -22,9 +22,16 @@ interface Claimed {
   operationId?: string;
 }
 
+/** The key's current use, kept through a release: its next claim for the same request goes on with it. */
+interface Use {
+  epoch: string;
+  requestHash: string;
+  expires: string;
+}
+
 export type IdempotencyState =
-  | { kind: 'free' }
-  | (Claimed & { kind: 'started'; at: string; node?: string; claim: string })
+  | { kind: 'free'; last?: Use }
+  | (Claimed & { kind: 'started'; at: string; node?: string; claim: string; epoch: string })
   | (Claimed & { kind: 'completed'; status: number; body: unknown });
 
 /** What to do with a request that carries a key in this state. */
@@ -106,7 +113,11 @@ export const idempotencyDecider: Decider<IdempotencyState, IdempotencyCommand, I
         const { appId, requestHash, claim, node, at, expires, staleBefore } = command;
         const operation = state.kind !== 'free' && state.operationId !== undefined ? command.operation(state.operationId) : undefined;
         if (judge(state, requestHash, at, staleBefore, operation).action !== 'execute') return [];
-        return [{ type: 'IdempotentRequestStarted', data: { appId, requestHash, at, expires, node, claim } }];
+        // Taking over a stale claim of the same request, or claiming again a key the same request
+        // released (after a failure that may have written something), goes on with its use.
+        const previous = state.kind === 'free' ? state.last : state.kind === 'started' ? state : undefined;
+        const epoch = previous && previous.requestHash === requestHash && previous.expires > at ? previous.epoch : claim;
+        return [{ type: 'IdempotentRequestStarted', data: { appId, requestHash, at, expires, node, claim, epoch } }];
       }
       case 'BindOperation':
         if (!holds(state, command.claim)) throw new ClaimLostError();
@@ -124,9 +135,10 @@ export const idempotencyDecider: Decider<IdempotencyState, IdempotencyCommand, I
   evolve(state, event) {
     switch (event.type) {
       case 'IdempotentRequestStarted': {
-        const { appId, requestHash, at, expires, node, claim } = event.data;
+        const { appId, requestHash, at, expires, node, epoch } = event.data;
         // Older claims had no name of their own: when and where they were taken is as unique.
-        return { kind: 'started', appId, requestHash, at, expires, claim: claim ?? `${node ?? ''}@${at}`, ...(node !== undefined && { node }) };
+        const claim = event.data.claim ?? `${node ?? ''}@${at}`;
+        return { kind: 'started', appId, requestHash, at, expires, claim, epoch: epoch ?? claim, ...(node !== undefined && { node }) };
       }
       case 'IdempotentOperationBound':
         return state.kind === 'free' ? state : { ...state, operationId: event.data.operationId };
@@ -136,7 +148,7 @@ export const idempotencyDecider: Decider<IdempotencyState, IdempotencyCommand, I
         return { kind: 'completed', appId, requestHash, status, body, expires, ...(operationId !== undefined && { operationId }) };
       }
       case 'IdempotentRequestReleased':
-        return { kind: 'free' };
+        return state.kind === 'started' ? { kind: 'free', last: { epoch: state.epoch, requestHash: state.requestHash, expires: state.expires } } : { kind: 'free' };
     }
   },
 };

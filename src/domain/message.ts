@@ -1,7 +1,6 @@
-// A pushed message (spec §4.6): recorded once under its own id; delivery to the clients of its
-// recipients follows the store's subscription on every node.
+// A pushed message: recorded once under its id; delivery to the clients of its recipients
+// follows the store's subscription on every node.
 import type { Decider } from './decider.js';
-import { ConflictError } from './errors.js';
 import type { MessagePushed } from './events.js';
 
 export type PushMessage = { type: 'PushMessage' } & MessagePushed['data'];
@@ -9,7 +8,8 @@ export type PushMessage = { type: 'PushMessage' } & MessagePushed['data'];
 export const messageDecider: Decider<{ pushed: boolean }, PushMessage, MessagePushed> = {
   initialState: () => ({ pushed: false }),
   decide(command, state) {
-    if (state.pushed) throw new ConflictError(`message ${command.messageId} was pushed already`);
+    // Recorded already under this id (a retry of the same Idempotency-Key's use): not again.
+    if (state.pushed) return [];
     const { type: _, ...data } = command;
     return [{ type: 'MessagePushed', data }];
   },

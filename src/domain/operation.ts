@@ -28,7 +28,8 @@ export function isOperationRequested(event: { type: string }): event is Operatio
   return REQUESTED_TYPES.has(event.type);
 }
 
-export type OperationState = { status: 'none' } | { status: 'abandoned' } | { status: OperationStatus; oId: string };
+/** `resolved`: an operator settled it; from then on nothing changes its status. */
+export type OperationState = { status: 'none' } | { status: 'abandoned' } | { status: OperationStatus; oId: string; resolved?: true };
 
 /** The outcome the request that sent the operation learnt (or did not) from the platform. */
 export type SenderOutcome = Exclude<OperationOutcome, OperationResolved>;
@@ -48,7 +49,12 @@ export type OperationCommand =
 /** An operation's stream before anything is recorded in it: nothing to read. */
 export const NEW_OPERATION = { state: { status: 'none' } as OperationState, revision: -1 };
 
-const recorded = (state: OperationState): state is { status: OperationStatus; oId: string } => state.status !== 'none' && state.status !== 'abandoned';
+const recorded = (state: OperationState): state is Extract<OperationState, { oId: string }> => state.status !== 'none' && state.status !== 'abandoned';
+
+/** What the sender learnt, in a few words, for the record kept beside a resolution. */
+function detailOf(outcome: SenderOutcome): string {
+  return 'message' in outcome.data ? outcome.data.message : outcome.data.reason;
+}
 
 export const operationDecider: Decider<OperationState, OperationCommand, OperationEvent> = {
   initialState: () => ({ status: 'none' }),
@@ -59,11 +65,18 @@ export const operationDecider: Decider<OperationState, OperationCommand, Operati
         if (state.status === 'abandoned') throw new ClaimLostError();
         if (state.status !== 'none') throw new ConflictError(`operation ${command.requested.data.operationId} exists already`);
         return [command.requested];
-      case 'RecordOutcome':
-        // The platform's real answer is recorded even after a node took the operation for dead
-        // and marked it unknown: the later word is the one that counts.
-        if (!recorded(state)) throw new NotFoundError(`No operation ${command.outcome.data.operationId}`);
-        return [command.outcome];
+      case 'RecordOutcome': {
+        const { outcome } = command;
+        if (!recorded(state)) throw new NotFoundError(`No operation ${outcome.data.operationId}`);
+        // An operator's resolution is final: a later answer is kept beside it, not in its place.
+        if (state.resolved) {
+          const { operationId, oId, at } = outcome.data;
+          return [{ type: 'OperationAnsweredAfterResolution', data: { operationId, oId, answer: outcome.type, detail: detailOf(outcome), at } }];
+        }
+        // Otherwise the platform's real answer is recorded even after a node took the operation
+        // for dead and marked it unknown: the later word is the one that counts.
+        return [outcome];
+      }
       case 'CloseAsUnknown': {
         if (state.status !== 'pending') return [];
         const { operationId, reason, at } = command;
@@ -84,6 +97,7 @@ export const operationDecider: Decider<OperationState, OperationCommand, Operati
   evolve(state, event) {
     if (isOperationRequested(event)) return { status: 'pending', oId: event.data.oId };
     if (event.type === 'OperationAbandoned') return { status: 'abandoned' };
-    return recorded(state) ? { ...state, status: statusAfter(event) } : state;
+    if (!recorded(state) || event.type === 'OperationAnsweredAfterResolution') return state;
+    return { ...state, status: statusAfter(event), ...(event.type === 'OperationResolved' && { resolved: true as const }) };
   },
 };

@@ -18,6 +18,7 @@ import type { RateLimit } from './middleware/rateLimit.js';
 import type { PlatformOperations } from '../services/platformOperations.js';
 import type { OperationOutcomes } from '../services/operationOutcomes.js';
 import type { Clock } from '../system/clock.js';
+import type { ClockReading } from '../services/logClock.js';
 import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
 import type { StoreWriteHealth } from '../services/storeHealth.js';
@@ -48,6 +49,8 @@ export interface HttpDeps {
   /** Unknown outcomes: closing them out and resolving them. */
   outcomes: OperationOutcomes;
   clock: Clock;
+  /** What this node knows of its clock's offset from the log's, and of the live nodes. */
+  clockReading(): ClockReading;
   /** Realtime clients, sessions and sign-in. */
   realtime: RealtimeDeps;
   /** Bounds of a push's `data` (PUSH_MAX_DEPTH, PUSH_MAX_BYTES); the depth bounds every body. */

@@ -1,6 +1,7 @@
 // Turns the route declarations into koa routes, each with the same chain in the same order:
 // authenticate → authorize → (the platform key it needs, the rate limit) → read and bound the
-// body → replay or claim the Idempotency-Key → validate → handle. Every step is attached to the
+// body → validate → replay or claim the Idempotency-Key → handle. Validation comes before the
+// claim, so that a request refused for its input records nothing. Every step is attached to the
 // route itself, so it applies to exactly the requests the router dispatches (paths match as
 // declared: no case or trailing-slash variant reaches a handler past its chain). Steps that only
 // check and pass on return next() rather than being async functions, one promise fewer each on
@@ -33,17 +34,27 @@ function requirePlatformKey(keys: GoldFingerKeys, type: GoldFingerType): Middlew
   };
 }
 
-/** Validates what the route declares it takes, runs its handler, and sends what it returns. */
-function handlerOf(route: Route, deps: RouteDeps): Middleware {
-  return async (ctx) => {
-    const routeCtx = ctx as RouteContext;
+type Validated = { input?: Parameters<Route['handle']>[1] };
+
+/** Validates what the route declares it takes (its schemas, then its own checks). */
+function validatorOf(route: Route, deps: RouteDeps): Middleware<Validated> {
+  return (ctx, next) => {
     const input = {
       params: route.params && parse(route.params, ctx.params),
       query: route.query && parse(route.query, ctx.query),
       body: route.body && parse(route.body, ctx.request.body),
-      caller: routeCtx.state.actor,
+      caller: (ctx.state as RouteContext['state']).actor,
     };
-    const answer = await route.handle(routeCtx, input, deps);
+    route.check?.(input, deps);
+    ctx.state.input = input;
+    return next();
+  };
+}
+
+/** Runs the route's handler on the validated input and sends what it returns. */
+function handlerOf(route: Route, deps: RouteDeps): Middleware<Validated> {
+  return async (ctx) => {
+    const answer = await route.handle(ctx as unknown as RouteContext, ctx.state.input!, deps);
     if (answer !== undefined) ctx.body = answer;
   };
 }
@@ -61,21 +72,23 @@ export function mountRoutes(routes: readonly Route[], deps: RouteDeps, errors: {
   const chainOf = (route: Route): Middleware[] => {
     const { access } = route;
     const reading = route.body ? [requireJson, body, depth] : [];
+    const validate = validatorOf(route, deps) as Middleware;
     if (access.kind === 'public') {
       const browser = access.browser === 'cors' ? [allowOrigins] : access.browser === 'cookieWrite' ? [allowOrigins, trustedOrigin] : [];
-      return [...browser, ...reading];
+      return [...browser, ...reading, validate];
     }
     return [
       requirePermission(deps.readModels.apiKeys, deps.clock, access.permission) as Middleware,
       ...(access.platformKey ? [requirePlatformKey(deps.platformKeys, access.platformKey)] : []),
       ...limit,
       ...reading,
-      ...(route.method === 'post' ? [claim as Middleware] : []),
+      validate,
+      ...(route.method === 'post' ? [claim(route.keptAnswer) as Middleware] : []),
     ];
   };
 
   for (const route of routes) {
-    router.register(route.path, [route.method.toUpperCase()], [...chainOf(route), handlerOf(route, deps)]);
+    router.register(route.path, [route.method.toUpperCase()], [...chainOf(route), handlerOf(route, deps) as Middleware]);
     if (route.access.kind === 'public' && route.access.browser) router.options(route.path, allowOrigins);
   }
   return router;

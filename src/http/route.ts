@@ -9,7 +9,7 @@ import type { Actor } from '../domain/events.js';
 import type { Permission } from '../domain/permissions.js';
 import type { HttpDeps } from './deps.js';
 import type { AuthState } from './middleware/apiKey.js';
-import type { IdempotencyState } from './middleware/idempotency.js';
+import type { IdempotencyState, KeptAnswer } from './middleware/idempotency.js';
 
 export type Schema = v.GenericSchema;
 export type JsonSchema = Record<string, unknown>;
@@ -77,6 +77,10 @@ export interface RouteDeclaration<P extends Schema | undefined, Q extends Schema
   errors?: number[];
   /** Served, but not part of the API (the documentation page's own files). */
   undocumented?: true;
+  /** Checks beyond the schemas (bounds that depend on settings): throws a ValidationError. */
+  check?(input: Input<P, Q, B>, deps: RouteDeps): void;
+  /** What an Idempotency-Key keeps of this route's answer, to answer a retry with (default: all of it). */
+  keptAnswer?: KeptAnswer;
   handle(
     ctx: RouteContext,
     input: Input<P, Q, B> & (A extends { kind: 'apiKey' } ? { caller: Caller } : object),

@@ -7,7 +7,7 @@
 import type * as v from 'valibot';
 import type { PointsAuditEntry as PointsAuditEntrySchema, VipAuditEntry as VipAuditEntrySchema } from '../contract/answers.js';
 import type { AuditQuery } from '../contract/requests.js';
-import type { PointsEditRequest } from '../domain/events.js';
+import type { OperationOutcome, PointsEditRequest } from '../domain/events.js';
 import { toSpecTimestamp } from '../domain/time.js';
 import { readOperations, type OperationRecord, type OperationsReadModel } from './operations.js';
 import type { UsersReadModel } from './users.js';
@@ -59,13 +59,27 @@ export function pageOf<T extends { position: number }>(entries: readonly T[], re
   return page;
 }
 
+const ANSWERS: Partial<Record<OperationOutcome['type'], 'applied' | 'rejected' | 'failed' | 'unknown'>> = {
+  OperationApplied: 'applied',
+  OperationRejected: 'rejected',
+  OperationFailed: 'failed',
+  OperationOutcomeUnknown: 'unknown',
+};
+
 function outcomeOf(record: OperationRecord): PointsAuditEntry['outcome'] {
   const { outcome, resolution } = record;
   if (!outcome) return { status: 'pending' };
   const at = toSpecTimestamp(outcome.at);
   if (resolution) {
     const { applied, note, by } = resolution;
-    return { status: record.status, reason: record.unknownReason, at, resolution: { applied, note, by, at: toSpecTimestamp(resolution.at) } };
+    const late = record.answeredAfterResolution;
+    return {
+      status: record.status,
+      reason: record.unknownReason,
+      at,
+      resolution: { applied, note, by, at: toSpecTimestamp(resolution.at) },
+      ...(late && { answeredAfterResolution: { answer: ANSWERS[late.answer]!, detail: late.detail, at: toSpecTimestamp(late.at) } }),
+    };
   }
   switch (outcome.type) {
     case 'OperationApplied':

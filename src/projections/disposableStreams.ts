@@ -1,7 +1,8 @@
-// Streams that anonymous traffic leaves behind and nothing needs once they have ended: clients
-// that closed without anyone signing in, and sign-in attempts that completed, failed or expired.
-// The retention service deletes them some time after they end, so that connecting and leaving
-// does not grow the log. Other read models have forgotten them by then already (the clients
+// Streams that nothing needs once they have ended: clients that closed without anyone signing in,
+// sign-in attempts that completed, failed or expired (the retention service deletes them some
+// time after they end, so that connecting and leaving does not grow the log), and Idempotency-Key
+// streams (deleted once the key has expired: the key is free then, and its stream says nothing
+// an audit needs; the operations and writes it fenced keep their own records). Other read models have forgotten them by then already (the clients
 // model drops a client when it disconnects; no model keeps sign-in attempts), so a rebuild from
 // the shortened log gives the same answers.
 import { streams } from '../domain/events.js';
@@ -11,13 +12,24 @@ import type { Projection } from './runner.js';
 
 export class DisposableStreamsReadModel implements Projection {
   readonly name = 'disposableStreams';
-  readonly handles = ['ClientConnected', 'ClientSignedIn', 'ClientDisconnected', 'LoginStarted', 'LoginCompleted', 'LoginFailed'] as const;
+  readonly handles = [
+    'ClientConnected',
+    'ClientSignedIn',
+    'ClientDisconnected',
+    'LoginStarted',
+    'LoginCompleted',
+    'LoginFailed',
+    'IdempotentRequestStarted',
+    'IdempotentRequestCompleted',
+  ] as const;
   /** Connected clients nobody signed in to (yet). */
   private readonly anonymousClients = new Set<string>();
   /** Open sign-in attempts and when they expire. */
   private readonly openLogins = new Map<string, string>();
   /** Ended streams and when they ended (ISO instant). */
   private readonly ended = new Map<string, string>();
+  /** Idempotency-Key streams and when the key is free (ISO instant). */
+  private readonly keys = new Map<string, string>();
 
   apply(recorded: RecordedEvent): void {
     const event = asDomain(recorded);
@@ -40,26 +52,41 @@ export class DisposableStreamsReadModel implements Projection {
         if (this.openLogins.delete(stream)) this.ended.set(stream, event.data.at);
         break;
       }
+      // A key's stream is kept until the key expires, released or not: a claim of the same
+      // request after a release goes on with its use (src/domain/idempotency.ts).
+      case 'IdempotentRequestStarted':
+      case 'IdempotentRequestCompleted':
+        this.keys.set(recorded.streamName, event.data.expires);
+        break;
     }
   }
 
-  /** Streams that ended (or, for sign-ins, expired) at or before `cutoff`. */
-  endedBy(cutoff: string): string[] {
+  /**
+   * Streams due for deletion at `now`: anonymous ones that ended (or, for sign-ins, expired)
+   * `retentionMs` or more before it, and Idempotency-Key streams whose key is free.
+   */
+  dueBy(now: string, retentionMs: number): string[] {
+    const cutoff = new Date(Date.parse(now) - retentionMs).toISOString();
     for (const [stream, expires] of this.openLogins) {
       if (expires <= cutoff) {
         this.openLogins.delete(stream);
         this.ended.set(stream, expires);
       }
     }
-    return [...this.ended].filter(([, at]) => at <= cutoff).map(([stream]) => stream);
+    const due = [...this.ended].filter(([, at]) => at <= cutoff).map(([stream]) => stream);
+    for (const [stream, free] of this.keys) if (free <= now) due.push(stream);
+    return due;
   }
 
   /** The streams were deleted. */
   forget(streamNames: readonly string[]): void {
-    for (const stream of streamNames) this.ended.delete(stream);
+    for (const stream of streamNames) {
+      this.ended.delete(stream);
+      this.keys.delete(stream);
+    }
   }
 
   get size(): number {
-    return this.anonymousClients.size + this.openLogins.size + this.ended.size;
+    return this.anonymousClients.size + this.openLogins.size + this.ended.size + this.keys.size;
   }
 }

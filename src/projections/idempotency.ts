@@ -45,11 +45,16 @@ export class IdempotencyReadModel implements Projection {
     return found;
   }
 
-  /** Expired keys only cost memory: forget them (their stream revision is re-read on reuse). */
+  /** The streams were deleted (their keys had expired). */
+  forget(streams: readonly string[]): void {
+    for (const stream of streams) this.byStream.delete(stream);
+  }
+
+  /** Free and expired keys only cost memory: forget them (their stream revision is re-read on reuse). */
   private sweep(): void {
     const now = this.now();
     for (const [stream, { state }] of this.byStream) {
-      if (state.kind === 'completed' && state.expires <= now) this.byStream.delete(stream);
+      if (state.kind === 'free' || state.expires <= now) this.byStream.delete(stream);
     }
   }
 }

@@ -3,7 +3,7 @@
 // operation's status, each user's operations in log order, and whole records of the operations
 // whose outcome is not known yet. A full record per operation for the life of the process was most
 // of the service's memory and of its start-up time.
-import type { Actor, OperationOutcome, OperationRequested, Resolver } from '../domain/events.js';
+import type { Actor, OperationAnsweredAfterResolution, OperationOutcome, OperationRequested, Resolver } from '../domain/events.js';
 import type { OperationView } from '../domain/idempotency.js';
 import { isOperationRequested, statusAfter, type OperationStatus } from '../domain/operation.js';
 import { streams } from '../domain/events.js';
@@ -35,6 +35,8 @@ export interface OperationRecord extends Actor {
   /** Why it became unknown, kept after a resolution settles it. */
   unknownReason?: string;
   resolution?: { applied: boolean; note: string; by: Resolver; at: string };
+  /** The platform's answer to the sender, when it arrived after the resolution (kept beside it). */
+  answeredAfterResolution?: { answer: OperationOutcome['type']; detail: string; at: string };
 }
 
 /** Where one of a user's operations sits in the log: enough to page a history before reading it. */
@@ -96,6 +98,11 @@ export async function readOperation(store: Pick<EventStore, 'readStream'>, opera
   for (const recorded of await store.readStream(streams.operation(operationId))) {
     if (isOperationRequested(recorded)) record = requestedRecord(recorded);
     else if (record && OUTCOMES.has(recorded.type)) settle(record, recorded);
+    else if (record && recorded.type === 'OperationAnsweredAfterResolution') {
+      const { answer, detail, at } = (recorded as unknown as OperationAnsweredAfterResolution).data;
+      record.revision = recorded.revision;
+      record.answeredAfterResolution = { answer, detail, at };
+    }
   }
   return record;
 }
@@ -135,7 +142,7 @@ const SWEEP_EVERY = 1000;
  */
 export class OperationsReadModel implements Projection {
   readonly name = 'operations';
-  readonly handles = ['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested', 'OperationApplied', 'OperationRejected', 'OperationFailed', 'OperationOutcomeUnknown', 'OperationResolved', 'OperationAbandoned'] as const;
+  readonly handles = ['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested', 'OperationApplied', 'OperationRejected', 'OperationFailed', 'OperationOutcomeUnknown', 'OperationResolved', 'OperationAbandoned', 'OperationAnsweredAfterResolution'] as const;
   /**
    * Settled operations under a key, and abandoned ones, roughly in the order they settled; an
    * unsettled one's view is its record's.
@@ -159,6 +166,8 @@ export class OperationsReadModel implements Projection {
    */
   private readonly requests = new Map<string, RecordedEvent>();
   private readonly records = new Map<string, OperationRecord>();
+  /** Operations whose sender's answer came after an operator's resolution, for review. */
+  private readonly conflicts = new Map<string, number>();
 
   constructor(
     private readonly options: OperationsReadModelOptions,
@@ -175,6 +184,9 @@ export class OperationsReadModel implements Projection {
         return this.requested(operationId, recorded);
       case 'OperationAbandoned':
         return this.keepSettled(operationId, 'abandoned', (recorded.data as { at: string }).at);
+      case 'OperationAnsweredAfterResolution':
+        this.conflicts.set(operationId, recorded.position);
+        return;
       default:
         return this.outcome(operationId, recorded);
     }
@@ -208,6 +220,14 @@ export class OperationsReadModel implements Projection {
       if (record.status === status) found.push(record);
     }
     return found;
+  }
+
+  /**
+   * Operations an operator resolved and whose sender then had an answer from the platform, oldest
+   * first: read them with readOperation to compare the two.
+   */
+  answeredAfterResolution(): string[] {
+    return [...this.conflicts.keys()];
   }
 
   private requested(operationId: string, recorded: RecordedEvent): void {

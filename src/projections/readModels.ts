@@ -29,11 +29,13 @@ export interface ReadModels {
 export interface ReadModelOptions {
   /** How long recent messages are kept for replay to reconnecting clients. */
   replayMs: number;
+  /** Bytes of pushed data the replay buffer holds at most (REALTIME_REPLAY_MAX_BYTES). */
+  replayMaxBytes?: number;
   /** An Idempotency-Key's life after its request ended, plus the longest a request can run. */
   keyReachMs: number;
 }
 
-export function createReadModels(clock: Clock, { replayMs, keyReachMs }: ReadModelOptions): ReadModels {
+export function createReadModels(clock: Clock, { replayMs, replayMaxBytes, keyReachMs }: ReadModelOptions): ReadModels {
   const [items, medals] = [new ItemsReadModel(), new MedalsReadModel()];
   const users = new UsersReadModel();
   return {
@@ -41,7 +43,7 @@ export function createReadModels(clock: Clock, { replayMs, keyReachMs }: ReadMod
     users,
     clients: new ClientsReadModel(),
     sessions: new SessionsReadModel(),
-    recentMessages: new RecentMessagesReadModel({ users, clock, retentionMs: replayMs }),
+    recentMessages: new RecentMessagesReadModel({ users, clock, retentionMs: replayMs, ...(replayMaxBytes !== undefined && { maxBytes: replayMaxBytes }) }),
     vip: new VipReadModel(),
     operations: new OperationsReadModel({ now: clock.now, keyReachMs }, [items, medals]),
     items,

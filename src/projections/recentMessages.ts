@@ -1,6 +1,9 @@
 // The messages pushed in the last few minutes, with the users each one reached, so that a
-// signed-in browser reconnecting with Last-Event-ID gets what it missed (design.md §4). Fed by
-// the projection runner like every read model, so it is filled again from the log at start.
+// signed-in browser reconnecting with Last-Event-ID gets what it missed (docs/architecture.md,
+// Realtime). Fed by the projection runner like every read model, so it is filled again from the
+// log at start. Bounded three ways, oldest dropped first: by age (judged on the injected clock
+// against the time the log recorded), by count, and by bytes (each message's `data` as JSON plus
+// its bookkeeping, see messageBytes), since a message may be as large as PUSH_MAX_BYTES.
 import type { Clock } from '../system/clock.js';
 import type { RecordedEvent } from '../store/port.js';
 import { asDomain } from './recorded.js';
@@ -17,6 +20,8 @@ export interface RecentMessage {
   appId: string;
   name: string;
   data: Record<string, unknown>;
+  /** What it counts against the byte bound (messageBytes). */
+  bytes: number;
 }
 
 export interface RecentMessagesOptions {
@@ -26,9 +31,28 @@ export interface RecentMessagesOptions {
   retentionMs: number;
   /** Upper bound on messages held, whatever their age (memory guard). */
   maxMessages?: number;
+  /** Upper bound on the bytes of the messages held (REALTIME_REPLAY_MAX_BYTES), whatever their age. */
+  maxBytes?: number;
 }
 
 export const DEFAULT_MAX_RECENT_MESSAGES = 50_000;
+
+/** REALTIME_REPLAY_MAX_BYTES by default: 64 MiB. */
+export const DEFAULT_MAX_RECENT_BYTES = 64 * 1024 * 1024;
+
+/** What a message holds besides its `data` and recipients, as counted: its entry, app id and name. */
+export const MESSAGE_OVERHEAD_BYTES = 512;
+
+/** What each recipient adds, as counted: its id in the message's set (a push may name thousands). */
+export const RECIPIENT_BYTES = 64;
+
+/**
+ * A message's size against the byte bound: `data` as JSON (its length), plus the overheads above.
+ * Rough: the parsed `data` may take more memory than its JSON when it is many small values.
+ */
+export function messageBytes(data: Record<string, unknown>, recipients: number): number {
+  return JSON.stringify(data).length + MESSAGE_OVERHEAD_BYTES + RECIPIENT_BYTES * recipients;
+}
 
 /** Internal user ids a push targets: `userIds` plus the users its `oIds` name, once each. */
 export function recipientsOf(data: { oIds: string[]; userIds: string[] }, users: UsersReadModel): Set<string> {
@@ -46,11 +70,15 @@ export class RecentMessagesReadModel implements Projection {
   /** Oldest first; positions strictly increase. */
   private readonly messages: RecentMessage[] = [];
   private readonly maxMessages: number;
+  private readonly maxBytes: number;
+  /** Sum of `bytes` over `messages`. */
+  private bytes = 0;
   /** A horizon already passed: time only moves on, so what is older than it is out of the window. */
   private passedHorizon = -Infinity;
 
   constructor(private readonly options: RecentMessagesOptions) {
     this.maxMessages = options.maxMessages ?? DEFAULT_MAX_RECENT_MESSAGES;
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_RECENT_BYTES;
   }
 
   apply(recorded: RecordedEvent): void {
@@ -62,7 +90,11 @@ export class RecentMessagesReadModel implements Projection {
     const userIds = recipientsOf(event.data, this.options.users);
     if (userIds.size === 0) return;
     const { appId, name, data } = event.data;
-    this.messages.push({ position: recorded.position, at, userIds, appId, name, data });
+    const bytes = messageBytes(data, userIds.size);
+    // One that could never fit is not kept, and pushes out nothing.
+    if (bytes > this.maxBytes) return;
+    this.messages.push({ position: recorded.position, at, userIds, appId, name, data, bytes });
+    this.bytes += bytes;
     this.prune();
   }
 
@@ -85,6 +117,11 @@ export class RecentMessagesReadModel implements Projection {
     return this.messages.length;
   }
 
+  /** The bytes held, as counted against the byte bound. */
+  get heldBytes(): number {
+    return this.bytes;
+  }
+
   private horizon(): number {
     return Date.parse(this.options.clock.now()) - this.options.retentionMs;
   }
@@ -92,7 +129,9 @@ export class RecentMessagesReadModel implements Projection {
   private prune(): void {
     const horizon = this.horizon();
     let drop = 0;
-    while (drop < this.messages.length && (this.messages[drop]!.at < horizon || this.messages.length - drop > this.maxMessages)) drop++;
+    while (drop < this.messages.length && (this.messages[drop]!.at < horizon || this.messages.length - drop > this.maxMessages || this.bytes > this.maxBytes)) {
+      this.bytes -= this.messages[drop++]!.bytes;
+    }
     if (drop > 0) this.messages.splice(0, drop);
   }
 }

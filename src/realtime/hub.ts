@@ -1,8 +1,10 @@
-// The registry of this node's realtime clients (design.md §4). Each connection is one XState
-// actor, and each signed-in user with connections here one more (userActor.ts) for the live
-// messages of all of them; the hub feeds actors from the store's subscription (runner.applied$) —
-// pushes, sign-ins and logouts reach a connection whichever node accepted them — and from one
-// shared heartbeat tick. Emitted frames go straight to the observers the HTTP responses gave.
+// The registry of this node's realtime clients (docs/architecture.md, Realtime). Each connection
+// is one XState actor, and each signed-in user with connections here one more (userActor.ts) for
+// the live messages of all of them; the hub feeds actors from the store's subscription
+// (runner.applied$) — pushes, sign-ins and logouts reach a connection whichever node accepted
+// them — and from one shared heartbeat tick. Emitted frames go straight to the observers the HTTP
+// responses gave; a reconnect's replay is paced to its response (replay.ts), and live traffic a
+// reader does not take cuts it off past SLOW_READER_MAX_BYTES.
 import type { Observer, Subscription } from 'rxjs';
 import { createActor, type Actor } from 'xstate';
 import { clientDecider, type ClientCommand, type ClientState, type DisconnectClient, type SessionBinding } from '../domain/client.js';
@@ -10,7 +12,7 @@ import { streams, type ClientOpener } from '../domain/events.js';
 import { exceedsDepth } from '../domain/jsonBounds.js';
 import type { Logger } from '../log.js';
 import { asDomain } from '../projections/recorded.js';
-import { recipientsOf, type RecentMessagesReadModel } from '../projections/recentMessages.js';
+import { recipientsOf, type RecentMessage, type RecentMessagesReadModel } from '../projections/recentMessages.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { UserRecord, UsersReadModel } from '../projections/users.js';
 import type { ClientsReadModel } from '../projections/clients.js';
@@ -20,6 +22,8 @@ import type { EventStore, RecordedEvent } from '../store/port.js';
 import { handleCommand, type KnownState } from '../services/commandHandler.js';
 import { clientActorLogic, realtimeActorsLogic, type ClientActorLogic, type ClientEvent, type ClientInput, type Frame } from './clientActor.js';
 import type { MessageEvent } from './messages.js';
+import { Replay, type LiveFrame, type ReplayTarget } from './replay.js';
+import { SLOW_READER_MAX_BYTES, type FrameStream } from './sse.js';
 import { toSpecUser } from './specUser.js';
 import { userActorLogic, type UserActorLogic } from './userActor.js';
 
@@ -57,8 +61,10 @@ export interface ClientHandle {
    * Hands the client's frames to the observer (each frame the actor emits, then complete when it
    * reaches `closed`), then starts the actor (PB_CONNECT first, then any replayed messages). Call
    * it in the same tick as open() resolved, so that no event applied in between is missed.
+   * `stream`, the response the observer writes to, paces the replay and bounds what a reader
+   * leaves untaken; without one the observer takes every frame at once, unbounded.
    */
-  start(observer: Partial<Observer<Frame>>): void;
+  start(observer: Partial<Observer<Frame>>, stream?: FrameStream): void;
   /** The request closed: the actor reaches `closed`, the client is gone. Idempotent. */
   close(): void;
 }
@@ -71,7 +77,7 @@ export class HubClosedError extends Error {
 
 /** What a connection asks of the hub that holds it. */
 interface Lifecycle {
-  start(connection: Connection, observer: Partial<Observer<Frame>>): void;
+  start(connection: Connection, observer: Partial<Observer<Frame>>, stream: FrameStream | undefined): void;
   close(connection: Connection, reason: DisconnectClient['reason']): void;
   /** The heartbeat pass under way (the hub counts it up from 0). */
   pass: number;
@@ -81,11 +87,15 @@ interface Lifecycle {
  * One client on this node, and the handle the HTTP side holds for it. A class rather than
  * closures: thousands live as long as their streams, and methods are shared.
  */
-class Connection implements ClientHandle {
+class Connection implements ClientHandle, ReplayTarget {
   started = false;
   closed = false;
   /** Where the actor's frames go, once started. */
   frames: Partial<Observer<Frame>> | undefined;
+  /** The response under `frames`, when the HTTP side gave it. */
+  stream: FrameStream | undefined;
+  /** The Last-Event-ID replay under way: live frames wait behind it. */
+  replaying: Replay | undefined;
   /** The heartbeat pass during which the stream last carried a frame. */
   lastPass = 0;
 
@@ -100,8 +110,8 @@ class Connection implements ClientHandle {
     public known: KnownState<ClientState>,
   ) {}
 
-  start(observer: Partial<Observer<Frame>>): void {
-    this.lifecycle.start(this, observer);
+  start(observer: Partial<Observer<Frame>>, stream?: FrameStream): void {
+    this.lifecycle.start(this, observer, stream);
   }
 
   close(): void {
@@ -122,11 +132,41 @@ class Connection implements ClientHandle {
   write(frame: Frame): void {
     this.lastPass = this.lifecycle.pass;
     this.frames?.next?.(frame);
+    // A replay paces its own writes; live traffic piles up for a reader that stopped.
+    const { stream } = this;
+    if (this.replaying === undefined && stream !== undefined && stream.writableLength > SLOW_READER_MAX_BYTES) stream.destroy();
   }
 
-  /** A live message from the user's actor, written unless this client's own actor sent its id. */
-  live(frame: Frame & { id: number }): void {
+  /** A live message from the user's actor: held behind a replay, else written now. */
+  live(frame: LiveFrame): void {
+    if (this.replaying) this.replaying.hold(frame);
+    else this.release(frame);
+  }
+
+  /** Written unless this client's own actor sent its id (replayed it, or a later login frame). */
+  release(frame: LiveFrame): void {
     if (frame.id > this.actor.getSnapshot().context.lastId) this.write(frame);
+  }
+
+  replayMessage({ position, appId, name, data }: RecentMessage): void {
+    this.actor.send({ type: 'MESSAGE', position, appId, name, data });
+  }
+
+  replayed(): void {
+    this.replaying = undefined;
+  }
+
+  /** Destroyed, not ended: an end would wait for a reader that takes nothing. Its close closes the client. */
+  cutOff(): void {
+    this.replaying = undefined;
+    if (this.stream) this.stream.destroy();
+    else this.close();
+  }
+
+  /** Stops a replay under way (the client signed in as someone else). */
+  endReplay(): void {
+    this.replaying?.stop();
+    this.replaying = undefined;
   }
 }
 
@@ -176,7 +216,7 @@ export class RealtimeHub {
   private delivering = false;
   private readonly held: RecordedEvent[] = [];
   private readonly lifecycle: Lifecycle = {
-    start: (connection, observer) => this.startConnection(connection, observer),
+    start: (connection, observer, stream) => this.startConnection(connection, observer, stream),
     close: (connection, reason) => this.close(connection, reason),
     pass: 0,
   };
@@ -259,11 +299,12 @@ export class RealtimeHub {
     this.realtimeActors.stop();
   }
 
-  private startConnection(connection: Connection, observer: Partial<Observer<Frame>>): void {
+  private startConnection(connection: Connection, observer: Partial<Observer<Frame>>, stream: FrameStream | undefined): void {
     if (connection.started || connection.closed) return;
     connection.started = true;
     const { actor } = connection;
     connection.frames = observer;
+    connection.stream = stream;
     connection.lastPass = this.lifecycle.pass;
     actor.on('*', (frame) => connection.write(frame));
     // The connection, not the observer: an actor's subscribers get its snapshots as `next`.
@@ -272,9 +313,11 @@ export class RealtimeHub {
     this.connections.set(connection.clientId, connection);
     this.index(connection);
     if (connection.replayAfter !== undefined && connection.userId !== undefined) {
-      for (const message of this.deps.recentMessages.forUserAfter(connection.userId, connection.replayAfter)) {
-        if (!this.deliverable(message.position, message.data)) continue;
-        actor.send({ type: 'MESSAGE', position: message.position, appId: message.appId, name: message.name, data: message.data });
+      // What the read models hold now; what the hub routes from here on comes live, behind it.
+      const backlog = this.deps.recentMessages.forUserAfter(connection.userId, connection.replayAfter).filter((m) => this.deliverable(m.position, m.data));
+      if (backlog.length > 0) {
+        connection.replaying = new Replay(backlog, stream, connection);
+        connection.replaying.start();
       }
     }
   }
@@ -357,6 +400,8 @@ export class RealtimeHub {
           this.deps.log.warn({ clientId: connection.clientId, userId: event.data.userId }, 'sign-in for a user the read model does not know');
           return;
         }
+        // The rest of a replay is older than this sign-in, and another user's live messages are not this one's.
+        connection.endReplay();
         this.unindex(connection);
         connection.userId = event.data.userId;
         connection.sessionId = event.data.sessionId;

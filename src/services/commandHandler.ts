@@ -11,7 +11,8 @@
 import { setTimeout } from 'node:timers/promises';
 import { fold, type Decider } from '../domain/decider.js';
 import { ConcurrencyError } from '../domain/errors.js';
-import type { EventStore } from '../store/port.js';
+import { ClaimLostError } from '../domain/idempotency.js';
+import type { AlongsideWrite, EventStore } from '../store/port.js';
 
 /** A stream's state and the revision of its last event (-1: the stream does not exist). */
 export interface KnownState<State> {
@@ -27,6 +28,12 @@ export interface CommandOptions<State> {
    * against the stream itself, because it may lag behind.
    */
   known?: KnownState<State> | undefined;
+  /**
+   * The Idempotency-Key claim that fences this write: the append carries the claim stream as the
+   * request holds it (and, given the state the command leaves, the events to record there with
+   * it), so that it fails whole once another request has taken the claim over.
+   */
+  fence?: ((state: State) => AlongsideWrite) | undefined;
 }
 
 export interface Handled<State, Event> {
@@ -74,7 +81,7 @@ export function handleCommand<State, Command, Event extends { type: string; data
   command: Command,
   options: CommandOptions<State> = {},
 ): Promise<Handled<State, Event>> {
-  return oneAtATime(store, streamName, () => decideAndAppend(store, streamName, decider, command, options.known));
+  return oneAtATime(store, streamName, () => decideAndAppend(store, streamName, decider, command, options.known, options.fence));
 }
 
 interface Basis<State> extends KnownState<State> {
@@ -89,6 +96,7 @@ async function decideAndAppend<State, Command, Event extends { type: string; dat
   decider: Decider<State, Command, Event>,
   command: Command,
   known: KnownState<State> | undefined,
+  fence: ((state: State) => AlongsideWrite) | undefined,
 ): Promise<Handled<State, Event>> {
   const deadline = performance.now() + CONFLICT_DEADLINE_MS;
   let basis: Basis<State> = known ? { state: known.state, revision: known.revision, assumed: true, position: undefined } : await readBasis(store, streamName, decider);
@@ -106,19 +114,30 @@ async function decideAndAppend<State, Command, Event extends { type: string; dat
         basis = await readBasis(store, streamName, decider);
         continue;
       }
+      // Nothing to write, but a fenced request that lost its claim says so all the same.
+      if (fence) await assertFenceHolds(store, fence(basis.state));
       return { events, state: basis.state, revision: basis.revision, position: basis.position };
     }
     const after = events.reduce(decider.evolve, basis.state);
+    const alongside = fence?.(after);
     try {
-      const { position, nextExpectedRevision } = await store.append(streamName, events, { expectedRevision: basis.revision < 0 ? 'no_stream' : basis.revision });
+      const expectedRevision = basis.revision < 0 ? 'no_stream' : basis.revision;
+      const { position, nextExpectedRevision } = await store.append(streamName, events, alongside ? { expectedRevision, alongside } : { expectedRevision });
       return { events, state: after, revision: nextExpectedRevision, position };
     } catch (error) {
+      // The claim moved on: this request is no longer the key's, and nothing of it was written.
+      if (error instanceof ConcurrencyError && alongside && error.streamName === alongside.streamName) throw new ClaimLostError();
       if (!(error instanceof ConcurrencyError) || performance.now() >= deadline) throw error;
       // An assumed state that was stale is no contention: decide again on the stream at once.
       if (!basis.assumed) await setTimeout(backoffMs(attempt));
       basis = await readBasis(store, streamName, decider);
     }
   }
+}
+
+async function assertFenceHolds(store: EventStore, fence: AlongsideWrite): Promise<void> {
+  const last = (await store.readStream(fence.streamName)).at(-1)?.revision;
+  if ((last ?? 'no_stream') !== fence.expectedRevision) throw new ClaimLostError();
 }
 
 async function readBasis<State, Event>(store: EventStore, streamName: string, decider: Decider<State, unknown, Event>): Promise<Basis<State>> {

@@ -10,7 +10,7 @@ import { idempotencyDecider, judge, type IdempotencyCommand, type IdempotencySta
 import type { IdempotencyReadModel } from '../projections/idempotency.js';
 import type { OperationsReadModel } from '../projections/operations.js';
 import type { ProjectionRunner } from '../projections/runner.js';
-import type { EventStore } from '../store/port.js';
+import type { AlongsideWrite, EventStore } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
 import { newRecordId } from '../system/ids.js';
 import { handleCommand, type KnownState } from './commandHandler.js';
@@ -22,6 +22,8 @@ export interface Claim {
   requestHash: string;
   /** The key's stream as this request last left it: its next step is decided on it, no read needed. */
   known: KnownState<IdempotencyState>;
+  /** The key's current use (see IdempotentRequestStarted): what the request writes may be named after it. */
+  epoch: string;
 }
 
 export type Decision = Exclude<Verdict, { action: 'execute' } | { action: 'abandon' }> | { action: 'execute'; claim: Claim };
@@ -79,7 +81,10 @@ export class IdempotencyService {
         staleBefore: this.staleBefore(at),
         operation: (operationId) => operations.view(operationId),
       });
-      if (events.length > 0) return { action: 'execute', claim: { stream, claim, requestHash, known: { state, revision } } };
+      if (events.length > 0) {
+        const epoch = state.kind === 'started' ? state.epoch : claim;
+        return { action: 'execute', claim: { stream, claim, requestHash, known: { state, revision }, epoch } };
+      }
       const verdict = this.judge(state, requestHash);
       if (verdict.action !== 'abandon') return verdict.action === 'execute' ? { action: 'wait' } : verdict;
       // First be sure the read models hold everything recorded (an operation recorded just before
@@ -100,6 +105,17 @@ export class IdempotencyService {
   async bind(claim: Claim, operationId: string): Promise<Claim> {
     const { state, revision } = await this.handle(claim.stream, claim.known, { type: 'BindOperation', claim: claim.claim, operationId, at: this.deps.clock.now() });
     return { ...claim, known: { state, revision } };
+  }
+
+  /**
+   * What a write of this request carries so that it lands only while the request holds its claim;
+   * with `answer`, the answer is recorded in the same append (the write and the key's answer are
+   * then one: no retry can find the write done and the key unanswered).
+   */
+  fence(claim: Claim, answer?: { status: number; body: unknown }): AlongsideWrite {
+    const at = this.deps.clock.now();
+    const events = answer ? idempotencyDecider.decide({ type: 'CompleteRequest', claim: claim.claim, ...answer, at, expires: this.expiresAfter(at) }, claim.known.state) : [];
+    return { streamName: claim.stream, expectedRevision: claim.known.revision < 0 ? 'no_stream' : claim.known.revision, events };
   }
 
   async complete(claim: Claim, status: number, body: unknown): Promise<void> {

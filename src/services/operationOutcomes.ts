@@ -6,7 +6,7 @@ import { streams, type Resolver } from '../domain/events.js';
 import { operationDecider, type OperationCommand } from '../domain/operation.js';
 import { readOperation, type OperationRecord, type OperationsReadModel } from '../projections/operations.js';
 import type { ProjectionRunner } from '../projections/runner.js';
-import type { EventStore } from '../store/port.js';
+import type { AlongsideWrite, EventStore } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
 import { handleCommand } from './commandHandler.js';
 
@@ -15,14 +15,16 @@ import { handleCommand } from './commandHandler.js';
  * when it was applied, else the error that says what is known. Never sends anything.
  */
 export function answerFor(record: OperationRecord): { message: string } {
-  const { operationId, status, outcome, resolution } = record;
+  const { operationId, status, outcome, resolution, answeredAfterResolution: late } = record;
+  // A resolution is final; a platform answer that came after it is said beside it.
+  const lateWord = late ? `; the platform answered the sender afterwards (${late.answer}: ${late.detail}), which is recorded beside the resolution for review` : '';
   switch (status) {
     case 'applied':
-      return { message: resolution ? `Applied (resolved by an operator${resolution.note ? `: ${resolution.note}` : ''})` : outcome!.detail };
+      return { message: resolution ? `Applied (resolved by an operator${resolution.note ? `: ${resolution.note}` : ''}${lateWord})` : outcome!.detail };
     case 'rejected':
       throw new PlatformRejectedError(outcome!.detail);
     case 'failed':
-      if (resolution) throw new OperationNotAppliedError(operationId, resolution.note);
+      if (resolution) throw new OperationNotAppliedError(operationId, `${resolution.note}${lateWord}`, late?.answer === 'OperationApplied');
       throw new PlatformUnavailableError(outcome!.detail, false);
     case 'unknown':
       throw new OutcomeUnknownError(operationId, 'unknown', record.unknownReason ?? 'the platform did not answer');
@@ -65,18 +67,21 @@ export class OperationOutcomes {
     return answerFor(record);
   }
 
-  /** Records what someone who checked the platform found; only an unknown outcome can be resolved. */
-  async resolve(operationId: string, applied: boolean, note: string, by: Resolver): Promise<OperationRecord> {
+  /**
+   * Records what someone who checked the platform found; only an unknown outcome can be resolved.
+   * `fence`: the Idempotency-Key claim of the request that asks, when it sent one.
+   */
+  async resolve(operationId: string, applied: boolean, note: string, by: Resolver, fence?: () => AlongsideWrite): Promise<OperationRecord> {
     const record = await readOperation(this.deps.store, operationId);
     if (!record) throw new NotFoundError(`No operation ${operationId}`);
-    await this.handle(record, { type: 'ResolveOutcome', operationId, applied, note, by, at: this.deps.clock.now() });
+    await this.handle(record, { type: 'ResolveOutcome', operationId, applied, note, by, at: this.deps.clock.now() }, fence);
     return (await readOperation(this.deps.store, operationId))!;
   }
 
   /** Decided on the record as last read; the append checks it is still current. */
-  private async handle(record: OperationRecord, command: OperationCommand) {
-    const known = { state: { status: record.status, oId: record.oId }, revision: record.revision };
-    const handled = await handleCommand(this.deps.store, streams.operation(record.operationId), operationDecider, command, { known });
+  private async handle(record: OperationRecord, command: OperationCommand, fence?: () => AlongsideWrite) {
+    const known = { state: { status: record.status, oId: record.oId, ...(record.resolution && { resolved: true as const }) }, revision: record.revision };
+    const handled = await handleCommand(this.deps.store, streams.operation(record.operationId), operationDecider, command, { known, fence });
     await this.deps.runner.waitForRecorded(handled.position);
     return handled;
   }

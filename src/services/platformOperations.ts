@@ -8,13 +8,18 @@ import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
 import { newRecordId } from '../system/ids.js';
+import { readOperation } from '../projections/operations.js';
 import { handleCommand, type KnownState } from './commandHandler.js';
+import { answerFor } from './operationOutcomes.js';
 import type { SyncedUser } from './userSync.js';
 
 type OutcomeData = { message: string; bag?: Record<string, number> };
 
-/** What the platform call reports: applied, or an answer that means it did nothing. */
-export type CallResult = { applied: true; result: OutcomeData } | { applied: false; conflict: string };
+/**
+ * What the platform call reports: applied, an answer that means it did nothing, or an answer that
+ * does not tell whether it did it (`unknown`: never sent again, as for a timeout).
+ */
+export type CallResult = { applied: true; result: OutcomeData } | { applied: false; conflict: string } | { applied: 'unknown'; reason: string };
 
 /**
  * The request's Idempotency-Key, when it sent one: bound to the operation before anything is
@@ -63,7 +68,10 @@ export class PlatformOperations {
     let answer: OutcomeData | undefined;
     try {
       const result = await call(operationId);
-      if (result.applied) {
+      if (result.applied === 'unknown') {
+        failure = new OutcomeUnknownError(operationId, 'unknown', result.reason, false);
+        outcome = { type: 'OperationOutcomeUnknown', data: { operationId, oId, reason: result.reason, at: clock.now() } };
+      } else if (result.applied) {
         answer = result.result;
         outcome = { type: 'OperationApplied', data: { operationId, oId, ...result.result, at: clock.now() } };
       } else {
@@ -75,15 +83,17 @@ export class PlatformOperations {
       failure =
         outcome.type === 'OperationOutcomeUnknown' ? new OutcomeUnknownError(operationId, 'unknown', outcome.data.reason, error instanceof PlatformTimeoutError) : (error as Error);
     }
-    let position: number | undefined;
+    let handled: Awaited<ReturnType<PlatformOperations['handle']>>;
     try {
-      ({ position } = await this.handle(operationId, { type: 'RecordOutcome', outcome }, { state: recorded.state, revision: recorded.revision }));
+      handled = await this.handle(operationId, { type: 'RecordOutcome', outcome }, { state: recorded.state, revision: recorded.revision });
     } catch {
       // The platform may have acted and the log does not say so: the answer a retry would get.
       throw new OutcomeUnknownError(operationId, 'pending', 'the service could not record the result');
     }
     // The outcome is recorded and the answer known: read models that lag only delay audits.
-    await runner.waitForRecorded(position);
+    await runner.waitForRecorded(handled.position);
+    // An operator resolved it while the platform was answering: theirs is the answer that stands.
+    if (handled.events[0]?.type === 'OperationAnsweredAfterResolution') return answerFor((await readOperation(this.deps.store, operationId))!);
     if (failure) throw failure;
     return answer!;
   }

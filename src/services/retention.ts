@@ -1,19 +1,35 @@
-// Deletes the streams anonymous traffic leaves behind (DisposableStreamsReadModel) once they have
-// been ended for ANONYMOUS_RETENTION_MS: at start and then periodically.
+// Deletes the streams nothing needs any more (DisposableStreamsReadModel): what anonymous traffic
+// leaves behind once it has ended for ANONYMOUS_RETENTION_MS, and Idempotency-Key streams once the
+// key has expired (IDEMPOTENCY_TTL_HOURS): at start and then periodically.
 import type { Logger } from '../log.js';
 import type { DisposableStreamsReadModel } from '../projections/disposableStreams.js';
 import type { EventStore } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
+import type { ClockReading } from './logClock.js';
 
 /** Runs at least this often, so that a short retention is honoured closely. */
 const MAX_INTERVAL_MS = 10 * 60_000;
-const MIN_INTERVAL_MS = 10_000;
+const MIN_INTERVAL_MS = 1000;
 
-export class AnonymousRetention {
+export class StreamRetention {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
 
-  constructor(private readonly deps: { store: EventStore; disposable: DisposableStreamsReadModel; clock: Clock; log: Logger; retentionMs: number }) {}
+  constructor(
+    private readonly deps: {
+      store: EventStore;
+      disposable: DisposableStreamsReadModel;
+      clock: Clock;
+      /** A node whose clock is off the log's deletes nothing: what is due is a judgement of time. */
+      clockReading?: () => Pick<ClockReading, 'trusted'>;
+      log: Logger;
+      retentionMs: number;
+      /** How long a key lives: the runs are spaced for the shorter of the two. */
+      keyTtlMs?: number;
+      /** Told of the Idempotency-Key streams deleted (their read model forgets them). */
+      onKeysDeleted?: (streams: readonly string[]) => void;
+    },
+  ) {}
 
   /** Deletes what is due now; answers how many streams were removed. */
   runOnce(): Promise<number> {
@@ -22,7 +38,8 @@ export class AnonymousRetention {
   }
 
   start(): void {
-    const intervalMs = Math.min(MAX_INTERVAL_MS, Math.max(MIN_INTERVAL_MS, this.deps.retentionMs / 4));
+    const shortest = Math.min(this.deps.retentionMs, this.deps.keyTtlMs ?? Infinity);
+    const intervalMs = Math.min(MAX_INTERVAL_MS, Math.max(MIN_INTERVAL_MS, shortest / 4));
     this.timer = setInterval(() => void this.runOnce(), intervalMs);
     this.timer.unref();
     void this.runOnce();
@@ -34,20 +51,21 @@ export class AnonymousRetention {
   }
 
   private async deleteDue(): Promise<number> {
-    const { store, disposable, clock, log, retentionMs } = this.deps;
-    const cutoff = new Date(Date.parse(clock.now()) - retentionMs).toISOString();
-    const due = disposable.endedBy(cutoff);
+    const { store, disposable, clock, clockReading, log, retentionMs } = this.deps;
+    if (clockReading && !clockReading().trusted) return 0;
+    const due = disposable.dueBy(clock.now(), retentionMs);
     if (due.length === 0) return 0;
     let kept: string[];
     try {
       ({ kept } = await store.deleteStreams(due));
     } catch (error) {
-      log.error({ err: error, streams: due.length }, 'could not delete ended anonymous streams; retrying at the next run');
+      log.error({ err: error, streams: due.length }, 'could not delete streams nothing needs any more; retrying at the next run');
       return 0;
     }
     const deleted = due.filter((stream) => !kept.includes(stream));
     disposable.forget(deleted);
-    log.debug({ streams: deleted.length }, 'deleted ended anonymous streams');
+    this.deps.onKeysDeleted?.(deleted.filter((stream) => stream.startsWith('idempotency-')));
+    log.debug({ streams: deleted.length }, 'deleted streams nothing needs any more');
     return deleted.length;
   }
 }

@@ -11,7 +11,11 @@
 // back into {commit: p, prepare: p}, which is what an event's own position looks like.
 //
 // System events (type starting with `$`: stats, link events, stream metadata) are not part of
-// the domain log and are hidden, as `excludeSystemEvents()` does for subscriptions.
+// the domain log and are hidden, as `excludeSystemEvents()` does for subscriptions; so are the
+// nodes' heartbeats (their own stream, see beat()).
+//
+// No multi-stream transaction exists in client 6.x: an append with `alongside` (a fenced write)
+// is refused, never emulated with a check and a second write that another node could slip between.
 //
 // Transient trouble (the server unreachable, a leader change, a deadline or commit timeout) is
 // retried within a window; a subscription stops at its first failure or end and says so, and
@@ -48,10 +52,13 @@ import { forEventStoreDbClient } from './connectionString.js';
 import {
   OutOfOrderEventError,
   SubscriptionEndedError,
+  type AppendOptions,
   type AppendResult,
+  type BeatReading,
   type EventStore,
   type EventToAppend,
   type ExpectedRevision,
+  type NodeBeat,
   type RecordedEvent,
   type SubscribeOptions,
   type Subscription,
@@ -59,7 +66,20 @@ import {
 import { resumeDelay, type ResumeBackoff } from './resuming.js';
 
 /** What the adapter uses of the client (a test passes a stand-in). */
-export type EventStoreDbClientApi = Pick<EventStoreDBClient, 'appendToStream' | 'readStream' | 'readAll' | 'subscribeToAll' | 'deleteStream' | 'dispose'>;
+export type EventStoreDbClientApi = Pick<
+  EventStoreDBClient,
+  'appendToStream' | 'readStream' | 'readAll' | 'subscribeToAll' | 'deleteStream' | 'setStreamMetadata' | 'dispose'
+>;
+
+/** An append with `alongside`: this store cannot write or check two streams in one atomic step. */
+export class MultiStreamAppendUnsupportedError extends Error {
+  override readonly name = 'MultiStreamAppendUnsupportedError';
+  constructor(streamName: string, alongside: string) {
+    super(
+      `EventStoreDB cannot append to ${streamName} and check ${alongside} in one atomic write: fenced writes need a store with atomic multi-stream appends (SQLite, PostgreSQL)`,
+    );
+  }
+}
 
 export interface RetryPolicy extends ResumeBackoff {
   /** No new attempt starts once this much time has passed since the first one. */
@@ -70,6 +90,15 @@ export const DEFAULT_RETRY: RetryPolicy = { windowMs: 10_000, firstDelayMs: 100,
 
 /** How many of a stream's newest events a retried 'any' append looks through for its own. */
 const RETRY_LOOKBACK = 100;
+
+/**
+ * Every node's heartbeats, in one stream read back newest first: finding per-instance streams
+ * would take the server's category projection, which a server need not run. The server keeps
+ * only the newest BEAT_WINDOW events ($maxCount), and that many are read: an instance whose last
+ * beat is older than the window is gone from the answer, as a forgotten one is.
+ */
+const BEAT_STREAM = 'nodebeats';
+const BEAT_WINDOW = 256;
 
 /** Failures that say nothing about the request itself: another attempt may well succeed. */
 function isTransient(error: unknown): boolean {
@@ -96,8 +125,9 @@ function fromCurrent(current: CurrentRevision): number | 'no_stream' {
   return current === NO_STREAM ? 'no_stream' : Number(current);
 }
 
-function isSystemEvent(event: EsdbRecordedEvent): boolean {
-  return event.type.startsWith('$');
+/** Not part of the domain log: the server's system events and the heartbeats. */
+function isHidden(event: EsdbRecordedEvent): boolean {
+  return event.type.startsWith('$') || event.streamId === BEAT_STREAM;
 }
 
 function toRecorded(event: EsdbRecordedEvent): RecordedEvent {
@@ -116,6 +146,7 @@ function toRecorded(event: EsdbRecordedEvent): RecordedEvent {
 export class EventStoreDbEventStore implements EventStore {
   private readonly client: EventStoreDbClientApi;
   private readonly subscriptions = new Set<Subscription>();
+  private beatStreamBounded = false;
 
   /** @param connection e.g. `esdb://localhost:2113?tls=false` (or `kurrentdb://…`), or a client */
   constructor(
@@ -125,8 +156,9 @@ export class EventStoreDbEventStore implements EventStore {
     this.client = typeof connection === 'string' ? EventStoreDBClient.connectionString(forEventStoreDbClient(connection)) : connection;
   }
 
-  async append(streamName: string, events: EventToAppend[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
+  async append(streamName: string, events: EventToAppend[], options: AppendOptions = {}): Promise<AppendResult> {
     if (events.length === 0) throw new Error('Nothing to append');
+    if (options.alongside) throw new MultiStreamAppendUnsupportedError(streamName, options.alongside.streamName);
     const expected = options.expectedRevision ?? 'any';
     // Ids are given once, before the first attempt: every retry sends the very same events.
     const eventData = events.map((e) => jsonEvent({ id: randomUUID(), type: e.type, data: e.data as JSONType, metadata: e.metadata }));
@@ -219,7 +251,7 @@ export class EventStoreDbEventStore implements EventStore {
         if (position === seen && read === 1) continue;
         if (position <= seen) throw new OutOfOrderEventError(position, seen);
         seen = position;
-        if (!isSystemEvent(event)) events.push(toRecorded(event));
+        if (!isHidden(event)) events.push(toRecorded(event));
       }
       if (read < pageSize) break; // the end of $all
     }
@@ -231,7 +263,7 @@ export class EventStoreDbEventStore implements EventStore {
       // The newest domain event: read $all backwards past any system events written after it.
       for await (const resolved of this.client.readAll({ direction: BACKWARDS, fromPosition: END })) {
         const event = resolved.event;
-        if (event && !isSystemEvent(event)) return Number(event.position.commit);
+        if (event && !isHidden(event)) return Number(event.position.commit);
       }
       return 0;
     });
@@ -250,6 +282,39 @@ export class EventStoreDbEventStore implements EventStore {
     return { kept: [] };
   }
 
+  /**
+   * Appends the beat (with a NodeForgotten per instance in `forget`, in the same append) to the
+   * heartbeat stream and reads its newest events back: per instance, the newest one decides.
+   * The store's clock is the server's `created` stamp of this beat.
+   */
+  async beat(mine: NodeBeat, forget: readonly string[] = []): Promise<BeatReading> {
+    if (!this.beatStreamBounded) {
+      await this.retrying(() => this.client.setStreamMetadata(BEAT_STREAM, { maxCount: BEAT_WINDOW }));
+      this.beatStreamBounded = true;
+    }
+    const beat: NodeBeat = { node: mine.node, instance: mine.instance, started: mine.started, clockMs: mine.clockMs, count: mine.count };
+    const written = [
+      ...forget.map((instance) => jsonEvent({ id: randomUUID(), type: 'NodeForgotten', data: { instance } })),
+      jsonEvent({ id: randomUUID(), type: 'NodeBeat', data: { ...beat } }),
+    ];
+    await this.retrying((attempt) => this.appendOnce(BEAT_STREAM, written, 'any', attempt > 1));
+    return this.retrying(async () => {
+      const decided = new Set<string>();
+      const beats: NodeBeat[] = [];
+      let storeClockMs: number | undefined;
+      for await (const resolved of this.client.readStream(BEAT_STREAM, { direction: BACKWARDS, fromRevision: END, maxCount: BEAT_WINDOW })) {
+        const event = resolved.event;
+        if (!event) continue;
+        if (event.id === written.at(-1)!.id) storeClockMs = event.created.getTime();
+        const data = event.data as Partial<NodeBeat>;
+        if (typeof data.instance !== 'string' || decided.has(data.instance)) continue;
+        decided.add(data.instance);
+        if (event.type === 'NodeBeat') beats.push(data as NodeBeat);
+      }
+      return { beats: beats.sort((a, b) => a.node.localeCompare(b.node) || a.instance.localeCompare(b.instance)), storeClockMs };
+    });
+  }
+
   /** Stops at the first failure or end of the server's stream and reports it (see port.ts). */
   subscribeToAll(options: SubscribeOptions): Subscription {
     const subscription = this.client.subscribeToAll({ fromPosition: toPosition(options.after), filter: excludeSystemEvents() });
@@ -265,7 +330,7 @@ export class EventStoreDbEventStore implements EventStore {
       options.onError?.(error);
     };
     subscription.on('data', (resolved) => {
-      if (stopped || !resolved.event) return;
+      if (stopped || !resolved.event || isHidden(resolved.event)) return;
       try {
         const recorded = toRecorded(resolved.event);
         // A subscription from a position starts after it; should the server hand over the event

@@ -24,6 +24,7 @@ export function instrumentedStore(store: EventStore, metrics: Pick<Metrics, 'eve
     subscribeToAll: (options) => store.subscribeToAll(options),
     headPosition: () => store.headPosition(),
     deleteStreams: (streamNames) => store.deleteStreams(streamNames),
+    beat: (mine, forget) => store.beat(mine, forget),
     close: () => store.close(),
   };
 }

@@ -1,5 +1,5 @@
-// The event store port (design.md §3). Small on purpose: both adapters implement exactly this,
-// and test/store/contract.ts holds them to the same behaviour.
+// The event store port. Small on purpose: every adapter implements exactly this, and
+// test/store/contract.ts holds them to the same behaviour (docs/architecture.md, "Event store").
 
 /** `no_stream`: the stream must not exist; a number: the revision of the stream's last event. */
 export type ExpectedRevision = 'any' | 'no_stream' | number;
@@ -23,11 +23,57 @@ export interface RecordedEvent<Type extends string = string, Data = unknown> {
   created: string;
 }
 
+/**
+ * A second stream written by the same atomic append: its events go in with the main stream's, or
+ * nothing does. With no events it is only checked. This is how a request fences its writes with
+ * its Idempotency-Key claim: the append carries the claim stream's revision as it left it, and
+ * fails whole if another request has taken the claim over since.
+ */
+export interface AlongsideWrite {
+  streamName: string;
+  expectedRevision: number | 'no_stream';
+  events: EventToAppend[];
+}
+
+export interface AppendOptions {
+  expectedRevision?: ExpectedRevision;
+  alongside?: AlongsideWrite;
+}
+
 export interface AppendResult {
   /** Revision of the last event appended to the stream. */
   nextExpectedRevision: number;
-  /** Global position of the last event appended. */
+  /** Global position of the last event appended (of either stream). */
   position: number;
+  /** With `alongside`: that stream's revision after the append. */
+  alongsideRevision?: number;
+}
+
+/**
+ * One process's heartbeat, as the store keeps it (one row per instance, replaced at each beat).
+ * Nodes read each other's to agree on one clock and to tell a live node from a dead one.
+ */
+export interface NodeBeat {
+  /** NODE_ID. */
+  node: string;
+  /** Unique per process start. */
+  instance: string;
+  /** When the instance started, on the log's clock (ISO-8601 UTC). */
+  started: string;
+  /** The instance's own clock (ms since the epoch, not corrected) when it wrote this beat. */
+  clockMs: number;
+  /** Increases with each beat of the instance: a row whose count stops moving is a dead instance. */
+  count: number;
+}
+
+export interface BeatReading {
+  /** Every instance's last beat, this one's included. */
+  beats: NodeBeat[];
+  /**
+   * The store server's own clock while it recorded this beat (ms since the epoch), where the store
+   * has a clock of its own (PostgreSQL, EventStoreDB); undefined for SQLite.
+   */
+  storeClockMs?: number;
 }
 
 export interface Subscription {
@@ -64,11 +110,12 @@ export interface SubscribeOptions {
 
 export interface EventStore {
   /**
-   * Appends atomically. Rejects with ConcurrencyError (src/domain/errors.ts) when
-   * `expectedRevision` does not match the stream, and with RecordTooLargeError when the events
-   * are more than the store takes in one append. Any other rejection is the store's own failure.
+   * Appends atomically (with `alongside`, both streams or neither). Rejects with ConcurrencyError
+   * (src/domain/errors.ts, naming the stream that did not match) when an expected revision does
+   * not match, and with RecordTooLargeError when the events are more than the store takes in one
+   * append. Any other rejection is the store's own failure.
    */
-  append(streamName: string, events: EventToAppend[], options?: { expectedRevision?: ExpectedRevision }): Promise<AppendResult>;
+  append(streamName: string, events: EventToAppend[], options?: AppendOptions): Promise<AppendResult>;
   /** The whole stream, oldest first; [] when it does not exist. */
   readStream(streamName: string): Promise<RecordedEvent[]>;
   /** Events after a global position, oldest first, at most `limit` of them. */
@@ -83,6 +130,11 @@ export interface EventStore {
    * streams are ignored.
    */
   deleteStreams(streamNames: readonly string[]): Promise<{ kept: string[] }>;
+  /**
+   * Records this instance's heartbeat (replacing its previous one), forgets the instances named
+   * in `forget` (judged dead by the caller), and returns every instance's last beat.
+   */
+  beat(mine: NodeBeat, forget?: readonly string[]): Promise<BeatReading>;
   close(): Promise<void>;
 }
 

@@ -32,6 +32,7 @@ export function resumingStore(inner: EventStore, backoff: ResumeBackoff = DEFAUL
     readAll: (options) => inner.readAll(options),
     headPosition: () => inner.headPosition(),
     deleteStreams: (streamNames) => inner.deleteStreams(streamNames),
+    beat: (mine, forget) => inner.beat(mine, forget),
     subscribeToAll(options) {
       const subscription = resumingSubscription(inner, options, backoff, () => live.delete(subscription));
       live.add(subscription);

@@ -1,23 +1,38 @@
 // Embedded event store on SQLite (better-sqlite3), the default adapter.
 //
-// - One `events` table; the INTEGER PRIMARY KEY is the global position and a unique
-//   (stream, revision) index is the concurrency guard.
+// - The tables are in sqliteSchema.ts: the `events` table's INTEGER PRIMARY KEY is the global
+//   position and a unique (stream, revision) index is the concurrency guard.
 // - WAL with synchronous=FULL: an acknowledged append survives a power cut. To keep that cheap,
 //   appends are committed in batches (group commit: one transaction, one fsync for all of them);
-//   each append still succeeds or fails on its own expected revision.
-// - The commits run on a writer thread (sqliteWriter.ts) with its own connection, so the fsync
-//   never blocks the event loop: a batch is every append that arrived while the previous batch
-//   was being committed.
+//   each append still succeeds or fails on its own expected revisions, unless the database fails
+//   the batch itself (a full disk): then the whole batch fails and nothing of it is written.
+// - The commits run on a writer thread (sqliteWriterThread.ts) with its own connection, so the
+//   fsync never blocks the event loop: a batch is every append that arrived while the previous
+//   batch was being committed.
 // - Subscribers are fed from the table itself, so appends made by another process (the CLI)
 //   reach them too: `PRAGMA data_version` is polled and changes when another connection commits.
+// - With a position marker (logMarker.ts), a log that lost its tail since the last run is refused.
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { ConcurrencyError } from '../domain/errors.js';
-import type { AppendResult, EventStore, EventToAppend, ExpectedRevision, RecordedEvent, SubscribeOptions, Subscription } from './port.js';
+import { LogMarker, type LogMarkerOptions } from './logMarker.js';
+import type {
+  AppendOptions,
+  AppendResult,
+  BeatReading,
+  EventStore,
+  EventToAppend,
+  ExpectedRevision,
+  NodeBeat,
+  RecordedEvent,
+  SubscribeOptions,
+  Subscription,
+} from './port.js';
 import { ReadAhead } from './sqliteReader.js';
-import { startWriter, type WriterBatch, type WriterReply } from './sqliteWriter.js';
+import { createSchema } from './sqliteSchema.js';
+import { startWriter, type WriterEvent, type WriterFailure, type WriterReply, type WriterRequest, type WrittenStream } from './sqliteWriter.js';
 
 /**
  * A row as an array, in the column order of ROW_COLUMNS. Raw rows are read a third faster than
@@ -31,6 +46,7 @@ interface PendingAppend {
   streamName: string;
   events: EventToAppend[];
   expectedRevision: ExpectedRevision;
+  alongside: AppendOptions['alongside'];
   resolve(result: AppendResult): void;
   reject(error: Error): void;
 }
@@ -44,20 +60,52 @@ interface Subscriber extends SubscribeOptions {
 export interface SqliteEventStoreOptions {
   /** Path of the database file (a file: the writer thread opens it too). */
   file: string;
-  /** How often to look for appends made by other processes. */
+  /** How often to look for appends made by other processes; 100 ms unless set. */
   pollIntervalMs?: number;
+  /** The `created` stamp of appended events (ISO-8601 UTC); the system clock unless set. */
+  clock?: () => string;
+  /** Where the highest committed position is kept between runs; no marker unless set. */
+  positionMarker?: LogMarkerOptions;
+  /** Test only: caps the file at this many pages (PRAGMA max_page_count), as a full disk would. */
+  maxPageCount?: number;
 }
 
-/** A batch the writer thread is committing: each append with its serialised events. */
+/** An append as sent to the writer thread: its events serialised. */
+interface Sent {
+  append: PendingAppend;
+  events: WriterEvent[];
+  alongsideEvents: WriterEvent[] | undefined;
+}
+
+/** A batch the writer thread is committing. */
 interface InFlight {
   id: number;
   created: string;
-  sent: Array<{ append: PendingAppend; events: WriterBatch['appends'][number]['events'] }>;
+  sent: Sent[];
+}
+
+interface PendingBeat {
+  resolve(reading: BeatReading): void;
+  reject(error: Error): void;
 }
 
 const PAGE = 2000;
 /** Streams removed per statement: one short write lock at a time. */
 const DELETE_BATCH = 500;
+
+const systemClock = () => new Date().toISOString();
+
+function serialised(events: EventToAppend[]): WriterEvent[] {
+  return events.map((event) => ({
+    type: event.type,
+    data: JSON.stringify(event.data),
+    metadata: event.metadata === undefined ? null : JSON.stringify(event.metadata),
+  }));
+}
+
+function failureError(failure: WriterFailure): Error {
+  return Object.assign(new Error(failure.message), { code: failure.code });
+}
 
 function toRecorded(row: Row): RecordedEvent {
   return {
@@ -81,10 +129,13 @@ export class SqliteEventStore implements EventStore {
   private closed = false;
   private readonly writer: Worker;
   private inFlight: InFlight | undefined;
-  private lastBatchId = 0;
+  private readonly beats = new Map<number, PendingBeat>();
+  private lastRequestId = 0;
   private writerFailure: Error | undefined;
   private readonly idleWaiters: Array<() => void> = [];
   private readonly readAhead: ReadAhead<Row>;
+  private readonly now: () => string;
+  private readonly marker: LogMarker | undefined;
 
   private readonly stmt: {
     readStream: Database.Statement<[string], Row>;
@@ -96,33 +147,29 @@ export class SqliteEventStore implements EventStore {
   constructor(options: SqliteEventStoreOptions) {
     mkdirSync(dirname(options.file), { recursive: true });
     this.db = new Database(options.file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 5000');
-    this.db.exec(`
-      CREATE TABLE IF NOT EXISTS events (
-        position INTEGER PRIMARY KEY AUTOINCREMENT,
-        stream   TEXT    NOT NULL,
-        revision INTEGER NOT NULL,
-        type     TEXT    NOT NULL,
-        data     TEXT    NOT NULL,
-        metadata TEXT,
-        created  TEXT    NOT NULL
-      );
-      CREATE UNIQUE INDEX IF NOT EXISTS events_stream_revision ON events (stream, revision);
-    `);
-    this.stmt = {
-      readStream: this.db.prepare<[string], Row>(`SELECT ${ROW_COLUMNS} FROM events WHERE stream = ? ORDER BY revision`).raw(true),
-      readAfter: this.db.prepare<[number, number], Row>(READ_AFTER).raw(true),
-      dataVersion: this.db.prepare('PRAGMA data_version'),
-      head: this.db.prepare('SELECT coalesce(max(position), 0) AS head FROM events'),
-    };
+    try {
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = FULL');
+      this.db.pragma('busy_timeout = 5000');
+      createSchema(this.db);
+      this.stmt = {
+        readStream: this.db.prepare<[string], Row>(`SELECT ${ROW_COLUMNS} FROM events WHERE stream = ? ORDER BY revision`).raw(true),
+        readAfter: this.db.prepare<[number, number], Row>(READ_AFTER).raw(true),
+        dataVersion: this.db.prepare('PRAGMA data_version'),
+        head: this.db.prepare('SELECT coalesce(max(position), 0) AS head FROM events'),
+      };
+      this.marker = options.positionMarker && LogMarker.open({ ...options.positionMarker, database: options.file }, this.stmt.head.get()!.head);
+    } catch (error) {
+      this.db.close();
+      throw error;
+    }
+    this.now = options.clock ?? systemClock;
     this.dataVersion = this.stmt.dataVersion.get()!.data_version;
     this.pollTimer = setInterval(() => this.pollForOtherWriters(), options.pollIntervalMs ?? 100);
     this.pollTimer.unref();
     this.readAhead = new ReadAhead<Row>({ file: options.file, sql: READ_AFTER });
-    this.writer = startWriter(options.file);
-    // Referenced only while a batch is in flight: an idle store never keeps the process alive.
+    this.writer = startWriter({ file: options.file, maxPageCount: options.maxPageCount });
+    // Referenced only while a request is out: an idle store never keeps the process alive.
     this.writer.unref();
     this.writer.on('message', (reply: WriterReply) => this.onWriterReply(reply));
     this.writer.on('error', (error) => this.onWriterFailure(error));
@@ -131,11 +178,12 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
-  append(streamName: string, events: EventToAppend[], options: { expectedRevision?: ExpectedRevision } = {}): Promise<AppendResult> {
+  append(streamName: string, events: EventToAppend[], options: AppendOptions = {}): Promise<AppendResult> {
     if (this.closed) return Promise.reject(new Error('The event store is closed'));
     if (events.length === 0) return Promise.reject(new Error('Nothing to append'));
+    if (options.alongside?.streamName === streamName) return Promise.reject(new Error(`An append to ${streamName} cannot name it as its alongside stream too`));
     return new Promise((resolve, reject) => {
-      this.pending.push({ streamName, events, expectedRevision: options.expectedRevision ?? 'any', resolve, reject });
+      this.pending.push({ streamName, events, expectedRevision: options.expectedRevision ?? 'any', alongside: options.alongside, resolve, reject });
       // While a batch is in flight, its reply sends what gathered meanwhile. An idle writer gets
       // this append at the end of the current job, with whatever else that job appends: waiting
       // for the loop's check phase to gather more would only add its turn to every light append.
@@ -178,6 +226,20 @@ export class SqliteEventStore implements EventStore {
       .immediate();
   }
 
+  /** On the writer thread: the beat's fsync (and any wait for the write lock) stays off the event loop. */
+  beat(mine: NodeBeat, forget: readonly string[] = []): Promise<BeatReading> {
+    if (this.closed) return Promise.reject(new Error('The event store is closed'));
+    if (this.writerFailure) return Promise.reject(this.writerFailure);
+    return new Promise((resolve, reject) => {
+      const id = ++this.lastRequestId;
+      this.beats.set(id, { resolve, reject });
+      this.holdWriter();
+      const { node, instance, started, clockMs, count } = mine;
+      const request: WriterRequest = { kind: 'beat', id, mine: { node, instance, started, clockMs, count }, forget: [...forget] };
+      this.writer.postMessage(request);
+    });
+  }
+
   subscribeToAll(options: SubscribeOptions): Subscription {
     const subscriber: Subscriber = { ...options, lastDelivered: options.after, pumping: false, closed: false };
     this.subscribers.add(subscriber);
@@ -194,14 +256,18 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.pollTimer);
-    // Appends accepted before close() still commit.
-    while (this.inFlight || this.pending.length > 0) {
+    // Appends and beats accepted before close() still commit.
+    while (this.inFlight || this.pending.length > 0 || this.beats.size > 0) {
       this.sendToWriter();
-      if (this.inFlight) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      if (this.inFlight || this.beats.size > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     }
     await Promise.all([this.writer.terminate(), this.readAhead.close()]);
     this.subscribers.clear();
-    this.db.close();
+    try {
+      await this.marker?.close(this.stmt.head.get()!.head);
+    } finally {
+      this.db.close();
+    }
   }
 
   private flush(): void {
@@ -217,69 +283,113 @@ export class SqliteEventStore implements EventStore {
       for (const append of batch) append.reject(this.writerFailure);
       return;
     }
-    const sent: InFlight['sent'] = [];
+    const sent: Sent[] = [];
     for (const append of batch) {
       try {
-        const events = append.events.map((event) => ({
-          type: event.type,
-          data: JSON.stringify(event.data),
-          metadata: event.metadata === undefined ? null : JSON.stringify(event.metadata),
-        }));
-        sent.push({ append, events });
+        sent.push({ append, events: serialised(append.events), alongsideEvents: append.alongside && serialised(append.alongside.events) });
       } catch (error) {
         append.reject(error as Error); // data JSON cannot hold: this append fails alone
       }
     }
     if (sent.length === 0) return;
-    const flight: InFlight = { id: ++this.lastBatchId, created: new Date().toISOString(), sent };
+    let created: string;
+    try {
+      created = this.now();
+    } catch (error) {
+      for (const { append } of sent) append.reject(error as Error);
+      return;
+    }
+    const flight: InFlight = { id: ++this.lastRequestId, created, sent };
     this.inFlight = flight;
-    this.writer.ref();
-    const message: WriterBatch = {
+    this.holdWriter();
+    const request: WriterRequest = {
+      kind: 'batch',
       id: flight.id,
       created: flight.created,
-      appends: sent.map(({ append, events }) => ({ stream: append.streamName, expected: append.expectedRevision, events })),
+      appends: sent.map(({ append, events, alongsideEvents }) => ({
+        stream: append.streamName,
+        expected: append.expectedRevision,
+        events,
+        ...(append.alongside && { alongside: { stream: append.alongside.streamName, expected: append.alongside.expectedRevision, events: alongsideEvents! } }),
+      })),
     };
-    this.writer.postMessage(message);
+    this.writer.postMessage(request);
+  }
+
+  /** The writer thread keeps the process alive only while a request is out. */
+  private holdWriter(): void {
+    if (this.inFlight || this.beats.size > 0) this.writer.ref();
+    else this.writer.unref();
+  }
+
+  /** After a reply: close() may go on once nothing is out any more. */
+  private settleIdle(): void {
+    this.holdWriter();
+    if (!this.inFlight && this.beats.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   private onWriterReply(reply: WriterReply): void {
+    const beat = this.beats.get(reply.id);
+    if (beat) {
+      this.beats.delete(reply.id);
+      if ('beats' in reply) beat.resolve({ beats: reply.beats, storeClockMs: undefined });
+      else if ('fatal' in reply) beat.reject(failureError(reply.fatal));
+      this.settleIdle();
+      return;
+    }
     const flight = this.inFlight;
     if (!flight || flight.id !== reply.id) return;
     this.inFlight = undefined;
-    this.writer.unref();
     // What arrived while this batch was committing is the next batch, and it leaves now: its
     // commit runs while this batch's answers are being handled, rather than after them.
     this.sendToWriter();
-    if ('fatal' in reply) {
-      const error = new Error(reply.fatal);
+    if ('outcomes' in reply) this.settleBatch(flight, reply.outcomes);
+    else if ('fatal' in reply) {
+      // Nothing of the batch was written: every append in it fails with the database's error.
+      const error = failureError(reply.fatal);
       for (const { append } of flight.sent) append.reject(error);
-    } else {
-      const appended: RecordedEvent[] = [];
-      flight.sent.forEach(({ append, events }, i) => {
-        const outcome = reply.outcomes[i]!;
-        if (outcome.ok) {
-          events.forEach((event, k) =>
-            appended.push({
-              streamName: append.streamName,
-              revision: outcome.revision - events.length + 1 + k,
-              position: outcome.positions[k]!,
-              type: event.type,
-              data: JSON.parse(event.data),
-              metadata: event.metadata === null ? undefined : JSON.parse(event.metadata),
-              created: flight.created,
-            }),
-          );
-          append.resolve({ nextExpectedRevision: outcome.revision, position: outcome.positions.at(-1)! });
-        } else if ('conflict' in outcome) {
-          const current = outcome.conflict;
-          append.reject(new ConcurrencyError(append.streamName, append.expectedRevision as number | 'no_stream', current === -1 ? 'no_stream' : current));
-        } else {
-          append.reject(new Error(outcome.message));
-        }
-      });
-      for (const subscriber of this.subscribers) this.deliverFresh(subscriber, appended);
     }
-    if (!this.inFlight) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    this.settleIdle();
+  }
+
+  private settleBatch(flight: InFlight, outcomes: Extract<WriterReply, { outcomes: unknown }>['outcomes']): void {
+    const appended: RecordedEvent[] = [];
+    const record = (streamName: string, events: WriterEvent[], written: WrittenStream) =>
+      events.forEach((event, k) =>
+        appended.push({
+          streamName,
+          revision: written.revision - events.length + 1 + k,
+          position: written.positions[k]!,
+          type: event.type,
+          data: JSON.parse(event.data),
+          metadata: event.metadata === null ? undefined : JSON.parse(event.metadata),
+          created: flight.created,
+        }),
+      );
+    flight.sent.forEach(({ append, events, alongsideEvents }, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) {
+        // In position order: the writer inserts the stream's events, then its alongside's.
+        record(append.streamName, events, outcome);
+        if (append.alongside && outcome.alongside) record(append.alongside.streamName, alongsideEvents!, outcome.alongside);
+        const position = Math.max(outcome.positions.at(-1) ?? 0, outcome.alongside?.positions.at(-1) ?? 0);
+        append.resolve({
+          nextExpectedRevision: outcome.revision,
+          position,
+          ...(outcome.alongside && { alongsideRevision: outcome.alongside.revision }),
+        });
+      } else if ('conflict' in outcome) {
+        const { alongside, current } = outcome.conflict;
+        const actual = current === -1 ? 'no_stream' : current;
+        if (alongside) append.reject(new ConcurrencyError(append.alongside!.streamName, append.alongside!.expectedRevision, actual));
+        else append.reject(new ConcurrencyError(append.streamName, append.expectedRevision as number | 'no_stream', actual));
+      } else {
+        append.reject(new Error(outcome.message));
+      }
+    });
+    const last = appended.at(-1);
+    if (last) this.marker?.saw(last.position);
+    for (const subscriber of this.subscribers) this.deliverFresh(subscriber, appended);
   }
 
   private onWriterFailure(error: Error): void {
@@ -288,6 +398,8 @@ export class SqliteEventStore implements EventStore {
     this.inFlight = undefined;
     for (const { append } of flight?.sent ?? []) append.reject(this.writerFailure);
     for (const append of this.pending.splice(0)) append.reject(this.writerFailure);
+    for (const beat of this.beats.values()) beat.reject(this.writerFailure);
+    this.beats.clear();
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 

@@ -7,28 +7,28 @@
 //
 // A page read ahead is what a read at that moment would have returned: the log only grows at its
 // end, so a full page never changes, and a short last page only means the caller goes on from
-// its end (live, through the subscription). Like the writer, the worker runs plain JavaScript.
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+// its end (live, through the subscription). The thread itself is sqliteReaderThread.ts.
+import type { Worker } from 'node:worker_threads';
+import { startThread } from './sqliteThreads.js';
 
-const READER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Database = require(workerData.driver);
-const db = new Database(workerData.file, { readonly: true });
-const page = db.prepare(workerData.sql).raw(true);
-parentPort.on('message', ({ id, after, limit }) => {
-  try {
-    const rows = page.all(after, limit);
-    const columns = rows.length === 0 ? [] : rows[0].map((_, c) => rows.map((row) => row[c]));
-    parentPort.postMessage({ id, columns, length: rows.length });
-  } catch {
-    parentPort.postMessage({ id });
-  }
-});
-`;
+export interface ReaderOptions {
+  file: string;
+  /** Takes (after, limit) and returns rows in position order, the position first. */
+  sql: string;
+}
+
+export interface ReaderRequest {
+  id: number;
+  after: number;
+  limit: number;
+}
 
 /** No columns: the reader could not read the page (the caller reads it itself). */
-type Reply = { id: number; columns?: unknown[][]; length?: number };
+export interface ReaderReply {
+  id: number;
+  columns?: unknown[][];
+  length?: number;
+}
 
 interface Ahead<Row extends [number, ...unknown[]]> {
   after: number;
@@ -50,8 +50,7 @@ export class ReadAhead<Row extends [number, ...unknown[]]> {
   private lastId = 0;
   private closed = false;
 
-  /** `sql` takes (after, limit) and returns rows in position order, the position first. */
-  constructor(private readonly options: { file: string; sql: string }) {}
+  constructor(private readonly options: ReaderOptions) {}
 
   /**
    * The page after `after` if it was read ahead, undefined when it was not (or the reader could
@@ -73,7 +72,8 @@ export class ReadAhead<Row extends [number, ...unknown[]]> {
     this.ahead = { after, limit, rows };
     // Referenced only while a read is out, so an idle reader never keeps the process alive.
     worker.ref();
-    worker.postMessage({ id, after, limit });
+    const request: ReaderRequest = { id, after, limit };
+    worker.postMessage(request);
   }
 
   /** Forgets a page read ahead (the log changed in a way a page could show: streams deleted). */
@@ -90,9 +90,8 @@ export class ReadAhead<Row extends [number, ...unknown[]]> {
 
   private start(): Worker {
     if (this.worker) return this.worker;
-    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-    const worker = new Worker(READER_SOURCE, { eval: true, workerData: { ...this.options, driver }, execArgv: [] });
-    worker.on('message', (reply: Reply) => {
+    const worker = startThread('sqliteReaderThread', this.options);
+    worker.on('message', (reply: ReaderReply) => {
       if (reply.id === this.waiting?.id) this.settle(reply.columns ? rowsOf(reply.columns, reply.length!) : undefined);
     });
     // A reader that fails reads nothing more: every page is read on the event loop again.

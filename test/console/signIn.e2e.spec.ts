@@ -107,7 +107,7 @@ test('an operator removed from CONSOLE_ADMINS is refused at the next request', (
   withHarness({ CONSOLE_ADMINS: `${ALICE.oId},${BOB.oId}` }, async (h) => {
     const operator = await signInOperator(h, BOB.oId);
     // Another node on the same store and secret, started with a shorter list.
-    const other = await startService(loadConfig({ PORT: '0', DATA_DIR: h.dataDir, COMMUNITY_URL: h.simUrl, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'silent', CONSOLE_ADMINS: ALICE.oId }));
+    const other = await startService(loadConfig({ PORT: '0', DATA_DIR: h.dataDir, COMMUNITY_URL: h.simUrl, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'silent', CONSOLE_ADMINS: ALICE.oId, NODE_ID: 'other-node' }));
     try {
       assert.is((await consoleGet(h, operator, '/console/api/me')).status, 200);
       const refused = await fetch(`${other.url}/console/api/me`, { headers: { Cookie: operator.cookie } });

@@ -82,7 +82,7 @@ const start = (operation?: OperationView, claim = 'c2'): IdempotencyCommand => (
 });
 
 test('a request claims a free key under a name of its own; a key it may not run records nothing', () => {
-  key.given().when(start()).then([{ type: 'IdempotentRequestStarted', data: { appId: 'game', requestHash: 'h', at: NOW, expires: EXPIRES, node: 'n2', claim: 'c2' } }]);
+  key.given().when(start()).then([{ type: 'IdempotentRequestStarted', data: { appId: 'game', requestHash: 'h', at: NOW, expires: EXPIRES, node: 'n2', claim: 'c2', epoch: 'c2' } }]);
   key.given([started(FRESH)]).when(start()).thenNothing();
   key.given([started(OLD), bound]).when(start(pending)).thenNothing();
   key.given([started(OLD), bound]).when(start()).thenNothing();
@@ -92,18 +92,25 @@ test('a request claims a free key under a name of its own; a key it may not run 
 
 test('a stale claim that sent nothing is taken over, and its old holder can then bind, answer and free nothing', () => {
   const takenOver = [started(OLD, 'c1'), started(NOW, 'c2')];
-  key.given([started(OLD, 'c1')]).when(start()).then([{ type: 'IdempotentRequestStarted', data: { appId: 'game', requestHash: 'h', at: NOW, expires: EXPIRES, node: 'n2', claim: 'c2' } }]);
+  // The takeover goes on with the key's use: what the old holder wrote under it is not written again.
+  key.given([started(OLD, 'c1')]).when(start()).then([{ type: 'IdempotentRequestStarted', data: { appId: 'game', requestHash: 'h', at: NOW, expires: EXPIRES, node: 'n2', claim: 'c2', epoch: 'c1' } }]);
   key.given(takenOver).when({ type: 'BindOperation', claim: 'c1', operationId: 'op1', at: NOW }).thenThrows(ClaimLostError);
   key.given(takenOver).when({ type: 'CompleteRequest', claim: 'c1', status: 200, body: {}, at: NOW, expires: EXPIRES }).thenNothing();
   key.given(takenOver).when({ type: 'ReleaseRequest', claim: 'c1', at: NOW }).thenNothing();
   key.given(takenOver).when({ type: 'BindOperation', claim: 'c2', operationId: 'op2', at: NOW }).then([{ type: 'IdempotentOperationBound', data: { appId: 'game', operationId: 'op2', at: NOW } }]);
 });
 
+test('a released key claimed again for the same request goes on with its use; for another one after expiry, a new use', () => {
+  key.given([started(FRESH), released]).when(start()).then([{ type: 'IdempotentRequestStarted', data: { appId: 'game', requestHash: 'h', at: NOW, expires: EXPIRES, node: 'n2', claim: 'c2', epoch: 'c1' } }]);
+  const expired: IdempotencyEvent = { type: 'IdempotentRequestStarted', data: { appId: 'game', requestHash: 'h', at: OLD, expires: OLD, node: 'n1', claim: 'c1' } };
+  key.given([expired, released]).when(start()).then([{ type: 'IdempotentRequestStarted', data: { appId: 'game', requestHash: 'h', at: NOW, expires: EXPIRES, node: 'n2', claim: 'c2', epoch: 'c2' } }]);
+});
+
 test('the holder binds, then keeps the answer; a released key is free again', () => {
   const answer = key.given([started(FRESH), bound]).when({ type: 'CompleteRequest', claim: 'c1', status: 200, body: { code: 0 }, at: NOW, expires: EXPIRES });
   answer.then([{ type: 'IdempotentRequestCompleted', data: { appId: 'game', requestHash: 'h', status: 200, body: { code: 0 }, at: NOW, expires: EXPIRES } }]);
   assert.equal(answer.state(), { kind: 'completed', appId: 'game', requestHash: 'h', status: 200, body: { code: 0 }, expires: EXPIRES, operationId: 'op1' });
-  assert.equal(key.given([started(FRESH)]).when({ type: 'ReleaseRequest', claim: 'c1', at: NOW }).state(), { kind: 'free' });
+  assert.equal(key.given([started(FRESH)]).when({ type: 'ReleaseRequest', claim: 'c1', at: NOW }).state(), { kind: 'free', last: { epoch: 'c1', requestHash: 'h', expires: EXPIRES } });
   key.given([started(FRESH), completed(200)]).when({ type: 'BindOperation', claim: 'c1', operationId: 'op1', at: NOW }).thenThrows(ClaimLostError);
 });
 

@@ -33,6 +33,13 @@ test("the sender's outcome is recorded, even after another node marked the opera
   operation.given().when({ type: 'RecordOutcome', outcome: applied }).thenThrows(NotFoundError);
 });
 
+test("a resolution is final: the sender's answer after it is kept beside it, and the status stays", () => {
+  const resolvedNotApplied: OperationEvent = { type: 'OperationResolved', data: { operationId: 'op1', oId: '42', applied: false, note: 'checked', by: { kind: 'operator', name: 'ops' }, at: T1 } };
+  const late = operation.given([requested, unknown, resolvedNotApplied]).when({ type: 'RecordOutcome', outcome: applied });
+  late.then([{ type: 'OperationAnsweredAfterResolution', data: { operationId: 'op1', oId: '42', answer: 'OperationApplied', detail: applied.data.message, at: applied.data.at } }]);
+  assert.equal(late.state(), { status: 'failed', oId: '42', resolved: true });
+});
+
 test('only a pending operation is closed as unknown; one with an outcome keeps it', () => {
   operation.given([requested]).when(close).then([{ type: 'OperationOutcomeUnknown', data: { operationId: 'op1', oId: '42', reason: 'its node restarted', at: T1 } }]);
   operation.given([requested, applied]).when(close).thenNothing();
@@ -42,8 +49,8 @@ test('only a pending operation is closed as unknown; one with an outcome keeps i
 test('only an unknown outcome can be resolved; the resolution decides the status', () => {
   const resolved = operation.given([requested, unknown]).when(resolve(true));
   resolved.then([{ type: 'OperationResolved', data: { operationId: 'op1', oId: '42', applied: true, note: 'checked', by: { kind: 'operator', name: 'ops' }, at: T1 } }]);
-  assert.equal(resolved.state(), { status: 'applied', oId: '42' });
-  assert.equal(operation.given([requested, unknown]).when(resolve(false)).state(), { status: 'failed', oId: '42' });
+  assert.equal(resolved.state(), { status: 'applied', oId: '42', resolved: true });
+  assert.equal(operation.given([requested, unknown]).when(resolve(false)).state(), { status: 'failed', oId: '42', resolved: true });
   operation.given([requested, applied]).when(resolve(false)).thenThrows(ConflictError, /applied, not unknown/);
   operation.given([requested]).when(resolve(true)).thenThrows(ConflictError, /pending/);
   operation.given().when(resolve(true)).thenThrows(NotFoundError);
@@ -53,7 +60,7 @@ test('an operation abandoned by a takeover can never be recorded; one already re
   const abandon: OperationCommand = { type: 'AbandonOperation', operationId: 'op1', at: T1 };
   const abandoned: OperationEvent = { type: 'OperationAbandoned', data: { operationId: 'op1', at: T1 } };
   operation.given().when(abandon).then([abandoned]);
-  operation.given([abandoned]).when({ type: 'RequestOperation', requested }).thenThrows(ClaimLostError, /nothing was sent/);
+  operation.given([abandoned]).when({ type: 'RequestOperation', requested }).thenThrows(ClaimLostError, /nothing was written or sent/);
   operation.given([abandoned]).when({ type: 'RecordOutcome', outcome: applied }).thenThrows(NotFoundError);
   operation.given([abandoned]).when(resolve(true)).thenThrows(NotFoundError);
   operation.given([abandoned]).when(close).thenNothing();

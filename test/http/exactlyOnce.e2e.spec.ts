@@ -161,24 +161,24 @@ test('a request stalled between binding its key and recording its intent records
     }
   }));
 
-test('a second process started by mistake with the same NODE_ID frees a live request\'s key only after ruling out its operation: the platform sees the write once', () =>
+test('a second process started by mistake with the same NODE_ID is refused while the first is live, and touches none of its work: the platform sees the write once', () =>
   withHarness({ NODE_ID: 'shared', IDEMPOTENCY_CLAIM_STALE_MS: '60000' }, async (h) => {
     const { key } = await h.key();
     const body = { oId: ALICE.oId, point: 9, memo: 'same node id' };
     const stall = holdFirstAppendOf(h.service.deps.store, 'PointsEditRequested');
     const stalled = send(h, key, 'twin', body);
     await stall.held;
-    const twin = await anotherNode(h, { NODE_ID: 'shared' });
-    try {
-      const retry = await sendTo(twin, key, 'twin', body);
-      assert.is(retry.status, 200, retry.text);
-      stall.release();
-      const late = await stalled;
-      assert.is(late.status, 409, late.text);
-      assert.is(applied(h, 'same node id'), 1);
-    } finally {
-      await twin.close();
-    }
+    const twin = await anotherNode(h, { NODE_ID: 'shared' }).then(
+      (started) => started,
+      (error: Error) => error,
+    );
+    if (!(twin instanceof Error)) await twin.close();
+    assert.instance(twin, Error, 'the twin started');
+    assert.match((twin as Error).message, /^Another live process already runs as NODE_ID=shared \(instance [^)]+\): give each process its own NODE_ID$/);
+    stall.release();
+    const answer = await stalled;
+    assert.is(answer.status, 200, answer.text);
+    assert.is(applied(h, 'same node id'), 1);
   }));
 
 test('a VIP grant recorded while the read models lag answers 200 and keeps the key: the retry replays it and records nothing more', () =>

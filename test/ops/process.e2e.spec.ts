@@ -177,7 +177,7 @@ test('a corrupt events.sqlite stops the start with one line naming the file and 
   }
 });
 
-test('a store that refuses the start-up recovery writes stops the start with one line naming the store and the cause, exit 1', async () => {
+test("a store that refuses the start-up writes (the node's heartbeat, then the recovery) stops the start with one line naming the store and the cause, exit 1", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'community-bridge-process-'));
   const file = join(dataDir, 'events.sqlite');
   // What node-x left pending when it died: its restart must record the operation as unknown.
@@ -190,7 +190,8 @@ test('a store that refuses the start-up recovery writes stops the start with one
   locker.exec('BEGIN EXCLUSIVE');
   try {
     const run = await runToExit({ DATA_DIR: dataDir, NODE_ID: 'node-x' });
-    assertOneLine(run, new RegExp(`^Cannot record what an earlier run of node node-x left half-done in the event store \\(SQLite file ${file.replace(/[.]/g, '\\.')}\\): .*locked`));
+    // The heartbeat is the first write of a start: it meets the lock first.
+    assertOneLine(run, new RegExp(`^Cannot record this node's heartbeat in the event store \\(SQLite file ${file.replace(/[.]/g, '\\.')}\\): .*locked`));
   } finally {
     locker.exec('ROLLBACK');
     locker.close();

@@ -1,11 +1,15 @@
-// The one behaviour both event store adapters must show (design.md §3). Each adapter's spec runs
-// this suite against a fresh store per test, as the service uses it: the adapter inside
+// The one behaviour every event store adapter must show (docs/architecture.md, "Event store").
+// Each adapter's spec runs this suite against a fresh store per test, as the service uses it: the adapter inside
 // resumingStore, with a fault-injecting wrapper between the two (test/support/faultyStore.ts),
 // which stays out of the way until a test asks it for a dropped, ended or refused subscription.
 //
 // The tests never assume an empty store: stream names are random and reads are narrowed to the
 // test's own streams, so the suite also runs against a shared EventStoreDB whose $all already
 // holds other events.
+//
+// An adapter without atomic multi-stream appends (EventStoreDB) must refuse every append with
+// `alongside` outright, writing nothing (MultiStreamAppendUnsupportedError); the fenced-write
+// tests check that much of it and no more.
 import { randomUUID } from 'node:crypto';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -15,8 +19,11 @@ import {
   OutOfOrderEventError,
   SubscriptionEndedError,
   SubscriptionInterruptedError,
+  type AppendOptions,
   type AppendResult,
   type EventStore,
+  type EventToAppend,
+  type NodeBeat,
   type RecordedEvent,
   type Subscription,
 } from '../../src/store/port.js';
@@ -102,6 +109,30 @@ function interruptions(errors: Error[]) {
 }
 
 const values = (events: RecordedEvent[]) => events.map((e) => (e.data as { i: number }).i);
+
+const types = async (store: EventStore, stream: string) => (await store.readStream(stream)).map((e) => e.type);
+
+/**
+ * A fenced append (one with `alongside`); undefined when the adapter refuses fenced writes as
+ * unsupported, after checking that the refusal wrote nothing on either stream.
+ */
+async function fenced(store: EventStore, stream: string, events: EventToAppend[], options: AppendOptions): Promise<AppendResult | undefined> {
+  const before = [await types(store, stream), await types(store, options.alongside!.streamName)];
+  try {
+    return await store.append(stream, events, options);
+  } catch (error) {
+    if (!(error instanceof Error && error.name === 'MultiStreamAppendUnsupportedError')) throw error;
+    assert.match(error.message, /atomic multi-stream appends/);
+    assert.equal([await types(store, stream), await types(store, options.alongside!.streamName)], before, 'a refused fenced write wrote nothing');
+    return undefined;
+  }
+}
+
+/** Whether the store takes fenced writes at all (a probe on streams of its own). */
+async function takesFencedWrites(store: EventStore): Promise<boolean> {
+  const claim = uniqueStream('probe-claim');
+  return (await fenced(store, uniqueStream('probe'), [event('Probed')], { alongside: { streamName: claim, expectedRevision: 'no_stream', events: [] } })) !== undefined;
+}
 
 const cases: Record<string, (ctx: Context) => Promise<void>> = {
   'append then readStream returns the events in order with revisions 0..n': async ({ store }) => {
@@ -375,6 +406,125 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
     assert.is(withoutMeta!.metadata, undefined);
     const [fromAll] = await readMine(store, base, [stream]);
     assert.equal(fromAll!.metadata, metadata);
+  },
+
+  'alongside: both streams are written in one append, in position order, and subscribers get both': async ({ store }) => {
+    const [main, claim] = [uniqueStream('fenced'), uniqueStream('claim')];
+    await store.append(claim, [event('Claimed')]);
+    const base = await mark(store);
+    const sub = collect(store, base, [main, claim]);
+    try {
+      const result = await fenced(store, main, [event('One'), event('Two')], {
+        expectedRevision: 'no_stream',
+        alongside: { streamName: claim, expectedRevision: 0, events: [event('Progressed')] },
+      });
+      if (!result) return;
+      assert.is(result.nextExpectedRevision, 1);
+      assert.is(result.alongsideRevision, 1);
+      assert.equal(await types(store, main), ['One', 'Two']);
+      assert.equal(await types(store, claim), ['Claimed', 'Progressed']);
+      const written = await readMine(store, base, [main, claim]);
+      assert.is(written.length, 3);
+      assertStrictlyIncreasing(
+        written.map((e) => e.position),
+        'the fenced append in $all',
+      );
+      assert.is(result.position, written.at(-1)!.position, 'the position of the last event of either stream');
+      await eventually(() => sub.events.length >= 3, `3 events expected, ${sub.events.length} delivered`);
+      assert.equal(ids(sub.events), ids(written), 'subscribers get both streams, in position order');
+    } finally {
+      await sub.subscription.unsubscribe();
+    }
+  },
+
+  'alongside: a stale revision on either stream is a ConcurrencyError naming that stream, and nothing is written': async ({ store }) => {
+    const [main, claim] = [uniqueStream('fenced'), uniqueStream('claim')];
+    await store.append(main, [event('Started')]);
+    await store.append(claim, [event('Claimed'), event('TakenOver')]);
+    const attempts: Array<[string, AppendOptions, number | 'no_stream', number]> = [
+      [claim, { expectedRevision: 0, alongside: { streamName: claim, expectedRevision: 0, events: [event('Progressed')] } }, 0, 1],
+      [claim, { expectedRevision: 0, alongside: { streamName: claim, expectedRevision: 'no_stream', events: [event('Progressed')] } }, 'no_stream', 1],
+      [main, { expectedRevision: 5, alongside: { streamName: claim, expectedRevision: 1, events: [event('Progressed')] } }, 5, 0],
+    ];
+    for (const [stale, options, expected, actual] of attempts) {
+      let error: unknown;
+      try {
+        if (!(await fenced(store, main, [event('Fenced')], options))) return;
+        assert.unreachable(`the append with a stale revision on ${stale} was accepted`);
+      } catch (caught) {
+        error = caught;
+      }
+      assert.instance(error, ConcurrencyError);
+      assert.is((error as ConcurrencyError).streamName, stale, 'the error names the stream that did not match');
+      assert.is((error as ConcurrencyError).expected, expected);
+      assert.is((error as ConcurrencyError).actual, actual);
+    }
+    assert.equal(await types(store, main), ['Started'], 'nothing on the main stream');
+    assert.equal(await types(store, claim), ['Claimed', 'TakenOver'], 'nothing on the alongside stream');
+  },
+
+  'alongside without events is a pure check of that stream': async ({ store }) => {
+    const [main, claim, missing] = [uniqueStream('fenced'), uniqueStream('claim'), uniqueStream('claim')];
+    await store.append(claim, [event('Claimed')]);
+    const checked = await fenced(store, main, [event('One')], { alongside: { streamName: claim, expectedRevision: 0, events: [] } });
+    if (!checked) return;
+    assert.is(checked.nextExpectedRevision, 0);
+    assert.is(checked.alongsideRevision, 0, 'the checked stream is where it was');
+    assert.equal(await types(store, claim), ['Claimed'], 'nothing written on the checked stream');
+    assert.equal(await types(store, main), ['One']);
+    assert.is(checked.position, (await store.readStream(main))[0]!.position);
+
+    await store.append(main, [event('Two')], { alongside: { streamName: missing, expectedRevision: 'no_stream', events: [] } });
+    assert.equal(await store.readStream(missing), [], "a check of 'no_stream' creates nothing");
+
+    const error = await rejection(store.append(main, [event('Three')], { alongside: { streamName: claim, expectedRevision: 'no_stream', events: [] } }));
+    assert.instance(error, ConcurrencyError);
+    assert.is((error as ConcurrencyError).streamName, claim);
+    assert.equal(await types(store, main), ['One', 'Two'], 'a failed check writes nothing');
+  },
+
+  'alongside: of concurrent appends fenced on the same revision, exactly one wins': async ({ store }) => {
+    if (!(await takesFencedWrites(store))) return;
+    const claim = uniqueStream('claim');
+    await store.append(claim, [event('Claimed')]);
+    const mains = Array.from({ length: 6 }, () => uniqueStream('fenced'));
+    const outcomes = await Promise.allSettled(
+      mains.map((main, i) => store.append(main, [event('Fenced', { i })], { alongside: { streamName: claim, expectedRevision: 0, events: [event('Progressed', { i })] } })),
+    );
+    const won = outcomes.flatMap((o, i) => (o.status === 'fulfilled' ? [i] : []));
+    assert.is(won.length, 1, 'one append wins the claim');
+    for (const o of outcomes) if (o.status === 'rejected') assert.instance(o.reason, ConcurrencyError);
+    const claimed = await store.readStream(claim);
+    assert.equal(
+      claimed.map((e) => e.data),
+      [{}, { i: won[0] }],
+    );
+    for (const [i, main] of mains.entries()) assert.is((await store.readStream(main)).length, i === won[0] ? 1 : 0);
+  },
+
+  'beat: every instance reads each one’s last beat; forget removes an instance': async ({ store }) => {
+    const node = uniqueStream('node');
+    const [a, b] = [randomUUID(), randomUUID()];
+    const started = new Date().toISOString();
+    const beatOf = (instance: string, count: number): NodeBeat => ({ node, instance, started, clockMs: Date.now(), count });
+    const mine = (beats: NodeBeat[]) =>
+      beats
+        .filter((beat) => beat.instance === a || beat.instance === b)
+        .sort((x, y) => (x.instance === a ? -1 : 1) - (y.instance === a ? -1 : 1));
+
+    const first = beatOf(a, 1);
+    assert.equal(mine((await store.beat(first)).beats), [first]);
+    const second = beatOf(b, 1);
+    const fromB = await store.beat(second);
+    assert.equal(mine(fromB.beats), [first, second], 'the second instance sees both');
+    assert.ok(fromB.storeClockMs === undefined || Math.abs(fromB.storeClockMs - Date.now()) < 60_000, `store clock ${fromB.storeClockMs}`);
+    const third = beatOf(a, 2);
+    assert.equal(mine((await store.beat(third)).beats), [third, second], 'a beat replaces the instance’s previous one');
+
+    const forgetting = beatOf(b, 2);
+    assert.equal(mine((await store.beat(forgetting, [a])).beats), [forgetting], 'a forgotten instance is gone');
+    const later = beatOf(b, 3);
+    assert.equal(mine((await store.beat(later)).beats), [later], 'and stays gone');
   },
 
   'data comes back as parsed JSON (nested objects, arrays, unicode)': async ({ store }) => {

@@ -1,6 +1,6 @@
 // The EventStoreDB adapter's own logic, without a server (none can run here): retries with the
-// same event ids, the oversized-append mapping, the subscription's end and error reports, and the
-// connection string schemes. The client is replaced by an in-memory stand-in that fails on command
+// same event ids, the oversized-append mapping, the subscription's end and error reports, fenced
+// writes refused, heartbeats, and the connection string schemes. The client is replaced by an in-memory stand-in that fails on command
 // the way the real one does (it throws the client's own error classes).
 import { EventEmitter } from 'node:events';
 import {
@@ -18,7 +18,7 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 import { ConcurrencyError, RecordTooLargeError } from '../../src/domain/errors.js';
 import { statusOf } from '../../src/http/middleware/errors.js';
 import { forEventStoreDbClient, redactedConnectionString } from '../../src/store/connectionString.js';
-import { EventStoreDbEventStore, type EventStoreDbClientApi } from '../../src/store/eventstoredb.js';
+import { EventStoreDbEventStore, MultiStreamAppendUnsupportedError, type EventStoreDbClientApi } from '../../src/store/eventstoredb.js';
 import { OutOfOrderEventError, SubscriptionEndedError, SubscriptionInterruptedError, type RecordedEvent } from '../../src/store/port.js';
 import { resumingStore } from '../../src/store/resuming.js';
 
@@ -43,6 +43,7 @@ class FakeClient {
   /** Event ids of every appendToStream call. */
   readonly appendCalls: string[][] = [];
   readonly subscriptions: Array<EventEmitter & { fromPosition: unknown; unsubscribe(): Promise<void> }> = [];
+  readonly metadata = new Map<string, unknown>();
 
   stream(streamId: string) {
     return this.log.filter((e) => e.streamId === streamId);
@@ -99,6 +100,11 @@ class FakeClient {
     const subscription = Object.assign(new EventEmitter(), { fromPosition: options.fromPosition, unsubscribe: async () => undefined });
     this.subscriptions.push(subscription);
     return subscription;
+  }
+
+  async setStreamMetadata(streamId: string, metadata: unknown) {
+    this.metadata.set(streamId, metadata);
+    return { success: true, nextExpectedRevision: 0n, position: undefined };
   }
 
   /** Hands an event of the log to a subscription, as the server pushes one. */
@@ -267,6 +273,49 @@ test("the subscription reports the end of the server's stream and an error, once
   await subscription.unsubscribe();
   third.emit('close');
   assert.is(errors.length, 2, 'nothing is reported after unsubscribe');
+});
+
+test('an append with alongside (a fenced write) is refused whole, with or without events: no multi-stream transaction', async () => {
+  const client = new FakeClient();
+  const store = adapter(client);
+  await store.append('claim-1', [{ type: 'Claimed', data: {} }]);
+  for (const events of [[{ type: 'Progressed', data: {} }], []]) {
+    const error = await rejection(store.append('work-1', [{ type: 'Done', data: {} }], { alongside: { streamName: 'claim-1', expectedRevision: 0, events } }));
+    assert.instance(error, MultiStreamAppendUnsupportedError);
+    assert.match((error as Error).message, /work-1 and check claim-1 in one atomic write: fenced writes need a store with atomic multi-stream appends \(SQLite, PostgreSQL\)/);
+  }
+  assert.is(client.appendCalls.length, 1, 'nothing was sent');
+  assert.equal(
+    client.log.map((e) => e.streamId),
+    ['claim-1'],
+  );
+});
+
+test("beats go to one bounded stream; each instance reads every instance's newest beat, the server's time as the store's clock; forgotten instances drop out; the log never shows them", async () => {
+  const client = new FakeClient();
+  const [one, two] = [adapter(client), adapter(client)];
+  await one.append('user-1', [{ type: 'Registered', data: {} }]);
+  const a = { node: 'node-a', instance: 'a-1', started: '2024-01-01T00:00:00.000Z', clockMs: 1, count: 1 };
+  const b = { node: 'node-b', instance: 'b-1', started: '2024-01-01T00:00:01.000Z', clockMs: 2, count: 1 };
+  await one.beat(a);
+  const reading = await two.beat(b);
+  assert.equal(reading.beats, [a, b]);
+  assert.is(reading.storeClockMs, client.log.at(-1)!.created.getTime(), "the server's created stamp of this beat");
+  assert.equal((await one.beat({ ...a, count: 2 })).beats, [{ ...a, count: 2 }, b], 'the newest beat of an instance counts');
+  assert.equal((await two.beat({ ...b, count: 2 }, ['a-1'])).beats, [{ ...b, count: 2 }]);
+  assert.equal((await one.beat({ ...b, instance: 'b-2' })).beats, [{ ...b, count: 2 }, { ...b, instance: 'b-2' }]);
+  assert.equal(client.metadata.get('nodebeats'), { maxCount: 256 }, 'the stream is bounded');
+
+  assert.equal(
+    (await one.readAll({ after: 0, limit: 100 })).map((e) => e.streamName),
+    ['user-1'],
+    'readAll hides the beats',
+  );
+  assert.is(await one.headPosition(), 100, 'so does the head');
+  const delivered: string[] = [];
+  one.subscribeToAll({ after: 0, onEvent: (e) => delivered.push(e.streamName) });
+  for (const event of client.log) client.push(client.subscriptions[0]!, event);
+  assert.equal(delivered, ['user-1'], 'and the subscription');
 });
 
 test('kurrentdb:// and kurrentdb+discover:// are translated to schemes client 6.x parses', () => {

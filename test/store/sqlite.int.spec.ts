@@ -1,5 +1,6 @@
 // The SQLite adapter on real files: the shared contract, then what only an embedded store has to
-// get right (reopening, another process writing, group commit).
+// get right (reopening, another process writing, group commit, a batch the database fails, the
+// schema of a file an older version made).
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -69,11 +70,24 @@ sqlite.after.each(async (ctx) => {
   await ctx.remove();
 });
 
-const open = (ctx: { file: string; stores: SqliteEventStore[] }) => {
-  const store = new SqliteEventStore({ file: ctx.file });
+const open = (ctx: { file: string; stores: SqliteEventStore[] }, options: Omit<ConstructorParameters<typeof SqliteEventStore>[0], 'file'> = {}) => {
+  const store = new SqliteEventStore({ file: ctx.file, ...options });
   ctx.stores.push(store);
   return store;
 };
+
+/** The events of the given streams as a fresh connection reads them from the file. */
+function onDisk(file: string, streams: string[]): string[] {
+  const db = new Database(file, { readonly: true });
+  try {
+    return db
+      .prepare<[string], { stream: string; type: string }>('SELECT stream, type FROM events WHERE stream IN (SELECT value FROM json_each(?)) ORDER BY position')
+      .all(JSON.stringify(streams))
+      .map((row) => `${row.stream}:${row.type}`);
+  } finally {
+    db.close();
+  }
+}
 
 sqlite('data survives closing and reopening the file', async (ctx) => {
   const first = open(ctx);
@@ -120,9 +134,9 @@ sqlite('an append by another process reaches a subscriber here within 1 s', asyn
 });
 
 sqlite("another connection's append is delivered even when an append here fails meanwhile", async (ctx) => {
-  // Regression: committing a batch used to re-read PRAGMA data_version, swallowing a change made
-  // by another connection just before; with nothing appended here to trigger a read, the other
-  // connection's event was then never delivered.
+  // Committing a batch must not re-read PRAGMA data_version: that would swallow a change made by
+  // another connection just before, and with nothing appended here to trigger a read, the other
+  // connection's event would never be delivered.
   const here = open(ctx);
   const elsewhere = open(ctx);
   await here.append('existing-1', [{ type: 'Created', data: {} }]);
@@ -211,6 +225,117 @@ sqlite('an insert the database refuses fails its own append alone inside a batch
   assert.equal(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled']);
   assert.equal(await store.readStream('c'), [], 'nothing of the refused two-event append');
   assert.equal((await store.readStream('b')).map((e) => e.type), ['Fine'], 'the refused one-event append left nothing behind');
+});
+
+sqlite('a batch the database cannot hold (disk full) fails whole: every append rejected, none of it on disk; the store goes on', async (ctx) => {
+  const setup = open(ctx);
+  await setup.append('before', [{ type: 'Written', data: {} }]);
+  await setup.close();
+  const pages = (() => {
+    const db = new Database(ctx.file);
+    try {
+      return db.pragma('page_count', { simple: true }) as number;
+    } finally {
+      db.close();
+    }
+  })();
+  // Room for small events in the pages there are, not for the overflow pages of a large one.
+  const store = open(ctx, { maxPageCount: pages + 2 });
+  const small = (type: string) => [{ type, data: { note: 'fits' } }];
+  const batch = [
+    store.append('first', small('Small'), { expectedRevision: 'no_stream' }),
+    store.append('second', [...small('Small'), ...small('Small')]),
+    store.append('large', [{ type: 'Large', data: { blob: 'x'.repeat(256 * 1024) } }]),
+    store.append('after', small('Small')),
+    store.append('fenced', small('Small'), { alongside: { streamName: 'before', expectedRevision: 0, events: small('Checked') } }),
+  ];
+  const outcomes = await Promise.allSettled(batch);
+  assert.equal(
+    outcomes.map((o) => o.status),
+    ['rejected', 'rejected', 'rejected', 'rejected', 'rejected'],
+    'every append of the batch fails',
+  );
+  for (const outcome of outcomes) {
+    const error = (outcome as PromiseRejectedResult).reason as Error & { code?: string };
+    assert.match(error.message, /full/);
+    assert.is(error.code, 'SQLITE_FULL');
+  }
+  assert.equal(onDisk(ctx.file, ['first', 'second', 'large', 'after', 'fenced', 'before']), ['before:Written'], 'nothing of the batch is in the file');
+  assert.equal(await store.readStream('first'), []);
+
+  const fits = await store.append('first', small('Small'), { expectedRevision: 'no_stream' });
+  assert.is(fits.nextExpectedRevision, 0, 'an append that fits goes on succeeding');
+  await store.close();
+
+  const reopened = open(ctx);
+  await reopened.append('large', [{ type: 'Large', data: { blob: 'x'.repeat(256 * 1024) } }]);
+  assert.equal(onDisk(ctx.file, ['first', 'large', 'before']), ['before:Written', 'first:Small', 'large:Large'], 'with room again, so does a large one');
+});
+
+sqlite('events are stamped by the clock the store is given', async (ctx) => {
+  const store = open(ctx, { clock: () => '2031-02-03T04:05:06.789Z' });
+  const delivered: RecordedEvent[] = [];
+  const subscription = store.subscribeToAll({ after: 0, onEvent: (e) => delivered.push(e) });
+  try {
+    await store.append('stamped', [{ type: 'Stamped', data: {} }]);
+    assert.equal(
+      (await store.readStream('stamped')).map((e) => e.created),
+      ['2031-02-03T04:05:06.789Z'],
+    );
+    await waitFor(() => delivered.length === 1, 'the event was not delivered', 1000);
+    assert.is(delivered[0]!.created, '2031-02-03T04:05:06.789Z', 'subscribers get the same stamp');
+  } finally {
+    await subscription.unsubscribe();
+  }
+});
+
+sqlite('a file an older version made (events only) gets the nodes table at open and keeps its events', async (ctx) => {
+  const old = new Database(ctx.file);
+  old.pragma('journal_mode = WAL');
+  old.exec(`
+    CREATE TABLE events (position INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL, revision INTEGER NOT NULL,
+      type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT, created TEXT NOT NULL);
+    CREATE UNIQUE INDEX events_stream_revision ON events (stream, revision);
+    INSERT INTO events (stream, revision, type, data, metadata, created) VALUES ('user-1', 0, 'Registered', '{}', NULL, '2024-01-01T00:00:00.000Z');
+  `);
+  old.close();
+  const store = open(ctx);
+  assert.equal(
+    (await store.readStream('user-1')).map((e) => e.type),
+    ['Registered'],
+  );
+  const mine = { node: 'node-a', instance: 'i-1', started: '2024-01-01T00:00:00.000Z', clockMs: 1, count: 1 };
+  assert.equal(await store.beat(mine), { beats: [mine], storeClockMs: undefined });
+});
+
+sqlite('two stores on one file (two processes) read each other’s beats', async (ctx) => {
+  const [here, there] = [open(ctx), open(ctx)];
+  const a = { node: 'node-a', instance: 'a-1', started: '2024-01-01T00:00:00.000Z', clockMs: 10, count: 1 };
+  const b = { node: 'node-b', instance: 'b-1', started: '2024-01-01T00:00:01.000Z', clockMs: 20, count: 1 };
+  await here.beat(a);
+  assert.equal((await there.beat(b)).beats, [a, b]);
+  assert.equal((await here.beat({ ...a, count: 2 })).beats, [{ ...a, count: 2 }, b]);
+  assert.equal((await there.beat({ ...b, count: 2 }, ['a-1'])).beats, [{ ...b, count: 2 }]);
+});
+
+sqlite('appends in one batch see each other’s revisions, alongside streams included', async (ctx) => {
+  const store = open(ctx);
+  await store.append('claim-1', [{ type: 'Claimed', data: {} }]);
+  const outcomes = await Promise.allSettled([
+    store.append('work-1', [{ type: 'Done', data: {} }], { alongside: { streamName: 'claim-1', expectedRevision: 0, events: [{ type: 'Progressed', data: {} }] } }),
+    store.append('claim-1', [{ type: 'Progressed', data: {} }], { expectedRevision: 1 }),
+    store.append('work-2', [{ type: 'Done', data: {} }], { alongside: { streamName: 'claim-1', expectedRevision: 2, events: [] } }),
+    store.append('work-3', [{ type: 'Done', data: {} }], { alongside: { streamName: 'claim-1', expectedRevision: 0, events: [] } }),
+  ]);
+  assert.equal(
+    outcomes.map((o) => o.status),
+    ['fulfilled', 'fulfilled', 'fulfilled', 'rejected'],
+  );
+  assert.is((outcomes[0] as PromiseFulfilledResult<AppendResult>).value.alongsideRevision, 1);
+  assert.is((outcomes[2] as PromiseFulfilledResult<AppendResult>).value.alongsideRevision, 2);
+  const conflict = (outcomes[3] as PromiseRejectedResult).reason as ConcurrencyError;
+  assert.instance(conflict, ConcurrencyError);
+  assert.equal([conflict.streamName, conflict.expected, conflict.actual], ['claim-1', 0, 2]);
 });
 
 sqlite('a scan in pages reads the same log with the next page read ahead, and sees appends and deletions made between pages', async (ctx) => {

@@ -2,7 +2,7 @@
 // day: a subscription whose connection drops or whose stream the server ends, a store that
 // refuses new subscriptions, events handed over twice, appends that fail (disk full, read-only).
 // It sits where an adapter sits (under resumingStore), so the service's recovery is what is tested.
-import { SubscriptionEndedError, type EventStore, type RecordedEvent, type SubscribeOptions, type Subscription } from '../../src/store/port.js';
+import { SubscriptionEndedError, type EventStore, type NodeBeat, type RecordedEvent, type SubscribeOptions, type Subscription } from '../../src/store/port.js';
 
 interface Tap {
   options: SubscribeOptions;
@@ -14,6 +14,9 @@ interface Tap {
 export class FaultyStore implements EventStore {
   /** While set, every append rejects with it. */
   appendFailure: Error | undefined;
+  /** While set, appends to streams it matches are written, then reject with this error (an ambiguous failure). */
+  landThenFail: { streams: RegExp; error: Error } | undefined;
+  private held: { streams: RegExp; released: Promise<void>; arrived: Array<() => void> } | undefined;
   /** While set, a new subscription fails with it right away. */
   subscribeFailure: Error | undefined;
   /** subscribeToAll calls so far, with the position each asked for. */
@@ -23,8 +26,35 @@ export class FaultyStore implements EventStore {
 
   constructor(private readonly inner: EventStore) {}
 
-  append(...args: Parameters<EventStore['append']>) {
-    return this.appendFailure ? Promise.reject(this.appendFailure) : this.inner.append(...args);
+  /**
+   * Appends to streams this matches wait (a process stalled at that step) until the returned
+   * release; `arrived` resolves when the first of them is waiting.
+   */
+  holdAppends(streams: RegExp): { arrived: Promise<void>; release(): void } {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let arrived!: () => void;
+    const first = new Promise<void>((resolve) => (arrived = resolve));
+    this.held = { streams, released, arrived: [arrived] };
+    return {
+      arrived: first,
+      release: () => {
+        this.held = undefined;
+        release();
+      },
+    };
+  }
+
+  async append(...args: Parameters<EventStore['append']>) {
+    const held = this.held;
+    if (held?.streams.test(args[0])) {
+      for (const arrived of held.arrived.splice(0)) arrived();
+      await held.released;
+    }
+    if (this.appendFailure) throw this.appendFailure;
+    const result = await this.inner.append(...args);
+    if (this.landThenFail?.streams.test(args[0])) throw this.landThenFail.error;
+    return result;
   }
 
   readStream(streamName: string) {
@@ -49,6 +79,10 @@ export class FaultyStore implements EventStore {
 
   deleteStreams(streamNames: readonly string[]) {
     return this.inner.deleteStreams(streamNames);
+  }
+
+  beat(mine: NodeBeat, forget?: readonly string[]) {
+    return this.inner.beat(mine, forget);
   }
 
   close() {

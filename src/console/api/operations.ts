@@ -1,15 +1,25 @@
 // Operations whose outcome is unknown, oldest first, with everything the log knows of them; an
-// operator who checked the platform resolves each as applied or not.
+// operator who checked the platform resolves each as applied or not. Resolved operations whose
+// sender had the platform's answer afterwards are listed for review beside them.
 import { OperationIdParam, ResolveBody, type OperationList, type OperationView } from '../../contract/console.js';
 import { consoleOperator } from '../operator.js';
 import { endpoint } from './declare.js';
 import { operationView } from './views.js';
+import { readOperation } from '../../projections/operations.js';
 
 export const operationEndpoints = [
   endpoint({
     method: 'get',
     path: '/operations/unknown',
     handle: (_ctx, _input, { readModels }): OperationList => ({ operations: readModels.operations.withoutOutcome('unknown').map(operationView) }),
+  }),
+  endpoint({
+    method: 'get',
+    path: '/operations/conflicts',
+    async handle(_ctx, _input, { store, readModels }): Promise<OperationList> {
+      const records = await Promise.all(readModels.operations.answeredAfterResolution().map((id) => readOperation(store, id)));
+      return { operations: records.filter((record) => record !== undefined).map(operationView) };
+    },
   }),
   endpoint({
     method: 'post',

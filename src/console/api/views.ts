@@ -3,7 +3,7 @@ import type { OperationView } from '../../contract/console.js';
 import type { OperationRecord } from '../../projections/operations.js';
 
 export function operationView(record: OperationRecord): OperationView {
-  const { operationId, position, kind, oId, userName, request, requestedAt, appId, keyId, node, claim, status, outcome, unknownReason, resolution } = record;
+  const { operationId, position, kind, oId, userName, request, requestedAt, appId, keyId, node, claim, status, outcome, unknownReason, resolution, answeredAfterResolution } = record;
   return {
     operationId,
     position,
@@ -20,5 +20,6 @@ export function operationView(record: OperationRecord): OperationView {
     ...(outcome !== undefined && { outcome }),
     ...(unknownReason !== undefined && { unknownReason }),
     ...(resolution !== undefined && { resolution: { ...resolution, by: { ...resolution.by } } }),
+    ...(answeredAfterResolution !== undefined && { answeredAfterResolution: { ...answeredAfterResolution } }),
   };
 }

@@ -1,5 +1,6 @@
-// Spec §4.6: a push is an event; delivery to connected clients follows the store's subscription,
-// so a push accepted by one node reaches clients held by any node.
+// A push is an event; delivery to connected clients follows the store's subscription, so a push
+// accepted by one node reaches clients held by any node.
+import { createHash } from 'node:crypto';
 import { pushDataProblem } from '../../domain/jsonBounds.js';
 import { messageDecider } from '../../domain/message.js';
 import { streams } from '../../domain/events.js';
@@ -24,6 +25,39 @@ function deliveryReport({ users, clients }: ReadModels, oIds: string[], userIds:
   return report;
 }
 
+/** Ids a kept push answer lists, per list: a retry's answer gives the counts and this many ids. */
+export const KEPT_PUSH_IDS = 100;
+
+type PushReport = ReturnType<typeof deliveryReport>;
+
+/**
+ * A push answer as an Idempotency-Key keeps it: a push may name thousands of ids, and the key
+ * keeps its answer for hours; the counts stay whole and each list its first KEPT_PUSH_IDS ids.
+ */
+function keptPushAnswer(body: unknown): unknown {
+  const answer = body as { code: number; msg: string; data?: PushReport & { counts?: unknown } };
+  const data = answer.data;
+  if (!data || answer.code !== 0 || (data.online.length <= KEPT_PUSH_IDS && data.offline.length <= KEPT_PUSH_IDS && data.unknown.length <= KEPT_PUSH_IDS)) return body;
+  return {
+    ...answer,
+    data: {
+      online: data.online.slice(0, KEPT_PUSH_IDS),
+      offline: data.offline.slice(0, KEPT_PUSH_IDS),
+      unknown: data.unknown.slice(0, KEPT_PUSH_IDS),
+      counts: { online: data.online.length, offline: data.offline.length, unknown: data.unknown.length },
+    },
+  };
+}
+
+/**
+ * The message's id: with an Idempotency-Key, derived from the app and the key's current use, so
+ * that whichever request of that use records it (a retry after a crash or an ambiguous append
+ * included), it is recorded, and so delivered, once.
+ */
+function messageIdFor(appId: string, epoch: string | undefined): string {
+  return epoch === undefined ? newRecordId() : `k${createHash('sha256').update(`${appId}\n${epoch}`).digest('hex').slice(0, 32)}`;
+}
+
 export const messageRoutes = ({ push, replayMs }: ApiSettings) => [
   route({
     method: 'post',
@@ -38,12 +72,17 @@ export const messageRoutes = ({ push, replayMs }: ApiSettings) => [
     access: { kind: 'apiKey', permission: 'message:push' },
     body: MessagePushBody,
     ok: { description: 'Accepted; `data` says which of the given ids were online, offline or unknown at that moment', json: PushAnswer },
-    async handle(_ctx, { body: { oIds, userIds, name, data }, caller }, { store, clock, readModels, pushLimits }) {
+    check({ body: { data } }, { pushLimits }) {
       const problem = pushDataProblem(data, pushLimits);
       if (problem) throw invalid('data', problem);
-      const messageId = newRecordId();
+    },
+    keptAnswer: keptPushAnswer,
+    async handle(ctx, { body: { oIds, userIds, name, data }, caller }, { store, clock, readModels }) {
+      const claim = ctx.state.writeClaim;
+      const messageId = messageIdFor(caller.appId, claim?.epoch);
       const command = { type: 'PushMessage', messageId, name, data, oIds, userIds, at: clock.now(), ...actorOf(caller) } as const;
-      await handleCommand(store, streams.message(messageId), messageDecider, command, { known: { state: messageDecider.initialState(), revision: -1 } });
+      const known = { state: messageDecider.initialState(), revision: -1 };
+      await handleCommand(store, streams.message(messageId), messageDecider, command, { known, fence: claim && (() => claim.fence()) });
       return { code: 0 as const, msg: 'success', data: deliveryReport(readModels, oIds, userIds) };
     },
   }),

@@ -18,10 +18,14 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 }
 
 /** Why the node cannot be trusted with requests even though the store answers, if it cannot. */
-async function degraded({ store, runner, storeHealth }: RouteDeps): Promise<string | undefined> {
+async function degraded({ store, runner, storeHealth, clockReading }: RouteDeps): Promise<string | undefined> {
   const [failure] = runner.failures;
   // A read model that threw may answer wrong: it stays so until a fixed version folds the log.
   if (failure) return describeFailure(failure);
+  const clock = clockReading();
+  if (!clock.trusted) {
+    return `This node's clock is ${clock.offsetMs} ms off the log's clock (more than CLOCK_MAX_OFFSET_MS): it judges no other node's work until its clock is set right`;
+  }
   if (!storeHealth.failure) return undefined;
   await withTimeout(storeHealth.probe(store), READY_WAIT_MS, 'the event store').catch(() => undefined);
   const still = storeHealth.failure;
@@ -74,10 +78,10 @@ export const metaRoutes = [
         await runner.waitFor(head, READY_WAIT_MS);
         const reason = await degraded(deps);
         if (reason) throw new Error(reason);
-        return { status: 'ready' as const, position: runner.position, ...warningsOf(deps) };
+        return { status: 'ready' as const, position: runner.position, clockOffsetMs: deps.clockReading().offsetMs, ...warningsOf(deps) };
       } catch (error) {
         ctx.status = 503;
-        ctx.body = { status: 'not ready', reason: (error as Error).message, position: runner.position, ...warningsOf(deps) };
+        ctx.body = { status: 'not ready', reason: (error as Error).message, position: runner.position, clockOffsetMs: deps.clockReading().offsetMs, ...warningsOf(deps) };
       }
     },
   }),

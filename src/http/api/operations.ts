@@ -17,8 +17,9 @@ export const operationRoutes = [
     body: ResolveBody,
     ok: { description: 'Resolved', json: ResolveAnswer },
     errors: [404, 409],
-    async handle(_ctx, { params: { operationId }, body: { applied, note }, caller }, { outcomes }) {
-      const record = await outcomes.resolve(operationId, applied, note, { kind: 'app', appId: caller.appId, keyId: caller.keyId });
+    async handle(ctx, { params: { operationId }, body: { applied, note }, caller }, { outcomes }) {
+      const fence = ctx.state.writeClaim?.fence;
+      const record = await outcomes.resolve(operationId, applied, note, { kind: 'app', appId: caller.appId, keyId: caller.keyId }, fence);
       return { code: 0 as const, msg: 'success', data: { operationId, status: record.status as 'applied' | 'failed' } };
     },
   }),

@@ -1,5 +1,5 @@
-// Spec §4.1–4.4: points, medals, items and liveness are the platform's; the service forwards
-// them and records each write with its outcome.
+// Points, medals, items and liveness are the platform's; the service forwards them and records
+// each write with its outcome.
 import { createHash } from 'node:crypto';
 import { beforeAnyChange, ConflictError } from '../../domain/errors.js';
 import type { ItemsEditRequested, MedalGiveRequested, MedalRemoveRequested, PointsEditRequested } from '../../domain/events.js';
@@ -109,7 +109,8 @@ export const platformRoutes = [
     path: '/adm/items/edit',
     tag: 'items',
     summary: 'Add or deduct items',
-    description: 'A deduction the user cannot afford is refused with 409 and changes nothing.',
+    description:
+      'A deduction the user cannot afford is refused with 409 and changes nothing. A deduction counts as applied only when the bag the platform returns moved by exactly `sum`; any other move (another edit of the same item at the same moment) is an unknown outcome.',
     access: { kind: 'apiKey', permission: 'items:edit', platformKey: 'item' },
     body: ItemsEditBody,
     ok: { description: 'Applied', json: SuccessBody },
@@ -125,8 +126,11 @@ export const platformRoutes = [
           throw new ConflictError(`sum: user ${oId} has ${before} of ${item}, cannot deduct ${-sum}`);
         }
         const { message, bag } = await platform.editItems({ userName: target.userName, item, sum });
-        if (before !== undefined && (bag[item] ?? 0) === before) {
-          return { applied: false, conflict: `sum: the platform did not deduct ${-sum} of ${item} from user ${oId} (not enough left)` };
+        const after = bag[item] ?? 0;
+        // The platform does not say whether it deducted: only a move of exactly `sum` says so. Any
+        // other (an edit of the same item by someone else meanwhile) cannot tell either way.
+        if (before !== undefined && after - before !== sum) {
+          return { applied: 'unknown', reason: `the bag's ${item} went from ${before} to ${after} around a deduction of ${-sum}, so whether it was deducted is not known` };
         }
         return { applied: true, result: { message, bag } };
       });

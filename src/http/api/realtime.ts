@@ -1,5 +1,5 @@
-// Spec §4.7, §6: the realtime stream, and logout. The stream's frames come only from the
-// client's actor, which the hub hands over; this handler just writes them.
+// The realtime stream, and logout (docs/api.md). The stream's frames come only from the client's
+// actor, which the hub hands over; this handler just writes them.
 import type { ServerResponse } from 'node:http';
 import type { Observer } from 'rxjs';
 import { ErrorBody, SuccessBody } from '../../contract/answers.js';
@@ -10,9 +10,6 @@ import { hashBinding, newBinding } from '../../realtime/browserCookies.js';
 import { HubClosedError } from '../../realtime/hub.js';
 import { formatFrame, parseLastEventId, SSE_HEADERS } from '../../realtime/sse.js';
 import { route, type ApiSettings, type RouteContext, type RouteDeps } from '../route.js';
-
-/** A client this far behind is cut off; it reconnects with Last-Event-ID and catches up. */
-const MAX_BUFFERED_BYTES = 1024 * 1024;
 
 const STREAM_PATH = '/api/realtime';
 
@@ -79,7 +76,8 @@ async function openStream(ctx: RouteContext, { realtime }: RouteDeps): Promise<v
   socket.cork();
   try {
     res.flushHeaders();
-    client.start(new FrameWriter(res, client.clientId, log));
+    // The response too: the hub paces a replay to it and cuts off a reader that stops taking live frames.
+    client.start(new FrameWriter(res, client.clientId, log), res);
   } finally {
     socket.uncork();
   }
@@ -103,9 +101,7 @@ class FrameWriter implements Partial<Observer<Frame>> {
     } catch (error) {
       this.log.error({ err: error, clientId: this.clientId, frame: frame.type }, 'could not write a realtime frame; closing the connection');
       res.destroy();
-      return;
     }
-    if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
   }
 
   complete(): void {

@@ -1,4 +1,4 @@
-// Spec §4.5: VIP records are the service's own truth, decided by the VIP decider.
+// VIP records (docs/api.md, "VIP") are the service's own truth, decided by the VIP decider.
 import * as v from 'valibot';
 import { batchOf } from '../../domain/decider.js';
 import { streams } from '../../domain/events.js';
@@ -7,7 +7,7 @@ import { vipDecider, type SubmitVip, type VipRecord, type VipState } from '../..
 import { handleCommand } from '../../services/commandHandler.js';
 import { newRecordId } from '../../system/ids.js';
 import { VipBatchAnswer, VipListBody, VipSubmitAnswer } from '../../contract/answers.js';
-import { actorOf, route, type RouteDeps } from '../route.js';
+import { actorOf, route, type RouteContext, type RouteDeps } from '../route.js';
 import { OIdParam, VipBatchBody, VipEntry, VipSubmitBody } from '../../contract/requests.js';
 import { describeIssues } from '../validation.js';
 
@@ -26,12 +26,21 @@ function fullRecord(record: VipRecord) {
 
 /**
  * Decides the submissions on the user's VIP stream and answers with the records they leave, once
- * the read model has them (so a read that follows sees them).
+ * the read model has them (so a read that follows sees them). With an Idempotency-Key, the
+ * records and the key's answer are one append, which lands only while the request holds its claim.
  */
-async function submit({ store, runner, readModels }: RouteDeps, userId: string, commands: SubmitVip[]): Promise<VipState> {
-  const { state, position } = await handleCommand(store, streams.vip(userId), submitBatch, commands, { known: readModels.vip.known(userId) });
+async function submit<Answer>(
+  ctx: RouteContext,
+  { store, runner, readModels }: RouteDeps,
+  userId: string,
+  commands: SubmitVip[],
+  answerOf: (records: VipState) => Answer,
+): Promise<Answer> {
+  const claim = ctx.state.writeClaim;
+  const fence = claim && ((records: VipState) => claim.fenceWithAnswer(200, answerOf(records)));
+  const { state, position } = await handleCommand(store, streams.vip(userId), submitBatch, commands, { known: readModels.vip.known(userId), fence });
   await runner.waitForRecorded(position);
-  return state;
+  return answerOf(state);
 }
 
 export const vipRoutes = [
@@ -60,11 +69,11 @@ export const vipRoutes = [
     body: VipSubmitBody,
     ok: { description: 'The record', json: VipSubmitAnswer },
     errors: [404, 502, 504],
-    async handle(_ctx, { body: { oId, quality, expired }, caller }, deps) {
+    async handle(ctx, { body: { oId, quality, expired }, caller }, deps) {
       const { user } = await deps.userSync.sync(oId);
       const at = deps.clock.now();
-      const records = await submit(deps, user.id, [{ type: 'SubmitVip', userId: user.id, quality, expired, newRecordId: newRecordId(), at, ...actorOf(caller) }]);
-      return { code: 0 as const, msg: 'success', data: fullRecord(records[quality]!) };
+      const command: SubmitVip = { type: 'SubmitVip', userId: user.id, quality, expired, newRecordId: newRecordId(), at, ...actorOf(caller) };
+      return submit(ctx, deps, user.id, [command], (records) => ({ code: 0 as const, msg: 'success', data: fullRecord(records[quality]!) }));
     },
   }),
 
@@ -78,7 +87,7 @@ export const vipRoutes = [
     body: VipBatchBody,
     ok: { description: 'The applied entries and the failures', json: VipBatchAnswer },
     errors: [404, 502, 504],
-    async handle(_ctx, { body: { oId, vips }, caller }, deps) {
+    async handle(ctx, { body: { oId, vips }, caller }, deps) {
       const { user } = await deps.userSync.sync(oId);
       const at = deps.clock.now();
       const commands: SubmitVip[] = [];
@@ -94,15 +103,17 @@ export const vipRoutes = [
           failures.push({ index, quality: raw.quality ?? null, expired: raw.expired ?? null, message: `${field}: ${issue.message}` });
         }
       });
-      const records = commands.length > 0 ? await submit(deps, user.id, commands) : {};
       // One entry per accepted submission, in request order, each with the expiry it set (a quality
       // given twice answers twice: same record id, each entry's own expired).
-      const success = commands.map((c) => briefRecord(records[c.quality]!, c.expired));
-      return {
-        code: 0 as const,
-        msg: failures.length === 0 ? 'success' : `${failures.length} of ${vips.length} entries failed`,
-        data: { success, total: vips.length, succeed: success.length, failed: failures.length, failures },
+      const answerOf = (records: VipState) => {
+        const success = commands.map((c) => briefRecord(records[c.quality]!, c.expired));
+        return {
+          code: 0 as const,
+          msg: failures.length === 0 ? 'success' : `${failures.length} of ${vips.length} entries failed`,
+          data: { success, total: vips.length, succeed: success.length, failed: failures.length, failures },
+        };
       };
+      return commands.length > 0 ? submit(ctx, deps, user.id, commands, answerOf) : answerOf({});
     },
   }),
 ];

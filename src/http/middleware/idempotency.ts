@@ -7,28 +7,52 @@ import { AppError, changedNothing, ConflictError, ValidationError } from '../../
 import { IdempotencyService, type Claim } from '../../services/idempotency.js';
 import type { OperationOutcomes } from '../../services/operationOutcomes.js';
 import type { OperationClaim } from '../../services/platformOperations.js';
+import type { AlongsideWrite } from '../../store/port.js';
 import { operationAnswer } from '../../contract/answers.js';
 import type { AuthState } from './apiKey.js';
 import type { OnUnexpected, RenderError } from './errors.js';
 
 const KEY = /^[\x21-\x7e]{1,255}$/;
 
+/** The request's hold on its Idempotency-Key, for the handler's writes. */
+export interface WriteClaim {
+  /** Names the key's current use: a retry that takes the key over gets the same name. */
+  epoch: string;
+  /** Carried by a write so that it lands only while this request holds the claim. */
+  fence(): AlongsideWrite;
+  /**
+   * Like fence, and records this answer in the same append: the handler must then answer exactly
+   * this (the key keeps no other).
+   */
+  fenceWithAnswer(status: number, body: unknown): AlongsideWrite;
+}
+
 export interface IdempotencyState {
   /** The client's Idempotency-Key, for handlers that pass an end-to-end id downstream. */
   idempotencyKey?: string;
   /** For a platform operation: binds the key to it before it is recorded or sent. */
   operationClaim?: OperationClaim;
+  /** For the service's own writes (VIP, pushes, resolutions): fences them with the claim. */
+  writeClaim?: WriteClaim;
 }
+
+/** What a route keeps of its answer for the key to give again (the whole answer by default). */
+export type KeptAnswer = (body: unknown) => unknown;
 
 type Ctx = Parameters<Middleware<IdempotencyState & AuthState>>[0];
 
-export function idempotency(service: IdempotencyService, outcomes: OperationOutcomes, renderError: RenderError, onUnexpected: OnUnexpected): Middleware<IdempotencyState & AuthState> {
-  return (ctx, next) => {
+export function idempotency(
+  service: IdempotencyService,
+  outcomes: OperationOutcomes,
+  renderError: RenderError,
+  onUnexpected: OnUnexpected,
+): (kept?: KeptAnswer) => Middleware<IdempotencyState & AuthState> {
+  return (kept) => (ctx, next) => {
     const idempotencyKey = ctx.get('idempotency-key');
-    return idempotencyKey ? claimed(ctx, next, idempotencyKey) : next();
+    return idempotencyKey ? claimed(ctx, next, idempotencyKey, kept) : next();
   };
 
-  async function claimed(ctx: Ctx, next: () => Promise<unknown>, idempotencyKey: string): Promise<void> {
+  async function claimed(ctx: Ctx, next: () => Promise<unknown>, idempotencyKey: string, kept: KeptAnswer | undefined): Promise<void> {
     if (!KEY.test(idempotencyKey)) throw new ValidationError('Idempotency-Key: must be 1 to 255 visible ASCII characters');
     const decision = await service.begin(ctx.state.actor.appId, idempotencyKey, IdempotencyService.requestHash(ctx.method, ctx.path, ctx.request.body));
     switch (decision.action) {
@@ -51,12 +75,21 @@ export function idempotency(service: IdempotencyService, outcomes: OperationOutc
     }
     let claim: Claim = decision.claim;
     let bound = false;
+    let answered = false;
     ctx.state.idempotencyKey = idempotencyKey;
     ctx.state.operationClaim = {
       stream: claim.stream,
       bind: async (operationId) => {
         claim = await service.bind(claim, operationId);
         bound = true;
+      },
+    };
+    ctx.state.writeClaim = {
+      epoch: claim.epoch,
+      fence: () => service.fence(claim),
+      fenceWithAnswer: (status, body) => {
+        answered = true;
+        return service.fence(claim, { status, body: kept ? kept(body) : body });
       },
     };
     try {
@@ -71,7 +104,9 @@ export function idempotency(service: IdempotencyService, outcomes: OperationOutc
         return;
       }
     }
-    await settle(() => service.complete(claim, ctx.status, ctx.body), ctx.path);
+    // A write that carried its answer recorded it already; anything else is recorded now.
+    if (answered && ctx.status === 200) return;
+    await settle(() => service.complete(claim, ctx.status, kept ? kept(ctx.body) : ctx.body), ctx.path);
   }
 
   /**

@@ -86,7 +86,7 @@ export interface paths {
         put?: never;
         /**
          * Add or deduct items
-         * @description A deduction the user cannot afford is refused with 409 and changes nothing.
+         * @description A deduction the user cannot afford is refused with 409 and changes nothing. A deduction counts as applied only when the bag the platform returns moved by exactly `sum`; any other move (another edit of the same item at the same moment) is an unknown outcome.
          */
         post: operations["postAdmItemsEdit"];
         delete?: never;
@@ -546,6 +546,12 @@ export interface components {
                 offline: string[];
                 /** @description given ids that name no user this service knows */
                 unknown: string[];
+                /** @description only in a retry's answer (Idempotent-Replayed) to a push whose lists were longer than 100 ids: the lists then hold their first 100 ids, and these are their full lengths */
+                counts?: {
+                    online: number;
+                    offline: number;
+                    unknown: number;
+                };
             };
         };
         ErrorBody: {
@@ -680,6 +686,8 @@ export interface components {
             status: "ready";
             /** @description the log position the read models have applied */
             position: number;
+            /** @description this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS) */
+            clockOffsetMs: number;
             /** @description settings that leave some operations unavailable (e.g. no COMMUNITY_KEY) */
             warnings?: string[];
         };
@@ -688,6 +696,8 @@ export interface components {
             status: "not ready";
             reason: string;
             position: number;
+            /** @description this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS) */
+            clockOffsetMs: number;
             /** @description settings that leave some operations unavailable (e.g. no COMMUNITY_KEY) */
             warnings?: string[];
         };
@@ -729,6 +739,13 @@ export interface components {
                         appId: string;
                         keyId: string;
                     };
+                    at: components["schemas"]["SpecTimestamp"];
+                };
+                /** @description the platform's answer to the request that sent it, when it came after the resolution: kept beside it for review; the resolution stands */
+                answeredAfterResolution?: {
+                    /** @enum {string} */
+                    answer: "applied" | "rejected" | "failed" | "unknown";
+                    detail: string;
                     at: components["schemas"]["SpecTimestamp"];
                 };
             };

@@ -37,6 +37,29 @@ function Resolve({ op, onResolved }: { op: OperationView; onResolved(): void }) 
   );
 }
 
+/** Resolutions the platform contradicted afterwards: the resolution stands; an operator reviews. */
+function Conflicts() {
+  const { data } = useApi<OperationList>('/operations/conflicts');
+  if (!data || data.operations.length === 0) return null;
+  return (
+    <section>
+      <h2>Answered after the resolution</h2>
+      <p class="subtle">The platform answered these after someone had resolved them. The resolution stands; check the user and settle the difference by hand.</p>
+      {data.operations.map((op) => (
+        <article class="panel operation" key={op.operationId}>
+          <h3>
+            {op.kind.replace('Requested', '')} for <a href={`#/users/${op.oId}`}>{op.userName}</a> <code class="subtle">{op.operationId}</code>
+          </h3>
+          <dl>
+            <dt>Resolved as</dt><dd>{op.resolution?.applied ? 'applied' : 'not applied'} by {op.resolution?.by.name ?? op.resolution?.by.appId}, {when(op.resolution?.at)} UTC</dd>
+            <dt>The platform said</dt><dd>{op.answeredAfterResolution?.answer.replace(/^Operation/, '')}: {op.answeredAfterResolution?.detail}, {when(op.answeredAfterResolution?.at)} UTC</dd>
+          </dl>
+        </article>
+      ))}
+    </section>
+  );
+}
+
 export function UnknownPage() {
   const { data, error, reload } = useApi<OperationList>('/operations/unknown');
   if (!data) return error ? <Failure error={error} retry={reload} /> : <Loading />;
@@ -62,6 +85,7 @@ export function UnknownPage() {
           <Resolve op={op} onResolved={reload} />
         </article>
       ))}
+      <Conflicts />
     </section>
   );
 }

@@ -1,0 +1,95 @@
+// One node's clock moved with libfaketime while the others keep the real time, all on one store:
+// nothing is judged by that node's clock against another node's stamps. A key acknowledged on one
+// node is not sent again through the node a day ahead; a node a minute ahead does not sweep a
+// live node's operation; messages pushed through one node are replayed by a node a quarter of an
+// hour off. The skewed node reports its offset on /readyz (503) and as a metric.
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ALICE } from '../support/harness.js';
+import { libfaketimeMissing, skewedClock } from '../support/faketime.js';
+import { until, type ServiceProcess } from '../support/serviceProcess.js';
+import { connect, signIn } from '../realtime/support.js';
+import { assertReplayed, openWorld, POINTS_PATH, pointsArrivals, pointsEdit, type World } from './world.js';
+
+const HOUR_MS = 3_600_000;
+const SUITE_ENV = { NODE_HEARTBEAT_MS: '200', COMMUNITY_TIMEOUT_MS: '15000', OPERATION_PENDING_GRACE_MS: '8000' };
+
+const skewed = suite<{ world: World; nodes: Record<string, ServiceProcess> }>('one node with a skewed clock');
+
+skewed.before(async (context) => {
+  if (libfaketimeMissing) return;
+  context.world = await openWorld(SUITE_ENV);
+  context.nodes = {};
+  // The node with the true clock first: the ones that join later align with it.
+  context.nodes.steady = await context.world.start('steady');
+  for (const [name, offset] of [['dayAhead', '+25h'], ['minuteAhead', '+60s'], ['quarterBehind', '-15m'], ['quarterAhead', '+15m']] as const) {
+    context.nodes[name] = await context.world.start(name, skewedClock(offset));
+  }
+});
+skewed.after(async ({ world }) => {
+  await world?.close();
+});
+
+const readiness = async (node: ServiceProcess) => (await node.request('GET', '/readyz')).body;
+
+const run = libfaketimeMissing ? skewed.skip : skewed;
+if (libfaketimeMissing) console.log(`skipped: skewed-clock suite — ${libfaketimeMissing}`);
+
+run('each skewed node reports its offset and is not ready; the steady one is ready', async ({ nodes }) => {
+  const steady = await readiness(nodes.steady!);
+  assert.is(steady.status, 'ready', JSON.stringify(steady));
+  assert.ok(Math.abs(steady.clockOffsetMs) < 1000, `steady offset ${steady.clockOffsetMs}`);
+  const expected = { dayAhead: 25 * HOUR_MS, minuteAhead: 60_000, quarterBehind: -HOUR_MS / 4, quarterAhead: HOUR_MS / 4 };
+  for (const [name, offset] of Object.entries(expected)) {
+    const body = await readiness(nodes[name]!);
+    assert.is(body.status, 'not ready', `${name}: ${JSON.stringify(body)}`);
+    assert.ok(Math.abs(body.clockOffsetMs - offset) < 1000, `${name}: offset ${body.clockOffsetMs}, expected about ${offset}`);
+    assert.match(body.reason, /clock/);
+  }
+  const metrics = await nodes.dayAhead!.request('GET', '/metrics');
+  const gauge = Number(/^clock_offset_seconds (\S+)$/m.exec(metrics.text)?.[1]);
+  assert.ok(Math.abs(gauge - 25 * 3600) < 1, `clock_offset_seconds ${gauge}`);
+});
+
+run('a points edit acknowledged on one node and sent again with its key to the node 25 h ahead is not sent again', async ({ world, nodes }) => {
+  const first = await pointsEdit(nodes.steady!, world, 'skew-key-expiry', 'skew-key-expiry');
+  assert.is(first.status, 200, first.text);
+  const again = await pointsEdit(nodes.dayAhead!, world, 'skew-key-expiry', 'skew-key-expiry');
+  assert.is(again.status, 200, again.text);
+  assertReplayed(again);
+  assert.is(pointsArrivals(world.sim, 'skew-key-expiry'), 1);
+});
+
+run("a node 60 s ahead does not sweep a live node's operation as unknown", async ({ world, nodes }) => {
+  world.sim.faultNext(POINTS_PATH, { kind: 'hang' });
+  const held = pointsEdit(nodes.steady!, world, 'skew-sweep', 'skew-sweep');
+  const intent = await until('the intent is recorded', () => world.log.pointsIntent('skew-sweep'));
+  // Past the grace by the skewed node's own clock from the start, and for two of its sweeps after.
+  await new Promise((resolve) => setTimeout(resolve, 4500));
+  const outcomes = world.log.stream(intent.stream).map((e) => e.type);
+  assert.equal(outcomes, ['PointsEditRequested'], `the operation was closed by another node: ${outcomes.join(', ')}`);
+  void held;
+});
+
+run('messages pushed through one node are replayed by a node a quarter of an hour off, both ways', async ({ world, nodes }) => {
+  for (const [pusher, replayer] of [
+    [nodes.quarterBehind!, nodes.steady!],
+    [nodes.steady!, nodes.quarterAhead!],
+  ] as const) {
+    const popup = await connect({ url: replayer.url });
+    const cookie = await signIn({ url: replayer.url }, popup.clientId, ALICE.oId);
+    const login = await popup.stream.next('login');
+    popup.stream.close();
+    const name = `skew-replay-${pusher.nodeId}-${replayer.nodeId}`;
+    const pushed = await pusher.request('POST', '/adm/message/push', { body: { oIds: [ALICE.oId], name, data: { name } }, apiKey: world.key });
+    assert.is(pushed.status, 200, pushed.text);
+    const recorded = await until('the push is recorded', () => world.log.ofType('MessagePushed').find((e) => e.data.name === name));
+    await until('the replaying node has applied the push', async () => (await replayer.request('GET', '/readyz')).body.position >= recorded.position);
+    const back = await connect({ url: replayer.url }, { cookie, lastEventId: String(login.id) });
+    const message = await back.stream.next('message');
+    assert.equal(message.data.data, { name }, `${replayer.nodeId} replayed ${JSON.stringify(message.data)}`);
+    back.stream.close();
+  }
+});
+
+skewed.run();

@@ -3,7 +3,7 @@
 // generator sends `rate` per second, spread evenly over the connections); with 0 every
 // connection sends again as soon as its answer arrives (closed loop, i.e. saturation).
 // Latencies are timed with process.hrtime (autocannon rounds to whole milliseconds).
-// Argument: JSON {url, workload, users, apiKey?, connections, durationS, rate, warmupS?, windowS?}.
+// Argument: JSON {url, workload, users, apiKey?, keyPrefix?, connections, durationS, rate, warmupS?, windowS?}.
 // With `windowS` the measured run is also cut into consecutive windows of that length (by when
 // each answer arrived), each with its own figures in `windows`, and `startedAt` (ms since the
 // epoch) says when the first window began: a long run's drift, without gaps between windows.
@@ -15,6 +15,7 @@ interface LatencyArgs {
   workload: WorkloadName;
   users: number;
   apiKey?: string;
+  keyPrefix?: string;
   connections: number;
   durationS: number;
   rate: number;
@@ -29,16 +30,16 @@ const agent = new Agent({ keepAlive: true, maxSockets: args.connections });
 let counter = 0;
 
 function send(): Promise<number> {
-  const { path, body } = w.request(counter++);
+  const { path, body, headers } = w.request(counter++);
   const started = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: target.hostname, port: target.port, method: w.method, path, agent, headers: { ...w.headers, ...(body && { 'content-length': Buffer.byteLength(body) }) } },
+      { host: target.hostname, port: target.port, method: w.method, path, agent, headers: { ...w.headers, ...headers, ...(body && { 'content-length': Buffer.byteLength(body) }) } },
       (res) => {
         res.resume();
         res.on('end', () => {
           const ms = Number(process.hrtime.bigint() - started) / 1e6;
-          if (res.statusCode !== 200) reject(new Error(`HTTP ${res.statusCode} for ${path}`));
+          if (res.statusCode !== (w.status ?? 200)) reject(new Error(`HTTP ${res.statusCode} for ${path}`));
           else resolve(ms);
         });
       },

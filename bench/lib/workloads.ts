@@ -4,23 +4,28 @@
 import { SIMULATOR_KEY } from '../../src/community/simulator.js';
 import { benchOid } from './users.js';
 
-export type WorkloadName = 'vip-submit' | 'vip-read' | 'points-edit' | 'points-direct' | 'push-one';
+export type WorkloadName = 'vip-submit' | 'vip-read' | 'points-edit' | 'points-direct' | 'push-one' | 'vip-submit-invalid';
 
 export interface WorkloadOptions {
   users: number;
   apiKey?: string;
+  /** Each write carries an Idempotency-Key of its own beginning with this, as an integrator's would. */
+  keyPrefix?: string;
 }
 
 export interface Workload {
   method: 'GET' | 'POST';
   headers: Record<string, string>;
-  /** Path and body of the i-th request. */
-  request(i: number): { path: string; body?: string };
+  /** The status every answer must have (200 unless said). */
+  status?: number;
+  /** Path, body and headers of its own of the i-th request. */
+  request(i: number): { path: string; body?: string; headers?: Record<string, string> };
 }
 
-export function workload(name: WorkloadName, { users, apiKey = '' }: WorkloadOptions): Workload {
+export function workload(name: WorkloadName, { users, apiKey = '', keyPrefix }: WorkloadOptions): Workload {
   const json = { 'content-type': 'application/json' };
   const oId = (i: number) => benchOid(i % users);
+  const keyed = (i: number) => (keyPrefix === undefined ? {} : { headers: { 'idempotency-key': `${keyPrefix}-${i}` } });
   switch (name) {
     case 'vip-submit':
       return {
@@ -30,7 +35,16 @@ export function workload(name: WorkloadName, { users, apiKey = '' }: WorkloadOpt
           path: '/adm/vip/submit',
           // Alternating qualities: each user holds both records, so most submits are renewals.
           body: JSON.stringify({ oId: oId(i), quality: Math.floor(i / users) % 2 === 0 ? 'vip' : 'svip', expired: '2030-01-01 00:00:00' }),
+          ...keyed(i),
         }),
+      };
+    case 'vip-submit-invalid':
+      // A quality the API does not know: refused with 400 for its input.
+      return {
+        method: 'POST',
+        headers: { ...json, apikey: apiKey },
+        status: 400,
+        request: (i) => ({ path: '/adm/vip/submit', body: JSON.stringify({ oId: oId(i), quality: 'gold', expired: '2030-01-01 00:00:00' }), ...keyed(i) }),
       };
     case 'vip-read':
       return { method: 'GET', headers: { apikey: apiKey }, request: (i) => ({ path: `/adm/vip/${oId(i)}` }) };
@@ -58,6 +72,7 @@ export function workload(name: WorkloadName, { users, apiKey = '' }: WorkloadOpt
         request: (i) => ({
           path: '/adm/message/push',
           body: JSON.stringify({ oIds: [oId(i)], name: 'bench', data: { kind: 'one', seq: i, t: performance.timeOrigin + performance.now() } }),
+          ...keyed(i),
         }),
       };
   }

@@ -1,11 +1,15 @@
 // soak (only with `--only soak`): one service process under a mixed, paced load for a long time —
-// VIP submits and reads, SSE clients connecting and leaving, pushes to signed-in clients — to see
-// whether memory or latency drift. Paced rather than saturating: at saturation p99 is queueing,
+// VIP submits and reads, SSE clients connecting and leaving, pushes to signed-in clients, requests
+// refused for their input; every write with an Idempotency-Key of its own, as integrators send
+// them — to see whether memory, latency or the log drift. Paced rather than saturating: at saturation p99 is queueing,
 // which moves with whatever else the shared machine does, and would hide a slow drift.
 //
 // RSS is compared after a forced full GC at the start (after a warm-up) and at the end, both with
 // the load stopped and the same signed-in connections open; in between it is sampled every second
 // under load, averaged per window, and a least-squares slope is fitted over the windows.
+import Database from 'better-sqlite3';
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { collectGarbage, freePort } from '../lib/inspector.js';
 import { log, memoryOf, OthersMeter, round, sleep, startChild } from '../lib/proc.js';
 import type { ScenarioReport } from '../lib/report.js';
@@ -27,10 +31,11 @@ const PUSH_USERS = 50;
 const CONNECTIONS_PER_USER = 2;
 
 /** The paced mix: rates well under what the service sustains here, so windows compare like with like. */
-const MIX: Record<'submit' | 'read' | 'push', { workload: WorkloadName; users: number; connections: number; rate: number }> = {
-  submit: { workload: 'vip-submit', users: 1000, connections: 16, rate: 100 },
+const MIX: Record<'submit' | 'read' | 'push' | 'invalid', { workload: WorkloadName; users: number; connections: number; rate: number; keyed?: true }> = {
+  submit: { workload: 'vip-submit', users: 1000, connections: 16, rate: 100, keyed: true },
   read: { workload: 'vip-read', users: 1000, connections: 16, rate: 200 },
-  push: { workload: 'push-one', users: PUSH_USERS, connections: 8, rate: 50 },
+  push: { workload: 'push-one', users: PUSH_USERS, connections: 8, rate: 50, keyed: true },
+  invalid: { workload: 'vip-submit-invalid', users: 1000, connections: 2, rate: 10, keyed: true },
 };
 type Part = keyof typeof MIX;
 
@@ -44,9 +49,13 @@ interface WindowedResult extends LoadResult {
  * their pids go into `pids` while they run.
  */
 async function mixedLoad(url: string, apiKey: string, durationS: number, windowS?: number, pids: number[] = []): Promise<Record<Part, WindowedResult>> {
-  const children = Object.entries(MIX).map(([part, m]) => ({
+  const children = Object.entries(MIX).map(([part, { keyed, ...m }]) => ({
     part: part as Part,
-    child: startChild(`soak-${part}`, 'bench/latency.ts', { expectReady: false, args: [JSON.stringify({ url, apiKey, ...m, durationS, windowS })] }),
+    child: startChild(`soak-${part}`, 'bench/latency.ts', {
+      expectReady: false,
+      // Keys unique across the warm-up and the run: each phase is a generator of its own.
+      args: [JSON.stringify({ url, apiKey, ...m, durationS, windowS, ...(keyed && { keyPrefix: `${part}-${durationS}-${Date.now()}` }) })],
+    }),
   }));
   pids.push(...children.map(({ child }) => child.pid));
   try {
@@ -86,6 +95,20 @@ function churn(workers: Workers) {
   };
 }
 
+/** What the service's log holds: events, their data's bytes, key streams, and the files' size. */
+function logSize(dataDir: string) {
+  const file = join(dataDir, 'events.sqlite');
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const { events, bytes } = db.prepare('SELECT count(*) AS events, coalesce(sum(length(data) + coalesce(length(metadata), 0)), 0) AS bytes FROM events').get() as { events: number; bytes: number };
+    const { keyStreams } = db.prepare("SELECT count(DISTINCT stream) AS keyStreams FROM events WHERE stream LIKE 'idempotency-%'").get() as { keyStreams: number };
+    const size = (path: string) => (existsSync(path) ? statSync(path).size : 0);
+    return { events, bytes, keyStreams, fileMb: (size(file) + size(`${file}-wal`)) / 1024 ** 2 };
+  } finally {
+    db.close();
+  }
+}
+
 /** Least-squares slope of y over x. */
 function slope(points: Array<[x: number, y: number]>): number {
   const n = points.length;
@@ -107,7 +130,14 @@ export async function soak(ctx: BenchContext): Promise<ScenarioReport> {
   const sim = await ctx.simulator();
   const inspectPort = await freePort();
   const serviceWindows = String(WINDOWS_MS);
-  const service = await startBenchService(ctx, 'soak', sim.url, { REALTIME_REPLAY_MS: serviceWindows, ANONYMOUS_RETENTION_MS: serviceWindows }, [`--inspect=127.0.0.1:${inspectPort}`]);
+  const service = await startBenchService(
+    ctx,
+    'soak',
+    sim.url,
+    { REALTIME_REPLAY_MS: serviceWindows, ANONYMOUS_RETENTION_MS: serviceWindows, IDEMPOTENCY_TTL_HOURS: String(WINDOWS_MS / 3_600_000) },
+    [`--inspect=127.0.0.1:${inspectPort}`],
+  );
+  const logAtStart = logSize(service.dataDir);
   const pid = service.child.pid;
   /** RSS (MB) after a full GC, the load stopped; and the JS heap in use then. */
   const settledMemory = async () => {
@@ -134,6 +164,7 @@ export async function soak(ctx: BenchContext): Promise<ScenarioReport> {
     await churner.stop();
     for (const part of Object.keys(MIX) as Part[]) notes.push(...loadProblems(`warm-up ${part}`, warm[part]));
     const start = await settledMemory();
+    const logAtRun = logSize(service.dataDir);
     log(`soak: start RSS ${round(start.rssMb, 1)} MB, heap ${round(start.heapMb, 1)} MB after a full GC`);
 
     await held.all('reset');
@@ -156,6 +187,7 @@ export async function soak(ctx: BenchContext): Promise<ScenarioReport> {
     }
     const [stats] = await held.all('stats');
     const end = await settledMemory();
+    const logAtEnd = logSize(service.dataDir);
     log(`soak: end RSS ${round(end.rssMb, 1)} MB, heap ${round(end.heapMb, 1)} MB after a full GC`);
 
     // Per window: mean RSS under load and each part's p99.
@@ -182,13 +214,20 @@ export async function soak(ctx: BenchContext): Promise<ScenarioReport> {
     const last = windows.at(-1)!;
 
     for (const part of Object.keys(MIX) as Part[]) notes.push(...loadProblems(part, run[part]));
+    const requests = (Object.keys(MIX) as Part[]).reduce((a, part) => a + run[part].ok + run[part].errors, 0);
+    const kept = { events: logAtEnd.events - logAtRun.events, bytes: logAtEnd.bytes - logAtRun.bytes };
+    notes.push(
+      `The log over the run: ${kept.events} events and ${round(kept.bytes / 1024)} KiB of event data kept for ${requests} requests ` +
+        `(${round(kept.events / requests, 2)} events, ${round(kept.bytes / requests)} bytes each); at the end ${logAtEnd.keyStreams} Idempotency-Key streams, ` +
+        `${logAtEnd.events} events in all, the file ${round(logAtEnd.fileMb, 1)} MB (at the start ${logAtStart.events} events, ${round(logAtStart.fileMb, 1)} MB)`,
+    );
     const pushed = run.push.ok * CONNECTIONS_PER_USER;
     if (stats.messages < pushed || stats.unexpectedCloses > 0) {
       notes.push(`pushes: ${stats.messages} of ${pushed} frames delivered to the held connections, ${stats.unexpectedCloses} held connections closed by the server`);
     }
     if (churner.totals.failed > 0) notes.push(`SSE churn: ${churner.totals.failed} connects failed`);
     notes.push(
-      `${durationS} s after a ${warmupS} s warm-up, windows of ${windowS} s; the service's message replay window and anonymous stream retention both ${WINDOWS_MS / 1000} s. Paced mix: VIP submits ${MIX.submit.rate}/s, VIP reads ${MIX.read.rate}/s (1,000 users), ` +
+      `${durationS} s after a ${warmupS} s warm-up, windows of ${windowS} s; the service's message replay window, anonymous stream retention and Idempotency-Key lifetime all ${WINDOWS_MS / 1000} s. Paced mix, every write with a key of its own: VIP submits ${MIX.submit.rate}/s, VIP reads ${MIX.read.rate}/s (1,000 users), invalid VIP submits (400) ${MIX.invalid.rate}/s, ` +
         `1:1 pushes ${MIX.push.rate}/s to ${PUSH_USERS} signed-in users × ${CONNECTIONS_PER_USER} held connections (${stats.messages} frames delivered), ` +
         `SSE churn: ${churner.totals.opened} anonymous connects and disconnects in batches of 20 (${round(churner.totals.opened / durationS)}/s)`,
     );
@@ -220,6 +259,8 @@ export async function soak(ctx: BenchContext): Promise<ScenarioReport> {
         p99Row('submit', 'VIP submit'),
         p99Row('read', 'VIP read'),
         p99Row('push', 'push'),
+        row({ name: 'soak', metric: 'log events kept per request over the run', value: kept.events / requests, baseline: null, goal: '—', met: null }),
+        row({ name: 'soak', metric: 'log bytes kept per request over the run', value: kept.bytes / requests, baseline: null, goal: '—', met: null }),
       ],
     };
   } finally {

@@ -152,7 +152,7 @@ test('a request stalled between binding its key and recording its intent records
       stall.release();
       const late = await stalled;
       assert.is(late.status, 409, late.text);
-      assert.match(late.body.message, /lost its claim .*nothing was sent/);
+      assert.match(late.body.message, /lost its claim .*nothing was written or sent/);
       assert.is(applied(h, 'stalled intent'), 1);
       const audit = (await h.get(`/adm/audit/points/${ALICE.oId}`, key)).body.data.items.filter((e: { request: { memo: string } }) => e.request.memo === 'stalled intent');
       assert.is(audit.length, 1, 'one operation recorded');

@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import * as v from 'valibot';
 import { connectionStringProblem } from './store/connectionString.js';
 import { defaultMaxConnections } from './openFilesLimit.js';
+import { OID_PATTERN, OID_RULE } from './domain/user.js';
 
 const port = (fallback: string) =>
   v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.integer('must be a whole number'), v.minValue(0), v.maxValue(65535));
@@ -58,10 +59,11 @@ const EnvSchema = v.object({
     v.pipe(
       v.string(),
       v.transform((list) => list.split(',').map((oId) => oId.trim()).filter(Boolean)),
-      v.check((oIds) => oIds.every((oId) => /^[A-Za-z0-9]{1,64}$/.test(oId)), 'must be comma-separated oIds (letters and digits)'),
+      v.check((oIds) => oIds.every((oId) => OID_PATTERN.test(oId)), `must be comma-separated oIds (${OID_RULE})`),
     ),
   ),
   CONSOLE_SESSION_TTL_MINUTES: positiveInt('480'),
+  CONSOLE_LIVE_RELOAD: flag('false'),
 });
 
 type Env = v.InferOutput<typeof EnvSchema>;
@@ -119,8 +121,11 @@ export interface Config {
   sessionTtlDays: number;
   /** How long a login page's single-use state stays valid. */
   loginStateTtlMs: number;
-  /** The operator console: who may use it and how long its sessions last; undefined when it is off. */
-  console: { admins: string[]; sessionTtlMs: number } | undefined;
+  /**
+   * The operator console: who may use it, how long its sessions last, and whether its page reloads
+   * itself when a front-end source changes (development); undefined when it is off.
+   */
+  console: { admins: string[]; sessionTtlMs: number; liveReload: boolean } | undefined;
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -173,7 +178,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     anonymousRetentionMs: e.ANONYMOUS_RETENTION_MS,
     sessionTtlDays: e.SESSION_TTL_DAYS,
     loginStateTtlMs: e.LOGIN_STATE_TTL_MS,
-    console: e.CONSOLE_ADMINS?.length ? { admins: e.CONSOLE_ADMINS, sessionTtlMs: e.CONSOLE_SESSION_TTL_MINUTES * 60_000 } : undefined,
+    console: e.CONSOLE_ADMINS?.length
+      ? { admins: e.CONSOLE_ADMINS, sessionTtlMs: e.CONSOLE_SESSION_TTL_MINUTES * 60_000, liveReload: e.CONSOLE_LIVE_RELOAD }
+      : undefined,
     nodeId: e.NODE_ID ?? hostname(),
     nodeHeartbeatMs: e.NODE_HEARTBEAT_MS,
     clockMaxOffsetMs: e.CLOCK_MAX_OFFSET_MS,

@@ -8,7 +8,7 @@ import { createReadModels, inApplyOrder, type ReadModelOptions } from './project
 import { ProjectionRunner, type CatchUpProgress, type Projection, type RunnerObserver } from './projections/runner.js';
 import { systemClock, type Clock } from './system/clock.js';
 import type { StoreWriteHealth } from './services/storeHealth.js';
-import { redactedConnectionString } from './store/connectionString.js';
+import { redactedConnectionString, storeKindOf } from './store/connectionString.js';
 import { instrumentedStore } from './store/instrumented.js';
 import type { EventStore } from './store/port.js';
 import { resumingStore } from './store/resuming.js';
@@ -31,9 +31,9 @@ export function sqliteFiles(dataDir: string): { database: string; marker: string
 
 /** Where the configured store is, for messages (never with a password). */
 export function describeStore(config: Config): string {
-  return config.eventStoreConnectionString
-    ? `EventStoreDB at ${redactedConnectionString(config.eventStoreConnectionString)}`
-    : `SQLite file ${sqliteFiles(config.dataDir).database}`;
+  const connectionString = config.eventStoreConnectionString;
+  if (!connectionString) return `SQLite file ${sqliteFiles(config.dataDir).database}`;
+  return `${storeKindOf(connectionString) === 'postgresql' ? 'PostgreSQL' : 'EventStoreDB'} at ${redactedConnectionString(connectionString)}`;
 }
 
 const reason = (error: unknown) => (error instanceof Error ? error.message : String(error));
@@ -50,7 +50,11 @@ export async function openStore(
 ): Promise<EventStore> {
   let adapter: EventStore;
   try {
-    if (config.eventStoreConnectionString) {
+    if (config.eventStoreConnectionString && storeKindOf(config.eventStoreConnectionString) === 'postgresql') {
+      // Loaded only when used, as the EventStoreDB client below. Opening migrates the schema.
+      const { PostgresEventStore } = await import('./store/postgres.js');
+      adapter = await PostgresEventStore.open({ connectionString: config.eventStoreConnectionString });
+    } else if (config.eventStoreConnectionString) {
       // Loaded only when used: the gRPC client is heavy and most installs run embedded.
       const { EventStoreDbEventStore } = await import('./store/eventstoredb.js');
       adapter = new EventStoreDbEventStore(config.eventStoreConnectionString);

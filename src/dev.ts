@@ -20,6 +20,8 @@ const config = loadConfig({
   CORS_ORIGINS: demoOrigin,
   // The operator console, for the first demo user (sign in as them on the simulator).
   CONSOLE_ADMINS: alice.oId,
+  // The console page reloads itself when a front-end file changes.
+  CONSOLE_LIVE_RELOAD: 'true',
   ...process.env,
   DATA_DIR: process.env.DATA_DIR ?? './data/dev',
   COMMUNITY_URL: platform.url,
@@ -37,7 +39,7 @@ if (existsSync(keyFile)) {
   apiKey = readFileSync(keyFile, 'utf8').trim();
 } else {
   const { store, runner, readModels, clock } = service.deps;
-  ({ key: apiKey } = await new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock }).issue({ app: 'dev', permissions: ['*'], expires: null }));
+  ({ key: apiKey } = await new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock }).issue({ appId: 'dev', app: 'dev', permissions: ['*'], expires: null }));
   writeFileSync(keyFile, `${apiKey}\n`, { mode: 0o600 });
 }
 

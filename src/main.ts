@@ -173,7 +173,7 @@ export async function startService(
   metrics.countOpenConnections(() => deps.realtime.hub.size);
   const operatorConsole = config.console && consoleIndex && createConsole(config.console, config, deps, consoleIndex, log);
   handle = createRequestListener(deps, log, operatorConsole ? [operatorConsole.routes] : []);
-  log.info({ url, store: config.eventStoreConnectionString ? 'eventstoredb' : 'sqlite', community: config.community.url }, 'listening');
+  log.info({ url, store: describeStore(config), community: config.community.url }, 'listening');
   return {
     url,
     server,
@@ -246,7 +246,7 @@ function nextSteps(config: Config, url: string): string {
   return [
     `community-bridge ${version} listening on ${url} (store: ${describeStore(config)})`,
     `  API reference and "Try it out":  ${url}/docs`,
-    `  Create an API key:               ${cliOnStore(config)} keys create --app <your game> --permissions '*'`,
+    `  Create an API key:               ${cliOnStore(config)} keys create --app-id <your-game> --app "<Your Game>" --permissions '*'`,
     ...(FROM_SOURCES ? ['  Everything with a simulated platform, no account needed: npm run dev'] : []),
     ...(missingKeys ? [`  Warning: ${missingKeys}.`] : []),
     '',

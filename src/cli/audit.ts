@@ -1,6 +1,7 @@
 // `audit points <oId>` and `audit vip <oId>`: the same entries the audit endpoints answer, the
 // whole history at once, oldest first. `--json` prints them as one JSON array.
 import { ValidationError } from '../domain/errors.js';
+import { OID_PATTERN, OID_RULE } from '../domain/user.js';
 import { WHOLE_HISTORY, type AuditQueries, type PointsAuditEntry, type VipAuditEntry } from '../projections/audit.js';
 import { escapeControl, table } from './table.js';
 
@@ -32,6 +33,7 @@ export async function auditCommand(audit: AuditQueries, args: string[], options:
   const [kind, oId] = args;
   if (kind !== 'points' && kind !== 'vip') throw new ValidationError(`audit: unknown history "${kind ?? ''}" (points, vip)`);
   if (!oId?.trim()) throw new ValidationError(`audit ${kind}: the oId is required`);
+  if (!OID_PATTERN.test(oId.trim())) throw new ValidationError(`audit ${kind}: oId must be the platform's user id (${OID_RULE})`);
   const { items: entries } = kind === 'points' ? await audit.points(oId.trim(), WHOLE_HISTORY) : await audit.vip(oId.trim(), WHOLE_HISTORY);
   if (options.json) return print(`${JSON.stringify(entries)}\n`);
   if (entries.length === 0) return print(`No ${kind === 'points' ? 'points edits' : 'VIP grants or renewals'} recorded for oId ${escapeControl(oId)}.\n`);

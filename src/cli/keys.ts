@@ -1,4 +1,4 @@
-import { ValidationError } from '../domain/errors.js';
+import { AppError, ValidationError } from '../domain/errors.js';
 import { isGrant, PERMISSIONS, type Grant } from '../domain/permissions.js';
 import { parseSpecDateTime, toSpecTimestamp } from '../domain/time.js';
 import type { ApiKeyRecord } from '../projections/apiKeys.js';
@@ -28,40 +28,52 @@ function parseExpiry(text: string | undefined, now: string): string | null {
 const expiryText = (expires: string | null) => (expires === null ? null : toSpecTimestamp(expires));
 
 function describe(key: ApiKeyRecord) {
-  return { id: key.keyId, appId: key.appId, app: key.app, permissions: key.permissions, status: key.status, expires: expiryText(key.expires), created: toSpecTimestamp(key.created) };
+  return {
+    id: key.keyId,
+    appId: key.appId,
+    app: key.app,
+    permissions: key.permissions,
+    allApps: key.allApps,
+    status: key.status,
+    expires: expiryText(key.expires),
+    created: toSpecTimestamp(key.created),
+  };
 }
 
 export async function keysCommand(
   service: ApiKeyService,
   args: string[],
-  options: { app?: string; permissions?: string; expires?: string; json?: boolean },
+  options: { app?: string; 'app-id'?: string; 'all-apps'?: boolean; permissions?: string; expires?: string; json?: boolean },
   print: Print,
 ): Promise<void> {
   const [action, id] = args;
   switch (action) {
     case 'create': {
-      if (!options.app?.trim()) throw new ValidationError('--app: required (the application the key belongs to)');
-      const issued = await service.issue({
-        app: options.app,
-        permissions: parsePermissions(options.permissions),
-        expires: parseExpiry(options.expires, new Date().toISOString()),
-      });
+      const permissions = parsePermissions(options.permissions);
+      const expires = parseExpiry(options.expires, new Date().toISOString());
+      const issued = await service
+        .issue({ appId: options['app-id'], app: options.app, permissions, expires, allApps: options['all-apps'] })
+        .catch((error: unknown) => {
+          // The service names its inputs as the API does; here they are flags.
+          if (error instanceof AppError) error.message = error.message.replace(/^appId:/, '--app-id:').replace(/^app:/, '--app:').replace(/\bappId\b/g, '--app-id');
+          throw error;
+        });
       const shown = { ...issued, expires: expiryText(issued.expires) };
       if (options.json) return print(`${JSON.stringify(shown)}\n`);
       return print(
         `Created key ${issued.id} for app "${escapeControl(issued.app)}" (app id ${issued.appId})\n` +
-          `Permissions: ${issued.permissions.join(', ')}\nExpires: ${shown.expires ?? 'never'}\n\n` +
+          `Permissions: ${issued.permissions.join(', ')}${issued.allApps ? ' (every app\'s records)' : ''}\nExpires: ${shown.expires ?? 'never'}\n\n` +
           `  ${issued.key}\n\nThis is the only time the key is shown; only its hash is stored.\n`,
       );
     }
     case 'list': {
       const keys = service.list().map(describe);
       if (options.json) return print(`${JSON.stringify(keys)}\n`);
-      if (keys.length === 0) return print('No API keys yet. Create one with: keys create --app <name> --permissions <p1,p2|*>\n');
+      if (keys.length === 0) return print('No API keys yet. Create one with: keys create --app-id <id> --app <name> --permissions <p1,p2|*>\n');
       return print(
         table([
-          ['ID', 'APP', 'APP ID', 'STATUS', 'EXPIRES', 'PERMISSIONS'],
-          ...keys.map((k) => [k.id, k.app, k.appId, k.status, k.expires ?? 'never', k.permissions.join(',')]),
+          ['ID', 'APP', 'APP ID', 'REACH', 'STATUS', 'EXPIRES', 'PERMISSIONS'],
+          ...keys.map((k) => [k.id, k.app, k.appId, k.allApps ? 'all apps' : 'own app', k.status, k.expires ?? 'never', k.permissions.join(',')]),
         ]),
       );
     }

@@ -18,7 +18,12 @@ import { storeCommand, StoreUsageError } from './store.js';
 
 const USAGE = `Usage: npm run --silent cli -- <command>
 
-  keys create --app <name> --permissions <p1,p2|*> [--expires "YYYY-MM-DD HH:MM:SS"] [--json]
+  keys create --app-id <id> [--app <name>] --permissions <p1,p2|*> [--expires "YYYY-MM-DD HH:MM:SS"]
+              [--all-apps] [--json]
+                                     a key for an app: its exact id (a-z 0-9 _ . -), chosen with
+                                     its first key (with --app, its name); --all-apps lets it read
+                                     and resolve every app's records. --app <id> alone names the
+                                     app by its id as well
   keys list [--json]
   keys disable <id> | keys enable <id> | keys revoke <id>
   audit points <oId> [--json]        every points edit with its outcome, oldest first
@@ -31,10 +36,14 @@ const USAGE = `Usage: npm run --silent cli -- <command>
                                      --conflicts: resolved ones the platform answered afterwards
   operations resolve <id> --applied|--not-applied [--note <text>] [--by <name>] [--json]
                                      record what the platform shows for an unknown outcome
-  store check                        look for damage in the SQLite store: prints "ok" (exit 0) or
-                                     the problems (exit 1)
+  store check                        look for damage: the SQLite file, or PostgreSQL's schema
+                                     version and position sequence; prints "ok" (exit 0) or the
+                                     problems (exit 1)
   store backup <file> [--force]      a consistent copy of the SQLite store, also while the service
-                                     runs; --force replaces an existing <file>
+                                     runs; --force replaces an existing <file> (PostgreSQL: use
+                                     pg_dump, exit 2)
+  store migrate                      bring PostgreSQL's schema to this build's version (a node does
+                                     it when it starts); exit 2 on other stores
 
 The store is the one the service uses (DATA_DIR, or EVENTSTORE_CONNECTION_STRING); --data-dir <dir>
 overrides DATA_DIR. Every command names the store it used on stderr. A SQLite log that lost events
@@ -48,6 +57,8 @@ async function run(argv: string[]): Promise<void> {
     allowPositionals: true,
     options: {
       app: { type: 'string' },
+      'app-id': { type: 'string' },
+      'all-apps': { type: 'boolean', default: false },
       permissions: { type: 'string' },
       expires: { type: 'string' },
       stream: { type: 'string' },

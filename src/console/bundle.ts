@@ -1,6 +1,6 @@
 // How the console's front-end (src/console/ui) becomes its two files, console.js and console.css:
 // one esbuild bundle, used by `npm run build` (into dist/console/assets) and, when the service runs
-// from its sources, at request time.
+// from its sources, by assets.ts (in memory).
 import { fileURLToPath } from 'node:url';
 import type { BuildOptions } from 'esbuild';
 

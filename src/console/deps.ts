@@ -6,6 +6,7 @@ import type { EventFollows } from './follow.js';
 import type { ConsoleCookies } from './cookies.js';
 import type { ConsoleSessions } from './sessions.js';
 import type { ConsoleSignIn } from './signIn.js';
+import type { ConsoleStreams } from './streams.js';
 
 /** What the console's pages and endpoints use, built once by createConsole. */
 export interface ConsoleDeps extends Pick<HttpDeps, 'store' | 'runner' | 'readModels' | 'outcomes' | 'metrics' | 'clock' | 'pushLimits'> {
@@ -19,6 +20,8 @@ export interface ConsoleDeps extends Pick<HttpDeps, 'store' | 'runner' | 'readMo
   keys: ApiKeyService;
   /** What the console keeps beside the read models (folded by the service's runner). */
   index: ConsoleIndex;
-  /** Open live streams of the event log. */
+  /** Live streams of the event log. */
   follows: EventFollows;
+  /** Every stream the console holds open: capped, and ended with its session. */
+  streams: ConsoleStreams;
 }

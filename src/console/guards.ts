@@ -1,5 +1,5 @@
 // What every console API request must bring: a live console session of an account CONSOLE_ADMINS
-// still lists; and for every change, the session's token and a page of the service's own origin.
+// still lists; and for every change, the session's token and a page on PUBLIC_URL's origin.
 import type { Middleware } from 'koa';
 import { ForeignOriginError } from '../http/errors.js';
 import type { ConsoleCookies } from './cookies.js';
@@ -25,15 +25,16 @@ export function requireOperator(deps: { cookies: ConsoleCookies; sessions: Conso
 }
 
 /**
- * A change must come from a console page: its Origin is the service's own (as configured, or as
- * the request reached it) — browsers send Origin with every POST — and it carries the token only
- * the session's pages could read.
+ * A change must come from a console page: its Origin is PUBLIC_URL's — browsers send Origin with
+ * every POST, and the console is served nowhere else — and it carries the token only the session's
+ * pages could read. The Host header is not trusted for this: any name that resolves to the service
+ * (a rebinding one included) would make its own pages "the service's".
  */
 export function requireConsolePage(deps: { cookies: ConsoleCookies; publicUrl: () => string }): Middleware<OperatorState> {
   return async (ctx, next) => {
     if (ctx.method !== 'GET') {
       const origin = ctx.get('Origin');
-      if (origin !== new URL(deps.publicUrl()).origin && origin !== `${ctx.protocol}://${ctx.host}`) throw new ForeignOriginError(origin || '(none)');
+      if (origin !== new URL(deps.publicUrl()).origin) throw new ForeignOriginError(origin || '(none)');
       if (!deps.cookies.isCsrfToken(ctx.state.operator.sessionId, ctx.get(TOKEN_HEADER) || undefined)) throw new ConsoleTokenError();
     }
     await next();

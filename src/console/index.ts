@@ -14,7 +14,9 @@ import { EventFollows } from './follow.js';
 import type { ConsoleDeps } from './deps.js';
 import { consoleRouter } from './routes.js';
 import { ConsoleSessions } from './sessions.js';
+import { SessionWatch } from './sessionWatch.js';
 import { ConsoleSignIn } from './signIn.js';
+import { ConsoleStreams } from './streams.js';
 
 export interface Console {
   /** Every /console route. */
@@ -23,7 +25,13 @@ export interface Console {
   close(): Promise<void>;
 }
 
-export type ConsoleSettings = NonNullable<Config['console']>;
+export type ConsoleSettings = NonNullable<Config['console']> & {
+  /**
+   * Development only (`npm run dev`), and only from the sources: the console watches its
+   * front-end files and open pages reload when one changes. Off unless set.
+   */
+  liveReload?: boolean;
+};
 
 /** `index`: what the console keeps beside the read models, folded by the service's runner. */
 export function createConsole(settings: ConsoleSettings, config: Config, http: HttpDeps, index: ConsoleIndex, log: Logger): Console {
@@ -31,8 +39,9 @@ export function createConsole(settings: ConsoleSettings, config: Config, http: H
   const publicUrl = http.realtime.publicUrl;
   const admins = new Set(settings.admins);
   const sessions = new ConsoleSessions({ store, clock, ttlMs: settings.sessionTtlMs });
-  const attempts = new OpenIdAttempts({ store, platform, userSync, clock, log, publicUrl, stateTtlMs: config.loginStateTtlMs });
-  const follows = new EventFollows(store);
+  const attempts = new OpenIdAttempts({ store, platform, userSync, clock, log, publicUrl, stateTtlMs: config.loginStateTtlMs, secret: loadSessionSecret(config.sessionSecret, config.dataDir) });
+  const streams = new ConsoleStreams(new SessionWatch({ sessions, admins, clock }));
+  const follows = new EventFollows({ store, streams });
   const deps: ConsoleDeps = {
     store,
     pushLimits,
@@ -40,6 +49,7 @@ export function createConsole(settings: ConsoleSettings, config: Config, http: H
     keys: new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock }),
     index,
     follows,
+    streams,
     runner,
     readModels,
     outcomes,
@@ -56,12 +66,12 @@ export function createConsole(settings: ConsoleSettings, config: Config, http: H
       secure: () => publicUrl().startsWith('https:'),
     }),
   };
-  const assets = consoleAssets();
+  const assets = consoleAssets({ liveReload: settings.liveReload === true, log });
   const router = consoleRouter(deps, assets);
   return {
     routes: router.routes() as Middleware,
     async close() {
-      follows.close();
+      streams.close();
       await assets.close();
     },
   };

@@ -23,6 +23,7 @@ const AGAIN = 'Sign in again from the console.';
 
 const REFUSALS: Partial<Record<SignInRefusal, { status: number; title: string; text: string }>> = {
   'unknown-state': { status: 400, title: 'Invalid sign-in link', text: `This sign-in link is not recognised. ${AGAIN}` },
+  'bound-client': { status: 409, title: 'Already signed in', text: `This sign-in is for a connection that is signed in already. ${AGAIN}` },
   'other-browser': { status: 403, title: 'Sign-in started elsewhere', text: `This sign-in was not started in this browser; nobody was signed in. ${AGAIN}` },
   'used-state': { status: 409, title: 'Sign-in link already used', text: `Each sign-in link works only once. ${AGAIN}` },
   expired: { status: 410, title: 'Sign-in link expired', text: `A sign-in must be completed soon after it starts. ${AGAIN}` },

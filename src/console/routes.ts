@@ -1,8 +1,6 @@
 // Every /console path: the front-end's shell and files, the operator sign-in, and the JSON API
 // behind the session and CSRF guards.
 import Router from '@koa/router';
-import type { Context } from 'koa';
-import { PassThrough } from 'node:stream';
 import { SignInError } from '../domain/login.js';
 import type { ConsoleAssets } from './assets.js';
 import { mountEndpoints, type AnyEndpoint } from './api/declare.js';
@@ -12,6 +10,7 @@ import { operationEndpoints } from './api/operations.js';
 import { overviewEndpoints } from './api/overview.js';
 import { sessionEndpoints } from './api/session.js';
 import { userEndpoints } from './api/users.js';
+import { changeStream } from './changes.js';
 import type { ConsoleDeps } from './deps.js';
 import { requireConsolePage, requireOperator, type OperatorState } from './guards.js';
 import { consoleHeaders } from './headers.js';
@@ -27,7 +26,8 @@ export function consoleRouter(deps: ConsoleDeps, assets: ConsoleAssets): Router<
   router.get('/console', (ctx) => ctx.redirect('/console/'));
   router.get('/console/', (ctx) => shellPage(ctx, assets.scripts));
   const { watchChanges } = assets;
-  if (watchChanges) router.get('/console/assets/changes', (ctx) => changeStream(ctx, watchChanges));
+  // Live reload only, and only for a signed-in operator.
+  if (watchChanges) router.get('/console/assets/changes', requireOperator(deps), (ctx) => changeStream(ctx, deps.streams, watchChanges));
   router.get('/console/assets/:file', async (ctx) => {
     const asset = await assets.get(ctx.params.file!);
     if (!asset) return;
@@ -57,19 +57,4 @@ export function consoleRouter(deps: ConsoleDeps, assets: ConsoleAssets): Router<
 
   mountEndpoints(router, ENDPOINTS, [requireOperator(deps), requireConsolePage(deps)], deps);
   return router;
-}
-
-/** An SSE stream with one `change` event per edit of a front-end file (run from the sources). */
-function changeStream(ctx: Context, watchChanges: NonNullable<ConsoleAssets['watchChanges']>): void {
-  const stream = new PassThrough();
-  ctx.req.socket.setTimeout(0);
-  ctx.type = 'text/event-stream';
-  ctx.set('Cache-Control', 'no-store');
-  ctx.body = stream;
-  stream.write(': watching the console sources\n\n');
-  const stop = watchChanges(() => stream.write('event: change\ndata: \n\n'));
-  ctx.req.once('close', () => {
-    stop();
-    stream.end();
-  });
 }

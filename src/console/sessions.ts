@@ -15,6 +15,8 @@ export interface OperatorSession {
 }
 
 export class ConsoleSessions {
+  private readonly endListeners = new Set<(sessionId: string) => void>();
+
   constructor(private readonly deps: { store: EventStore; clock: Clock; ttlMs: number }) {}
 
   async start(sessionId: string, oId: string, userId: string): Promise<OperatorSession> {
@@ -34,6 +36,15 @@ export class ConsoleSessions {
   }
 
   async end(sessionId: string): Promise<void> {
+    // What this node holds open under the session ends first, so that nothing reaches it after
+    // the logout is recorded (other nodes learn of it from the log: sessionWatch.ts).
+    for (const listener of this.endListeners) listener(sessionId);
     await handleCommand(this.deps.store, consoleSessionStream(sessionId), consoleSessionDecider, { type: 'EndConsoleSession', sessionId, at: this.deps.clock.now() });
+  }
+
+  /** Calls `listener` with each session this node ends, until the returned stop. */
+  onEnd(listener: (sessionId: string) => void): () => void {
+    this.endListeners.add(listener);
+    return () => this.endListeners.delete(listener);
   }
 }

@@ -150,7 +150,7 @@ export const PointsAuditEntry = v.object({
         v.object({
           applied: v.boolean(),
           note: v.string(),
-          by: v.union([v.object({ kind: v.literal('operator'), name: v.string() }), v.object({ kind: v.literal('app'), appId: v.string(), keyId: v.string() })]),
+          by: v.union([v.object({ kind: v.literal('operator'), name: v.string() }), v.object({ kind: v.literal('app'), appId: v.string(), keyId: v.string(), allApps: v.optional(v.literal(true)) })]),
           at: SpecTimestamp,
         }),
         v.description('an unknown outcome someone settled after checking the platform: an operator at the CLI, or an app'),

@@ -4,6 +4,8 @@
 import * as v from 'valibot';
 import { PERMISSIONS } from '../domain/permissions.js';
 import { FreeObject } from './requests.js';
+import { OID_PATTERN, OID_RULE } from '../domain/user.js';
+import { APP_ID, APP_ID_RULE } from '../domain/apiKey.js';
 
 const isoInstant = v.pipe(v.string(), v.isoTimestamp());
 
@@ -25,7 +27,12 @@ export type Done = v.InferOutput<typeof Done>;
 const grant = v.picklist([...PERMISSIONS, '*'], `must be one of ${PERMISSIONS.join(', ')}, or *`);
 
 export const KeyCreateBody = v.object({
-  app: v.pipe(v.string('must be a string'), v.trim(), v.minLength(1, 'is required'), v.maxLength(80, 'must be at most 80 characters')),
+  /** The app's exact id: an existing app's, or a new one's. */
+  appId: v.optional(v.pipe(v.string('must be a string'), v.trim(), v.regex(APP_ID, `must be ${APP_ID_RULE}`))),
+  /** The app's name, for a new app. */
+  app: v.optional(v.pipe(v.string('must be a string'), v.trim(), v.maxLength(80, 'must be at most 80 characters'))),
+  /** The key reaches every app's records (audits, resolutions). */
+  allApps: v.optional(v.boolean('must be true or false'), false),
   permissions: v.pipe(v.array(grant, 'must be a list of permissions'), v.minLength(1, 'must name at least one permission')),
   expires: v.optional(v.nullable(v.pipe(v.string('must be "YYYY-MM-DD HH:MM:SS" (UTC) or null'), v.trim())), null),
 });
@@ -35,7 +42,7 @@ export const KeyActionParams = v.object({
   action: v.picklist(['disable', 'enable', 'revoke'], 'must be disable, enable or revoke'),
 });
 
-export const OIdParam = v.object({ oId: v.pipe(v.string(), v.regex(/^[A-Za-z0-9]{1,64}$/, 'must be an oId (letters and digits)')) });
+export const OIdParam = v.object({ oId: v.pipe(v.string(), v.regex(OID_PATTERN, `must be the platform's user id (${OID_RULE})`)) });
 
 export const UserSearchQuery = v.object({
   q: v.pipe(v.string('must be given once'), v.trim(), v.minLength(1, 'is required: part of an oId, a name or a nickname'), v.maxLength(100, 'must be at most 100 characters')),
@@ -68,6 +75,8 @@ export const KeyView = v.object({
   app: v.string(),
   appId: v.string(),
   permissions: v.array(v.string()),
+  /** Reaches every app's records, not only its own app's. */
+  allApps: v.boolean(),
   status: v.picklist(['enabled', 'disabled', 'revoked', 'expired']),
   created: isoInstant,
   expires: v.nullable(isoInstant),

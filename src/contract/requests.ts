@@ -2,6 +2,7 @@
 // types, the OpenAPI document and the SDK's types all come.
 import * as v from 'valibot';
 import { parseSpecDateTime } from '../domain/time.js';
+import { OID_PATTERN, OID_RULE } from '../domain/user.js';
 
 // valibot's object() and record() take an array for an object: a JSON array is refused first.
 const isJsonObject = (x: unknown) => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -12,7 +13,7 @@ export const FreeObject = v.custom<Record<string, unknown>>(isJsonObject, 'must 
 const text = (max: number) => v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.maxLength(max, `must be at most ${max} characters`));
 
 /** The platform's user id (fishpi: digits); anything else never reaches the platform or a stream name. */
-export const OId = v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.regex(/^\d{1,20}$/, "must be the platform's user id (1 to 20 digits)"));
+export const OId = v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.regex(OID_PATTERN, `must be the platform's user id (${OID_RULE})`));
 /** This service's own user id (`user.id` in frames and lookups). */
 const UserId = v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.maxLength(64, 'must be at most 64 characters'));
 
@@ -26,12 +27,13 @@ const nonZeroInt32 = v.pipe(int32, v.check((n) => n !== 0, 'must not be 0'));
 
 export const PointsEditBody = body({ oId: OId, point: nonZeroInt32, memo: text(255) });
 
-const MEDAL_ATTR = /^url=[^&]+&backcolor=[0-9a-fA-F]{3,8}&fontcolor=[0-9a-fA-F]{3,8}$/;
+/** The icon must be fetched over http(s): another scheme (javascript:, data:) in a page that shows the medal is an injection. */
+const MEDAL_ATTR = /^url=https?:\/\/[^&\s]+&backcolor=[0-9a-fA-F]{3,8}&fontcolor=[0-9a-fA-F]{3,8}$/;
 export const MedalGiveBody = body({
   oId: OId,
   name: text(100),
   description: text(500),
-  attr: v.pipe(v.string('must be a string'), v.regex(MEDAL_ATTR, 'must be formatted url=<icon_url>&backcolor=<hex_color>&fontcolor=<hex_color>')),
+  attr: v.pipe(v.string('must be a string'), v.regex(MEDAL_ATTR, 'must be formatted url=<http(s) icon url>&backcolor=<hex_color>&fontcolor=<hex_color>')),
   data: v.optional(v.string('must be a string'), ''),
 });
 export const MedalRemoveBody = body({ oId: OId, name: text(100) });

@@ -1,4 +1,9 @@
-// The life of one API key: issued → (disabled ⇄ enabled) → revoked. Revocation is final.
+// The life of one API key: issued → (disabled ⇄ enabled) → revoked. Revocation is final. A key
+// belongs to one app, named by an exact id chosen when its first key is issued.
+
+/** An app id: what Idempotency-Keys, stored answers, audits and operations are kept apart by. */
+export const APP_ID = /^[a-z0-9][a-z0-9_.-]{0,63}$/;
+export const APP_ID_RULE = '1 to 64 of a-z 0-9 _ . - starting with a letter or digit';
 import type { Decider } from './decider.js';
 import { ConflictError, NotFoundError } from './errors.js';
 import type { ApiKeyEvent, Operator } from './events.js';
@@ -8,11 +13,23 @@ export type ApiKeyStatus = 'enabled' | 'disabled' | 'revoked';
 
 export type ApiKeyState =
   | { exists: false }
-  | { exists: true; keyId: string; appId: string; app: string; hash: string; permissions: Grant[]; expires: string | null; status: ApiKeyStatus; created: string };
+  | {
+      exists: true;
+      keyId: string;
+      appId: string;
+      app: string;
+      hash: string;
+      permissions: Grant[];
+      expires: string | null;
+      /** Reaches every app's records, not only its own app's. */
+      allApps: boolean;
+      status: ApiKeyStatus;
+      created: string;
+    };
 
 type By = { by?: Operator };
 export type ApiKeyCommand =
-  | ({ type: 'IssueApiKey'; keyId: string; appId: string; app: string; hash: string; permissions: Grant[]; expires: string | null; at: string } & By)
+  | ({ type: 'IssueApiKey'; keyId: string; appId: string; app: string; hash: string; permissions: Grant[]; expires: string | null; allApps?: true; at: string } & By)
   | ({ type: 'DisableApiKey'; keyId: string; at: string } & By)
   | ({ type: 'EnableApiKey'; keyId: string; at: string } & By)
   | ({ type: 'RevokeApiKey'; keyId: string; at: string } & By)
@@ -54,8 +71,8 @@ export const apiKeyDecider: Decider<ApiKeyState, ApiKeyCommand, ApiKeyEvent> = {
 
   evolve(state, event) {
     if (event.type === 'ApiKeyIssued') {
-      const { at, by: _, ...rest } = event.data;
-      return { exists: true, ...rest, status: 'enabled', created: at };
+      const { at, by: _, allApps, ...rest } = event.data;
+      return { exists: true, ...rest, allApps: allApps === true, status: 'enabled', created: at };
     }
     if (!state.exists) return state;
     switch (event.type) {

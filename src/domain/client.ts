@@ -26,7 +26,15 @@ export type ClientState =
   | { status: 'disconnected'; clientId: string };
 
 export type ConnectClient = { type: 'ConnectClient'; clientId: string; node: string; session: SessionBinding | undefined; at: string } & ClientOpener;
-export type SignInClient = { type: 'SignInClient'; clientId: string; user: ClientBinding; at: string };
+/** `rebind`: the sign-in comes from the browser holding the connection, which may sign in again. */
+export type SignInClient = { type: 'SignInClient'; clientId: string; user: ClientBinding; rebind: boolean; at: string };
+
+/** A connection bound to a user is signed in again only by the browser that holds it. */
+export class ClientBoundError extends ConflictError {
+  constructor(clientId: string) {
+    super(`Client ${clientId} is signed in already; only the browser holding the connection may sign it in again`);
+  }
+}
 export type DisconnectClient = { type: 'DisconnectClient'; clientId: string; reason: ClientDisconnected['data']['reason']; at: string };
 export type ClientCommand = ConnectClient | SignInClient | DisconnectClient;
 
@@ -43,6 +51,7 @@ export const clientDecider: Decider<ClientState, ClientCommand, ClientEvent> = {
       case 'SignInClient': {
         // A connection that closed in the meantime has nobody to tell: the session still counts.
         if (state.status !== 'connected') return [];
+        if (state.user && !command.rebind) throw new ClientBoundError(command.clientId);
         const { clientId, user, at } = command;
         return [{ type: 'ClientSignedIn', data: { clientId, ...user, at } }];
       }

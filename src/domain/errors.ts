@@ -89,9 +89,9 @@ export class OutcomeUnknownError extends AppError {
 /** An operator checked the platform and found that the operation did not happen. */
 export class OperationNotAppliedError extends AppError {
   /** `contradicted`: the platform said afterwards that it applied it: sending it again may apply it twice. */
-  constructor(operationId: string, note: string, contradicted = false) {
+  constructor(operationId: string, resolvedBy: string, note: string, contradicted = false) {
     const next = contradicted ? 'check the user on the platform before sending it again' : 'send it again with a new Idempotency-Key';
-    super(`Operation ${operationId} was not applied (resolved by an operator${note ? `: ${note}` : ''}); ${next}`, { operationId });
+    super(`Operation ${operationId} was not applied (resolved by ${resolvedBy}${note ? `: ${note}` : ''}); ${next}`, { operationId });
   }
 }
 

@@ -11,7 +11,8 @@ export interface Actor {
 type ByOperator = { by?: Operator };
 export type ApiKeyIssued = {
   type: 'ApiKeyIssued';
-  data: { keyId: string; appId: string; app: string; hash: string; permissions: Grant[]; expires: string | null; at: string } & ByOperator;
+  /** `allApps`: the key reaches every app's records (auditors, operators), not only its own. */
+  data: { keyId: string; appId: string; app: string; hash: string; permissions: Grant[]; expires: string | null; allApps?: true; at: string } & ByOperator;
 };
 export type ApiKeyDisabled = { type: 'ApiKeyDisabled'; data: { keyId: string; at: string } & ByOperator };
 export type ApiKeyEnabled = { type: 'ApiKeyEnabled'; data: { keyId: string; at: string } & ByOperator };
@@ -70,7 +71,7 @@ export type OperationFailed = Outcome<'OperationFailed', { reason: string }>;
 /** Sent, then no answer in time: it may or may not have happened. */
 export type OperationOutcomeUnknown = Outcome<'OperationOutcomeUnknown', { reason: string }>;
 /** Who settled an unknown outcome: an operator at the CLI, or an app through the admin API. */
-export type Resolver = Operator | ({ kind: 'app' } & Actor);
+export type Resolver = Operator | ({ kind: 'app'; allApps?: true } & Actor);
 /** A person acting as operator: an OS user at the CLI, or `console:<oId>` in the console. */
 export type Operator = { kind: 'operator'; name: string };
 /** Someone who checked the platform settled an unknown outcome. */
@@ -119,16 +120,20 @@ export type ClientEvent = ClientConnected | ClientSignedIn | ClientDisconnected;
 
 /**
  * One sign-in attempt through the platform's OpenID page. The state is a bearer secret, so the
- * log holds only its SHA-256 (`stateHash`, also the stream id); `callbackUrl` + `?state=` is the
- * return_to that was issued.
+ * log holds only its SHA-256 (`stateHash`, also the stream id). Only its end is recorded
+ * (LoginCompleted, LoginFailed); LoginStarted, LoginClaimed and LoginReleased are in logs written
+ * before a login page stopped recording anything, and are read, never written.
  */
 export type LoginStarted = {
   type: 'LoginStarted';
   /** `browser`: SHA-256 of the login cookie set with the state (absent before the binding existed). */
   data: { stateHash: string; clientId: string; callbackUrl: string; expires: string; at: string; browser?: string };
 };
-/** A callback holds the attempt while it asks the platform; others delivering it are refused until `until`. */
-export type LoginClaimed = { type: 'LoginClaimed'; data: { stateHash: string; clientId: string; claim: string; until: string; at: string } };
+/**
+ * A callback holds the attempt while it asks the platform; others delivering it are refused until
+ * `until`. `expires`: when the attempt's state expires (absent in streams that began with LoginStarted).
+ */
+export type LoginClaimed = { type: 'LoginClaimed'; data: { stateHash: string; clientId: string; claim: string; until: string; expires?: string; at: string } };
 /** The claim ended without an answer (the platform could not be reached): the attempt is open again. */
 export type LoginReleased = { type: 'LoginReleased'; data: { stateHash: string; clientId: string; claim: string; at: string } };
 export type LoginCompleted = {

@@ -1,8 +1,9 @@
 // A positive OpenID 2.0 assertion read the way a relying party must (OpenID 2.0 §4.1.1, §10.1,
-// §11.4; community-platform.md "Sign-in" 4). The platform signs the `key:value` lines of the
+// §11.4; docs/architecture.md, "Realtime"). The platform signs the `key:value` lines of the
 // fields `openid.signed` names and checks nothing else about that list, so this side insists
 // that the list covers the identity and everything bound to this attempt, and that no name or
 // value could add lines of its own to the signed text.
+import { OID_PATTERN, OID_RULE } from './user.js';
 
 export const OPENID_NS = 'http://specs.openid.net/auth/2.0';
 
@@ -50,6 +51,7 @@ export function readAssertion(query: Query, expected: AssertionExpectations): As
   if (!identity || identity !== field('claimed_id')) return refuse('openid.identity and openid.claimed_id differ');
   const oId = expected.identityPattern.exec(identity)?.[1];
   if (!oId) return refuse('openid.identity is not an identity of the platform');
+  if (!OID_PATTERN.test(oId)) return refuse(`openid.identity names no user id the platform issues (${OID_RULE})`);
   if (field('return_to') !== expected.returnTo) return refuse('openid.return_to is not the one issued');
   if (!field('sig')) return refuse('openid.sig is missing');
 

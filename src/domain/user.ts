@@ -1,6 +1,14 @@
-// User sync (spec §1): the platform is the truth for a user's profile; the service keeps a
-// local record with an internal id that is generated once and never changes.
+// User sync (docs/api.md, "Users"): the platform is the truth for a user's profile; the service
+// keeps a local record with an internal id that is generated once and never changes.
 import type { Decider } from './decider.js';
+
+/**
+ * The platform's user ids (oId): decimal digits with no leading zero, at most 19 (its ids are
+ * millisecond timestamps held in a signed 64-bit integer). One rule for sign-in, every request
+ * and the CLI, so one user is never two ("00333" beside "333").
+ */
+export const OID_PATTERN = /^[1-9][0-9]{0,18}$/;
+export const OID_RULE = 'digits with no leading zero, at most 19';
 import type { Profile, UserEvent } from './events.js';
 
 export type UserState = { exists: false } | ({ exists: true; userId: string; oId: string; created: string; updated: string } & Profile);

@@ -42,8 +42,11 @@ export interface Input<P, Q, B> {
   body: Out<B>;
 }
 
-/** Who called an `apiKey` route: the app (its id and name) and the key. */
-export type Caller = Actor & { app: string };
+/** Who called an `apiKey` route: the app (its id and name), the key, and whether it reaches every app. */
+export type Caller = Actor & { app: string; allApps: boolean };
+
+/** Records of `appId` are the caller's to see and act on: its own app's, or any with an all-apps key. */
+export const reaches = (caller: Caller, appId: string) => caller.allApps || caller.appId === appId;
 
 /** The caller as recorded in the events its request causes. */
 export const actorOf = ({ appId, keyId }: Caller): Actor => ({ appId, keyId });

@@ -34,4 +34,10 @@ export class ApiKeysReadModel implements Projection {
   list(): ApiKeyRecord[] {
     return [...this.byId.values()].sort((a, b) => a.created.localeCompare(b.created));
   }
+
+  /** The name an app was given with its first key, by app id; undefined for no such app. */
+  appName(appId: string): string | undefined {
+    for (const key of this.byId.values()) if (key.appId === appId) return key.app;
+    return undefined;
+  }
 }

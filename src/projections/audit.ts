@@ -120,15 +120,16 @@ function vipEntry(entry: VipHistoryEntry): VipAuditEntry {
 export class AuditQueries {
   constructor(private readonly models: { operations: OperationsReadModel; users: UsersReadModel; store: Pick<EventStore, 'readStream'> }) {}
 
-  /** One page of the points edits for this oId. */
-  async points(oId: string, request: PageRequest): Promise<Page<PointsAuditEntry>> {
-    const page = pageOf(this.models.operations.history(oId, 'PointsEditRequested'), request);
+  /** One page of the points edits for this oId (made by the apps `reaches` accepts, when given). */
+  async points(oId: string, request: PageRequest, reaches?: (appId: string) => boolean): Promise<Page<PointsAuditEntry>> {
+    const page = pageOf(this.models.operations.history(oId, 'PointsEditRequested', reaches), request);
     return { ...page, items: (await readOperations(this.models.store, page.items)).map(pointsEntry) };
   }
 
-  /** One page of the VIP grants and renewals for this oId. */
-  async vip(oId: string, request: PageRequest): Promise<Page<VipAuditEntry>> {
+  /** One page of the VIP grants and renewals for this oId (made by the apps `reaches` accepts, when given). */
+  async vip(oId: string, request: PageRequest, reaches?: (appId: string) => boolean): Promise<Page<VipAuditEntry>> {
     const user = this.models.users.byOid(oId);
-    return pageOf(user ? (await vipHistory(this.models.store, user.id)).map(vipEntry) : [], request);
+    const history = user ? await vipHistory(this.models.store, user.id) : [];
+    return pageOf((reaches ? history.filter((entry) => reaches(entry.appId)) : history).map(vipEntry), request);
   }
 }

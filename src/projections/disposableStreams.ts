@@ -17,6 +17,7 @@ export class DisposableStreamsReadModel implements Projection {
     'ClientSignedIn',
     'ClientDisconnected',
     'LoginStarted',
+    'LoginClaimed',
     'LoginCompleted',
     'LoginFailed',
     'IdempotentRequestStarted',
@@ -43,13 +44,20 @@ export class DisposableStreamsReadModel implements Projection {
       case 'ClientDisconnected':
         if (this.anonymousClients.delete(recorded.streamName)) this.ended.set(recorded.streamName, event.data.at);
         break;
+      // An attempt's state is good until it expires: its stream (the proof it was used) stays as long.
       case 'LoginStarted':
         this.openLogins.set(streams.login(event.data.stateHash), event.data.expires);
         break;
+      case 'LoginClaimed':
+        if (event.data.expires !== undefined) this.openLogins.set(streams.login(event.data.stateHash), event.data.expires);
+        break;
+      // Ended, but kept until its state has expired too: a replay of it must still find it used.
       case 'LoginCompleted':
       case 'LoginFailed': {
         const stream = streams.login(event.data.stateHash);
-        if (this.openLogins.delete(stream)) this.ended.set(stream, event.data.at);
+        const expires = this.openLogins.get(stream);
+        this.openLogins.delete(stream);
+        this.ended.set(stream, expires !== undefined && expires > event.data.at ? expires : event.data.at);
         break;
       }
       // A key's stream is kept until the key expires, released or not: a claim of the same

@@ -158,6 +158,8 @@ export class OperationsReadModel implements Projection {
   private readonly positions: number[] = [];
   private readonly operationIds: string[] = [];
   private readonly kinds: OperationKind[] = [];
+  /** The app of each (its id: one shared string per app). */
+  private readonly appIds: string[] = [];
   private readonly previousOfUser: number[] = [];
   private readonly newestOfUser = new Map<string, number>();
   /**
@@ -203,11 +205,16 @@ export class OperationsReadModel implements Projection {
     return VIEWS.get(record.status)![record.resolution ? 1 : 0];
   }
 
-  /** The user's operations (of one kind, when given), oldest first: read them with readOperations. */
-  history(oId: string, kind?: OperationKind): OperationRef[] {
+  /**
+   * The user's operations (of one kind, when given; of the apps `reaches` accepts, when given),
+   * oldest first: read them with readOperations.
+   */
+  history(oId: string, kind?: OperationKind, reaches?: (appId: string) => boolean): OperationRef[] {
     const refs: OperationRef[] = [];
     for (let i = this.newestOfUser.get(oId) ?? -1; i >= 0; i = this.previousOfUser[i]!) {
-      if (kind === undefined || this.kinds[i] === kind) refs.push({ position: this.positions[i]!, operationId: this.operationIds[i]! });
+      if ((kind === undefined || this.kinds[i] === kind) && (reaches === undefined || reaches(this.appIds[i]!))) {
+        refs.push({ position: this.positions[i]!, operationId: this.operationIds[i]! });
+      }
     }
     return refs.reverse();
   }
@@ -231,8 +238,9 @@ export class OperationsReadModel implements Projection {
   }
 
   private requested(operationId: string, recorded: RecordedEvent): void {
-    const { oId } = (recorded as unknown as OperationRequested).data;
+    const { oId, appId } = (recorded as unknown as OperationRequested).data;
     this.requests.set(operationId, recorded);
+    this.appIds.push(this.appIdInterned(appId));
     this.previousOfUser.push(this.newestOfUser.get(oId) ?? -1);
     this.newestOfUser.set(oId, this.positions.length);
     this.positions.push(recorded.position);
@@ -277,6 +285,14 @@ export class OperationsReadModel implements Projection {
       if (until >= this.horizon) break;
       this.settledViews.delete(operationId);
     }
+  }
+
+  /** One string per app id, however many operations name it. */
+  private readonly appIdStrings = new Map<string, string>();
+  private appIdInterned(appId: string): string {
+    let shared = this.appIdStrings.get(appId);
+    if (shared === undefined) this.appIdStrings.set(appId, (shared = appId));
+    return shared;
   }
 
   private record(operationId: string): OperationRecord | undefined {

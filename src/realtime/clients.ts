@@ -26,12 +26,12 @@ export class Clients {
   }
 
   /**
-   * Who opened the connection, when it is connected. From the store only: exact even for a
-   * client another node just connected or closed.
+   * Who opened the connection, and whether a user is bound to it, when it is connected. From the
+   * store only: exact even for a client another node just connected or closed.
    */
-  async opener(clientId: string): Promise<ClientOpener | undefined> {
+  async opener(clientId: string): Promise<(ClientOpener & { bound: boolean }) | undefined> {
     if (!isClientIdShape(clientId)) return undefined;
     const state = fold(clientDecider, (await this.deps.store.readStream(streams.client(clientId))) as unknown as ClientEvent[]);
-    return state.status === 'connected' ? openerOf(state) : undefined;
+    return state.status === 'connected' ? { ...openerOf(state), bound: state.user !== undefined } : undefined;
   }
 }

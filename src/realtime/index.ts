@@ -55,12 +55,13 @@ export function createRealtime({ config, store, runner, readModels, platform, us
   const clients = new Clients({ store, clients: readModels.clients });
   const sessionTtlMs = config.sessionTtlDays * DAY_MS;
   const secure = () => publicUrl().startsWith('https:');
+  const secret = loadSessionSecret(config.sessionSecret, config.dataDir);
   return {
     hub,
     clients,
     sessions: new Sessions({ store, runner, sessions: readModels.sessions, users: readModels.users, clock }),
     cookies: new SessionCookies({
-      secret: loadSessionSecret(config.sessionSecret, config.dataDir),
+      secret,
       ttlMs: sessionTtlMs,
       secure,
     }),
@@ -68,7 +69,7 @@ export function createRealtime({ config, store, runner, readModels, platform, us
     signIn: new SignIn({
       store,
       runner,
-      attempts: new OpenIdAttempts({ store, platform, userSync, clock, log, publicUrl, stateTtlMs: config.loginStateTtlMs }),
+      attempts: new OpenIdAttempts({ store, platform, userSync, clock, log, publicUrl, stateTtlMs: config.loginStateTtlMs, secret }),
       clients,
       clock,
       publicUrl,

@@ -1,9 +1,8 @@
-// Sign-in through the platform's OpenID 2.0 provider (community-platform.md "Sign-in",
-// design.md §4). The login page starts an attempt (openIdAttempts.ts) bound to a connected client
+// Sign-in through the platform's OpenID 2.0 provider (docs/architecture.md, "Realtime"). The login page starts an attempt (openIdAttempts.ts) bound to a connected client
 // and to the browser; once the callback's assertion is checked and verified, this syncs the user,
 // starts a session and appends ClientSignedIn — which reaches the connection through the store,
 // on any node.
-import { clientDecider } from '../domain/client.js';
+import { ClientBoundError, clientDecider } from '../domain/client.js';
 import { streams } from '../domain/events.js';
 import { SignInError } from '../domain/login.js';
 import { sessionDecider } from '../domain/session.js';
@@ -64,9 +63,12 @@ export class SignIn {
     // has not applied yet.
     const opener = await this.options.clients.opener(clientId);
     if (!opener) throw new SignInError('unknown-client', 'No open connection has this client_id.');
+    const sameBrowser = browser.client !== undefined && opener.browser === hashBinding(browser.client);
+    // Anyone holding a client id could otherwise sign a signed-in connection over to themselves.
+    if (opener.bound && !sameBrowser) throw new SignInError('bound-client', 'This connection is signed in already.');
     return {
-      platformUrl: await this.options.attempts.start(clientId, this.callbackUrl(), browser.login),
-      sameBrowser: browser.client !== undefined && opener.browser === hashBinding(browser.client),
+      platformUrl: await this.options.attempts.start(clientId, this.callbackUrl(), browser.login, sameBrowser),
+      sameBrowser,
       ...(opener.origin !== undefined && { origin: opener.origin }),
     };
   }
@@ -86,10 +88,14 @@ export class SignIn {
       const at = clock.now();
       const expires = new Date(Date.parse(at) + sessionTtlMs).toISOString();
       const binding = { sessionId, userId: user.id, oId };
-      const [session, client] = await Promise.all([
-        handleCommand(store, streams.session(sessionId), sessionDecider, { type: 'StartSession', ...binding, expires, at }),
-        handleCommand(store, streams.client(clientId), clientDecider, { type: 'SignInClient', clientId, user: binding, at }),
-      ]);
+      // The connection first: one signed in meanwhile by someone else is not taken over.
+      const client = await handleCommand(store, streams.client(clientId), clientDecider, { type: 'SignInClient', clientId, user: binding, rebind: attempt.holdsConnection, at }).catch(
+        (error: unknown) => {
+          if (error instanceof ClientBoundError) throw new SignInError('bound-client', 'This connection is signed in already.');
+          throw error;
+        },
+      );
+      const session = await handleCommand(store, streams.session(sessionId), sessionDecider, { type: 'StartSession', ...binding, expires, at });
       await runner.waitFor(Math.max(session.position ?? 0, client.position ?? 0));
       return { user, sessionId, clientBound: client.events.length > 0 };
     });

@@ -14,17 +14,22 @@ import { handleCommand } from './commandHandler.js';
  * The answer for a request bound to this operation, from the log alone: the platform's message
  * when it was applied, else the error that says what is known. Never sends anything.
  */
+/** Who resolved it, as an answer says it: the operator by name, or the app and key. */
+export function resolverName(by: Resolver): string {
+  return by.kind === 'operator' ? `operator ${by.name}` : `app ${by.appId} (key ${by.keyId}${by.allApps ? ', all apps' : ''})`;
+}
+
 export function answerFor(record: OperationRecord): { message: string } {
   const { operationId, status, outcome, resolution, answeredAfterResolution: late } = record;
   // A resolution is final; a platform answer that came after it is said beside it.
   const lateWord = late ? `; the platform answered the sender afterwards (${late.answer}: ${late.detail}), which is recorded beside the resolution for review` : '';
   switch (status) {
     case 'applied':
-      return { message: resolution ? `Applied (resolved by an operator${resolution.note ? `: ${resolution.note}` : ''}${lateWord})` : outcome!.detail };
+      return { message: resolution ? `Applied (resolved by ${resolverName(resolution.by)}${resolution.note ? `: ${resolution.note}` : ''}${lateWord})` : outcome!.detail };
     case 'rejected':
       throw new PlatformRejectedError(outcome!.detail);
     case 'failed':
-      if (resolution) throw new OperationNotAppliedError(operationId, `${resolution.note}${lateWord}`, late?.answer === 'OperationApplied');
+      if (resolution) throw new OperationNotAppliedError(operationId, resolverName(resolution.by), `${resolution.note}${lateWord}`, late?.answer === 'OperationApplied');
       throw new PlatformUnavailableError(outcome!.detail, false);
     case 'unknown':
       throw new OutcomeUnknownError(operationId, 'unknown', record.unknownReason ?? 'the platform did not answer');
@@ -69,11 +74,19 @@ export class OperationOutcomes {
 
   /**
    * Records what someone who checked the platform found; only an unknown outcome can be resolved.
-   * `fence`: the Idempotency-Key claim of the request that asks, when it sent one.
+   * `fence`: the Idempotency-Key claim of the request that asks, when it sent one; `reaches`:
+   * whether the one who asks may act on an operation of that app.
    */
-  async resolve(operationId: string, applied: boolean, note: string, by: Resolver, fence?: () => AlongsideWrite): Promise<OperationRecord> {
+  async resolve(
+    operationId: string,
+    applied: boolean,
+    note: string,
+    by: Resolver,
+    fence?: () => AlongsideWrite,
+    reaches: (appId: string) => boolean = () => true,
+  ): Promise<OperationRecord> {
     const record = await readOperation(this.deps.store, operationId);
-    if (!record) throw new NotFoundError(`No operation ${operationId}`);
+    if (!record || !reaches(record.appId)) throw new NotFoundError(`No operation ${operationId}`);
     await this.handle(record, { type: 'ResolveOutcome', operationId, applied, note, by, at: this.deps.clock.now() }, fence);
     return (await readOperation(this.deps.store, operationId))!;
   }

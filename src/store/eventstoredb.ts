@@ -17,6 +17,10 @@
 // No multi-stream transaction exists in client 6.x: an append with `alongside` (a fenced write)
 // is refused, never emulated with a check and a second write that another node could slip between.
 //
+// Every read is a call the client opens without a deadline: each one is bounded (maxCount) and
+// ended on every path (eventstoredbReads.ts); the subscription is read with backpressure
+// (eventstoredbSubscription.ts).
+//
 // Transient trouble (the server unreachable, a leader change, a deadline or commit timeout) is
 // retried within a window; a subscription stops at its first failure or end and says so, and
 // resumingStore (src/core.ts puts it around this adapter) resumes it.
@@ -39,19 +43,23 @@ import {
   WrongExpectedVersionError,
   excludeSystemEvents,
   jsonEvent,
+  type AllStreamRecordedEvent,
   type AppendExpectedRevision,
-  type EventData,
   type CurrentRevision,
+  type EventData,
   type JSONType,
   type Position,
   type ReadPosition,
   type RecordedEvent as EsdbRecordedEvent,
 } from '@eventstore/db-client';
-import { ConcurrencyError, RecordTooLargeError } from '../domain/errors.js';
+import { ConcurrencyError, NotConfiguredError, RecordTooLargeError } from '../domain/errors.js';
 import { forEventStoreDbClient } from './connectionString.js';
+import { ignoredParameterProblem } from './eventstoredbConnection.js';
+import { HeadKnowledge, readHead } from './eventstoredbHead.js';
+import { untilEnded } from './eventstoredbReads.js';
+import { SUBSCRIPTION_BUFFER, follow } from './eventstoredbSubscription.js';
 import {
   OutOfOrderEventError,
-  SubscriptionEndedError,
   type AppendOptions,
   type AppendResult,
   type BeatReading,
@@ -71,12 +79,15 @@ export type EventStoreDbClientApi = Pick<
   'appendToStream' | 'readStream' | 'readAll' | 'subscribeToAll' | 'deleteStream' | 'setStreamMetadata' | 'dispose'
 >;
 
-/** An append with `alongside`: this store cannot write or check two streams in one atomic step. */
-export class MultiStreamAppendUnsupportedError extends Error {
-  override readonly name = 'MultiStreamAppendUnsupportedError';
-  constructor(streamName: string, alongside: string) {
+/**
+ * An append with `alongside`: this store cannot write or check two streams in one atomic step.
+ * Only requests with an Idempotency-Key fence their writes: such a request is answered 503 with
+ * this message (nothing was written, and the key is free again).
+ */
+export class MultiStreamAppendUnsupportedError extends NotConfiguredError {
+  constructor() {
     super(
-      `EventStoreDB cannot append to ${streamName} and check ${alongside} in one atomic write: fenced writes need a store with atomic multi-stream appends (SQLite, PostgreSQL)`,
+      'Idempotency-Key is not supported for this request on EventStoreDB: its write must be fenced by the key in one atomic append to two streams, which the EventStoreDB client cannot make; send it without the header, or run the service on SQLite or PostgreSQL',
     );
   }
 }
@@ -88,8 +99,8 @@ export interface RetryPolicy extends ResumeBackoff {
 
 export const DEFAULT_RETRY: RetryPolicy = { windowMs: 10_000, firstDelayMs: 100, maxDelayMs: 2000 };
 
-/** How many of a stream's newest events a retried 'any' append looks through for its own. */
-const RETRY_LOOKBACK = 100;
+/** Events per forward read of $all; readAll reads as many pages as its `limit` takes. */
+export const READ_PAGE = 512;
 
 /**
  * Every node's heartbeats, in one stream read back newest first: finding per-instance streams
@@ -126,7 +137,7 @@ function fromCurrent(current: CurrentRevision): number | 'no_stream' {
 }
 
 /** Not part of the domain log: the server's system events and the heartbeats. */
-function isHidden(event: EsdbRecordedEvent): boolean {
+function isHidden(event: EsdbRecordedEvent | AllStreamRecordedEvent): boolean {
   return event.type.startsWith('$') || event.streamId === BEAT_STREAM;
 }
 
@@ -146,27 +157,37 @@ function toRecorded(event: EsdbRecordedEvent): RecordedEvent {
 export class EventStoreDbEventStore implements EventStore {
   private readonly client: EventStoreDbClientApi;
   private readonly subscriptions = new Set<Subscription>();
+  private readonly head = new HeadKnowledge();
   private beatStreamBounded = false;
 
-  /** @param connection e.g. `esdb://localhost:2113?tls=false` (or `kurrentdb://…`), or a client */
+  /**
+   * @param connection e.g. `esdb://localhost:2113?tls=false` (or `kurrentdb://…`), or a client.
+   * A string with a parameter the client would ignore (tlsVerifyCert=false) is refused here.
+   */
   constructor(
     connection: string | EventStoreDbClientApi,
     private readonly retry: RetryPolicy = DEFAULT_RETRY,
   ) {
-    this.client = typeof connection === 'string' ? EventStoreDBClient.connectionString(forEventStoreDbClient(connection)) : connection;
+    if (typeof connection === 'string') {
+      const problem = ignoredParameterProblem(connection);
+      if (problem) throw new Error(`EVENTSTORE_CONNECTION_STRING: ${problem}`);
+      this.client = EventStoreDBClient.connectionString(forEventStoreDbClient(connection));
+    } else {
+      this.client = connection;
+    }
   }
 
   async append(streamName: string, events: EventToAppend[], options: AppendOptions = {}): Promise<AppendResult> {
     if (events.length === 0) throw new Error('Nothing to append');
-    if (options.alongside) throw new MultiStreamAppendUnsupportedError(streamName, options.alongside.streamName);
+    if (options.alongside) throw new MultiStreamAppendUnsupportedError();
     const expected = options.expectedRevision ?? 'any';
     // Ids are given once, before the first attempt: every retry sends the very same events.
     const eventData = events.map((e) => jsonEvent({ id: randomUUID(), type: e.type, data: e.data as JSONType, metadata: e.metadata }));
     try {
-      return await this.retrying((attempt) => this.appendOnce(streamName, eventData, expected, attempt > 1));
+      return await this.retrying(() => this.appendOnce(streamName, eventData, expected));
     } catch (error) {
-      // 'any' never conflicts, so a conflict always has a revision or 'no_stream' as expected.
-      if (error instanceof WrongExpectedVersionError) throw new ConcurrencyError(streamName, expected as number | 'no_stream', fromCurrent(error.actualVersion));
+      // 'any' never conflicts.
+      if (error instanceof WrongExpectedVersionError && expected !== 'any') throw new ConcurrencyError(streamName, expected, fromCurrent(error.actualVersion));
       if (error instanceof MaxAppendSizeExceededError) {
         throw new RecordTooLargeError(`The events are larger than the event store accepts in one append (${error.maxAppendSize} bytes)`);
       }
@@ -175,41 +196,41 @@ export class EventStoreDbEventStore implements EventStore {
   }
 
   /**
-   * One attempt. A retry cannot append twice: an attempt that failed may still have been written,
-   * but the retry carries the same event ids. With an expected revision, EventStoreDB finds those
-   * ids at that revision and answers success without writing them again (its idempotent append);
-   * with 'any' it does so only while it still has the ids in its cache of recent writes, so a
-   * retried 'any' append first looks for them at the end of the stream itself.
+   * One attempt. With an expected revision, a retry cannot append twice: an attempt whose answer
+   * was lost may have been written, but the retry carries the same event ids, which EventStoreDB
+   * finds at that revision and answers as a success without writing them again (its idempotent
+   * append). With 'any' it finds them only while they are in its cache of recent writes: the
+   * service's commands always carry a revision, and only heartbeats append with 'any' (a beat
+   * written twice changes nothing).
    */
-  private async appendOnce(streamName: string, eventData: EventData[], expected: ExpectedRevision, isRetry: boolean): Promise<AppendResult> {
-    if (isRetry && expected === 'any') {
-      const written = await this.findWritten(streamName, eventData);
-      if (written) return written;
-    }
+  private async appendOnce(streamName: string, eventData: EventData[], expected: ExpectedRevision): Promise<AppendResult> {
     const result = await this.client.appendToStream(streamName, eventData, { expectedRevision: toExpected(expected) });
     if (!result.success) {
-      // Only reached when the connection string sets throwOnAppendFailure=false.
-      throw new ConcurrencyError(streamName, expected as number | 'no_stream', result.nextExpectedRevision < 0n ? 'no_stream' : Number(result.nextExpectedRevision));
+      // Only with throwOnAppendFailure=false in the connection string. The revision the client
+      // then reports is not the stream's (its batch append turns a flag into it): read it.
+      const current = await this.lastRevision(streamName);
+      throw new WrongExpectedVersionError(undefined, { streamName, expected: toExpected(expected), current: current === 'no_stream' ? NO_STREAM : BigInt(current) });
     }
-    // An idempotent answer may come without a position: read it back then.
-    if (!result.position && isRetry) {
-      const written = await this.findWritten(streamName, eventData);
-      if (written) return written;
-    }
-    return { nextExpectedRevision: Number(result.nextExpectedRevision), position: positionOf(streamName, result.position) };
+    // An idempotent answer comes without a position: the last event's is read back.
+    const position = result.position ?? (await this.positionAt(streamName, result.nextExpectedRevision));
+    return { nextExpectedRevision: Number(result.nextExpectedRevision), position: positionOf(streamName, position) };
   }
 
-  /** Where the last of `eventData` was written, if it is among the stream's newest events. */
-  private async findWritten(streamName: string, eventData: EventData[]): Promise<AppendResult | undefined> {
-    const lastId = eventData.at(-1)!.id;
+  /** The revision of the stream's last event; 'no_stream' when it does not exist or was deleted. */
+  private async lastRevision(streamName: string): Promise<number | 'no_stream'> {
     try {
-      for await (const resolved of this.client.readStream(streamName, { direction: BACKWARDS, fromRevision: END, maxCount: RETRY_LOOKBACK })) {
-        const event = resolved.event;
-        if (event?.id === lastId) return { nextExpectedRevision: Number(event.revision), position: positionOf(streamName, event.position) };
+      for await (const { event } of untilEnded(this.client.readStream(streamName, { direction: BACKWARDS, fromRevision: END, maxCount: 1 }))) {
+        if (event) return Number(event.revision);
       }
     } catch (error) {
-      if (error instanceof StreamNotFoundError) return undefined;
-      throw error;
+      if (!(error instanceof StreamNotFoundError || error instanceof StreamDeletedError)) throw error;
+    }
+    return 'no_stream';
+  }
+
+  private async positionAt(streamName: string, revision: bigint): Promise<Position | undefined> {
+    for await (const { event } of untilEnded(this.client.readStream(streamName, { fromRevision: revision, maxCount: 1 }))) {
+      if (event) return event.position;
     }
     return undefined;
   }
@@ -218,8 +239,8 @@ export class EventStoreDbEventStore implements EventStore {
     return this.retrying(async () => {
       const events: RecordedEvent[] = [];
       try {
-        for await (const resolved of this.client.readStream(streamName)) {
-          if (resolved.event) events.push(toRecorded(resolved.event));
+        for await (const { event } of untilEnded(this.client.readStream(streamName))) {
+          if (event) events.push(toRecorded(event));
         }
       } catch (error) {
         if (error instanceof StreamNotFoundError) return [];
@@ -233,48 +254,50 @@ export class EventStoreDbEventStore implements EventStore {
     return this.retrying(() => this.readAllOnce(options));
   }
 
-  private async readAllOnce(options: { after: number; limit: number }): Promise<RecordedEvent[]> {
-    // readAll in client 6.x takes no server-side filter, so system events are dropped here and
+  private async readAllOnce({ after, limit }: { after: number; limit: number }): Promise<RecordedEvent[]> {
+    // readAll in client 6.x takes no server-side filter, so hidden events are dropped here and
     // the read goes on page by page until `limit` domain events are found or $all ends.
     const events: RecordedEvent[] = [];
-    let seen = options.after;
-    while (events.length < options.limit) {
-      // A forward read includes the event at its start position: ask for one more.
-      const pageSize = options.limit - events.length + 1;
+    let seen = after;
+    while (events.length < limit) {
+      // A read from an event's position starts with that event, already had: one more is asked
+      // for. A read from the start (0) has none.
+      const overlap = seen > 0 ? 1 : 0;
+      const pageSize = Math.min(limit - events.length, READ_PAGE) + overlap;
+      const pageAfter = seen;
+      let newestDomain: number | undefined;
       let read = 0;
-      for await (const resolved of this.client.readAll({ fromPosition: toPosition(seen), maxCount: pageSize })) {
+      for await (const { event } of untilEnded(this.client.readAll({ fromPosition: toPosition(seen), maxCount: pageSize }))) {
         read += 1;
-        const event = resolved.event;
         if (!event) continue;
         const position = Number(event.position.commit);
-        // The page starts at the last event seen (inclusive); anything before it is out of order.
-        if (position === seen && read === 1) continue;
+        if (position === seen && read === 1 && overlap === 1) continue;
         if (position <= seen) throw new OutOfOrderEventError(position, seen);
         seen = position;
-        if (!isHidden(event)) events.push(toRecorded(event));
+        if (isHidden(event)) continue;
+        events.push(toRecorded(event));
+        newestDomain = position;
+        if (events.length === limit) break;
       }
-      if (read < pageSize) break; // the end of $all
+      this.head.covered(pageAfter, seen, newestDomain);
+      if (events.length === limit || read < pageSize) break; // enough, or the end of $all
     }
     return events;
   }
 
   headPosition(): Promise<number> {
-    return this.retrying(async () => {
-      // The newest domain event: read $all backwards past any system events written after it.
-      for await (const resolved of this.client.readAll({ direction: BACKWARDS, fromPosition: END })) {
-        const event = resolved.event;
-        if (event && !isHidden(event)) return Number(event.position.commit);
-      }
-      return 0;
-    });
+    return this.retrying(() => readHead(this.client, this.head, isHidden));
   }
 
   async deleteStreams(streamNames: readonly string[]): Promise<{ kept: string[] }> {
     // A soft delete: the streams read as not found at once, and the server's scavenge (an
-    // operator's routine task) reclaims their space. Another node may have deleted one first.
+    // operator's routine task) reclaims their space. Until then their events stay in $all, so
+    // retention finds them due again at every start: a stream that already reads as not found
+    // (deleted before, or by another node) is not deleted again, each delete being a write.
     for (const streamName of streamNames) {
+      if ((await this.retrying(() => this.lastRevision(streamName))) === 'no_stream') continue;
       try {
-        await this.client.deleteStream(streamName);
+        await this.retrying(() => this.client.deleteStream(streamName));
       } catch (error) {
         if (!(error instanceof StreamNotFoundError || error instanceof StreamDeletedError)) throw error;
       }
@@ -297,15 +320,16 @@ export class EventStoreDbEventStore implements EventStore {
       ...forget.map((instance) => jsonEvent({ id: randomUUID(), type: 'NodeForgotten', data: { instance } })),
       jsonEvent({ id: randomUUID(), type: 'NodeBeat', data: { ...beat } }),
     ];
-    await this.retrying((attempt) => this.appendOnce(BEAT_STREAM, written, 'any', attempt > 1));
+    const beatId = written.at(-1)!.id;
+    await this.retrying(() => this.appendOnce(BEAT_STREAM, written, 'any'));
     return this.retrying(async () => {
       const decided = new Set<string>();
       const beats: NodeBeat[] = [];
       let storeClockMs: number | undefined;
-      for await (const resolved of this.client.readStream(BEAT_STREAM, { direction: BACKWARDS, fromRevision: END, maxCount: BEAT_WINDOW })) {
-        const event = resolved.event;
+      for await (const { event } of untilEnded(this.client.readStream(BEAT_STREAM, { direction: BACKWARDS, fromRevision: END, maxCount: BEAT_WINDOW }))) {
         if (!event) continue;
-        if (event.id === written.at(-1)!.id) storeClockMs = event.created.getTime();
+        // Newest first: a retry that wrote the beat twice is stamped by its later copy.
+        if (event.id === beatId) storeClockMs ??= event.created.getTime();
         const data = event.data as Partial<NodeBeat>;
         if (typeof data.instance !== 'string' || decided.has(data.instance)) continue;
         decided.add(data.instance);
@@ -317,39 +341,32 @@ export class EventStoreDbEventStore implements EventStore {
 
   /** Stops at the first failure or end of the server's stream and reports it (see port.ts). */
   subscribeToAll(options: SubscribeOptions): Subscription {
-    const subscription = this.client.subscribeToAll({ fromPosition: toPosition(options.after), filter: excludeSystemEvents() });
-    let stopped = false;
-    const stop = () => {
-      stopped = true;
-      this.subscriptions.delete(handle);
-    };
-    const fail = (error: Error) => {
-      if (stopped) return;
-      stop();
-      void subscription.unsubscribe().catch(() => undefined);
-      options.onError?.(error);
-    };
-    subscription.on('data', (resolved) => {
-      if (stopped || !resolved.event || isHidden(resolved.event)) return;
-      try {
-        const recorded = toRecorded(resolved.event);
+    const stream = this.client.subscribeToAll({ fromPosition: toPosition(options.after), filter: excludeSystemEvents() }, { highWaterMark: SUBSCRIPTION_BUFFER });
+    let previous = options.after;
+    const following = follow(
+      stream,
+      ({ event }) => {
+        if (!event) return;
+        const position = Number(event.position.commit);
         // A subscription from a position starts after it; should the server hand over the event
         // at that very position, it is the one the subscriber named as already had. Any other
         // event at or before it goes through and is reported as out of order.
-        if (recorded.position === options.after) return;
-        options.onEvent(recorded);
-      } catch (error) {
-        fail(error as Error);
-      }
-    });
-    subscription.on('error', (error) => fail(error));
-    subscription.on('end', () => fail(new SubscriptionEndedError()));
-    subscription.on('close', () => fail(new SubscriptionEndedError()));
+        if (position === options.after) return;
+        const hidden = isHidden(event);
+        // The server leaves out only `$` events (hidden): everything up to here has been seen.
+        if (position > previous) this.head.covered(previous, position, hidden ? undefined : position);
+        previous = Math.max(previous, position);
+        if (!hidden) options.onEvent(toRecorded(event));
+      },
+      (error) => {
+        this.subscriptions.delete(handle);
+        options.onError?.(error);
+      },
+    );
     const handle: Subscription = {
       unsubscribe: async () => {
-        if (stopped) return;
-        stop();
-        await subscription.unsubscribe();
+        this.subscriptions.delete(handle);
+        await following.stop();
       },
     };
     this.subscriptions.add(handle);
@@ -363,11 +380,11 @@ export class EventStoreDbEventStore implements EventStore {
   }
 
   /** Runs `attempt` again after a transient failure, with a backoff, within the retry window. */
-  private async retrying<T>(attempt: (n: number) => Promise<T>): Promise<T> {
+  private async retrying<T>(attempt: () => Promise<T>): Promise<T> {
     const started = Date.now();
     for (let n = 1; ; n++) {
       try {
-        return await attempt(n);
+        return await attempt();
       } catch (error) {
         const delayMs = resumeDelay(n, this.retry);
         if (!isTransient(error) || Date.now() - started + delayMs > this.retry.windowMs) throw error;

@@ -33,9 +33,9 @@ offline.after(async ({ dir }) => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-offline('keys create --json prints exactly one document {id,key,appId,app,permissions,expires}; only the hash is stored', async ({ dir }) => {
-  const created = json(await cli(dir, 'keys', 'create', '--app', 'Game One', '--permissions', 'points:edit,vip:read', '--json'));
-  assert.equal(Object.keys(created), ['id', 'key', 'appId', 'app', 'permissions', 'expires']);
+offline('keys create --json prints exactly one document {id,key,appId,app,permissions,expires,allApps}; only the hash is stored', async ({ dir }) => {
+  const created = json(await cli(dir, 'keys', 'create', '--app-id', 'game-one', '--app', 'Game One', '--permissions', 'points:edit,vip:read', '--json'));
+  assert.equal(Object.keys(created), ['id', 'key', 'appId', 'app', 'permissions', 'expires', 'allApps']);
   assert.match(created.id, /^[a-z0-9]{15}$/);
   assert.match(created.key, /^cbk_[A-Za-z0-9_-]{27,}$/);
   assert.is(created.appId, 'game-one');
@@ -52,12 +52,12 @@ offline('keys create --json prints exactly one document {id,key,appId,app,permis
 });
 
 offline('--expires takes "YYYY-MM-DD HH:MM:SS" (UTC) and answers it in the spec timestamp form', async ({ dir }) => {
-  const created = json(await cli(dir, 'keys', 'create', '--app', 'Expiring', '--permissions', '*', '--expires', '2099-02-03 04:05:06', '--json'));
+  const created = json(await cli(dir, 'keys', 'create', '--app-id', 'expiring', '--permissions', '*', '--expires', '2099-02-03 04:05:06', '--json'));
   assert.is(created.expires, '2099-02-03 04:05:06.000Z');
 });
 
 offline('human output: create shows the key once with a warning; list is a table', async ({ dir }) => {
-  const created = await cli(dir, 'keys', 'create', '--app', 'Human', '--permissions', 'message:push');
+  const created = await cli(dir, 'keys', 'create', '--app-id', 'human', '--app', 'Human', '--permissions', 'message:push');
   assert.is(created.code, 0, created.stderr);
   const key = /\b(cbk_\S+)/.exec(created.stdout)?.[1];
   assert.ok(key, created.stdout);
@@ -65,13 +65,13 @@ offline('human output: create shows the key once with a warning; list is a table
   assert.match(created.stdout, /app id human/);
   const list = await cli(dir, 'keys', 'list');
   assert.is(list.code, 0, list.stderr);
-  assert.match(list.stdout, /^ID\s+APP\s+APP ID\s+STATUS\s+EXPIRES\s+PERMISSIONS/);
-  assert.match(list.stdout, /Human\s+human\s+enabled\s+never\s+message:push/);
+  assert.match(list.stdout, /^ID\s+APP\s+APP ID\s+REACH\s+STATUS\s+EXPIRES\s+PERMISSIONS/);
+  assert.match(list.stdout, /Human\s+human\s+own app\s+enabled\s+never\s+message:push/);
   assert.not.match(list.stdout, /cbk_/);
 });
 
 offline('an unknown permission exits non-zero with a message naming it, and creates nothing', async ({ dir }) => {
-  const run = await cli(dir, 'keys', 'create', '--app', 'Bad', '--permissions', 'points:edit,points:steal', '--json');
+  const run = await cli(dir, 'keys', 'create', '--app-id', 'bad', '--permissions', 'points:edit,points:steal', '--json');
   assert.is.not(run.code, 0);
   assert.match(run.stderr, /points:steal/);
   assert.is(run.stdout, '');
@@ -79,7 +79,7 @@ offline('an unknown permission exits non-zero with a message naming it, and crea
 
 offline('a bad --expires exits non-zero: impossible, wrong shape or in the past', async ({ dir }) => {
   const expiries = ['2025-02-30 00:00:00', '2099-01-01', 'tomorrow', '2000-01-01 00:00:00'];
-  const runs = await Promise.all(expiries.map((expires) => cli(dir, 'keys', 'create', '--app', 'Bad', '--permissions', '*', '--expires', expires)));
+  const runs = await Promise.all(expiries.map((expires) => cli(dir, 'keys', 'create', '--app-id', 'bad', '--permissions', '*', '--expires', expires)));
   for (const [i, run] of runs.entries()) {
     const expires = expiries[i];
     assert.is.not(run.code, 0, expires);
@@ -89,7 +89,7 @@ offline('a bad --expires exits non-zero: impossible, wrong shape or in the past'
 });
 
 offline('missing --app or --permissions exits non-zero naming the option', async ({ dir }) => {
-  const [noApp, noPermissions] = await Promise.all([cli(dir, 'keys', 'create', '--permissions', '*'), cli(dir, 'keys', 'create', '--app', 'X')]);
+  const [noApp, noPermissions] = await Promise.all([cli(dir, 'keys', 'create', '--permissions', '*'), cli(dir, 'keys', 'create', '--app-id', 'x')]);
   assert.is.not(noApp.code, 0);
   assert.match(noApp.stderr, /--app/);
   assert.is.not(noPermissions.code, 0);
@@ -107,9 +107,9 @@ offline('an unknown action or command exits non-zero with usage', async ({ dir }
 offline('keys list --json lists every key created, none refused, without secrets', async ({ dir }) => {
   const keys = json(await cli(dir, 'keys', 'list', '--json'));
   assert.ok(Array.isArray(keys));
-  assert.equal(keys.map((k: any) => k.app), ['Game One', 'Expiring', 'Human']);
+  assert.equal(keys.map((k: any) => k.app), ['Game One', 'expiring', 'Human']);
   for (const k of keys) {
-    assert.equal(Object.keys(k).sort(), ['app', 'appId', 'created', 'expires', 'id', 'permissions', 'status']);
+    assert.equal(Object.keys(k).sort(), ['allApps', 'app', 'appId', 'created', 'expires', 'id', 'permissions', 'status']);
     assert.is(k.status, 'enabled');
     assert.match(k.created, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   }
@@ -140,13 +140,13 @@ async function pollUntil(h: Harness, key: string, done: (status: number) => bool
 }
 
 live('a key created by the CLI works on the running service within a second or so', async ({ h }) => {
-  const created = json(await cli(h.dataDir, 'keys', 'create', '--app', 'Game One', '--permissions', 'points:edit,vip:read', '--json'));
+  const created = json(await cli(h.dataDir, 'keys', 'create', '--app-id', 'game-one', '--app', 'Game One', '--permissions', 'points:edit,vip:read', '--json'));
   const took = await pollUntil(h, created.key, (s) => s === 200, 3000);
   assert.ok(took < 2000, `usable after ${took} ms`);
 });
 
 live('a key disabled by the CLI stops working on the running service within 2 seconds; enable brings it back, revoke ends it', async ({ h }) => {
-  const created = json(await cli(h.dataDir, 'keys', 'create', '--app', 'Live', '--permissions', 'vip:read', '--json'));
+  const created = json(await cli(h.dataDir, 'keys', 'create', '--app-id', 'live', '--permissions', 'vip:read', '--json'));
   await pollUntil(h, created.key, (s) => s === 200, 3000);
 
   assert.is(json(await cli(h.dataDir, 'keys', 'disable', created.id, '--json')).status, 'disabled');
@@ -154,7 +154,7 @@ live('a key disabled by the CLI stops working on the running service within 2 se
   assert.ok(stopped < 2000, `still accepted ${stopped} ms after the CLI disabled it`);
   const again = await cli(h.dataDir, 'keys', 'disable', created.id);
   assert.is(again.code, 0, 'disabling twice is not an error');
-  assert.match(again.stdout, new RegExp(`Key ${created.id} \\(Live\\) is disabled`));
+  assert.match(again.stdout, new RegExp(`Key ${created.id} \\(live\\) is disabled`));
 
   assert.is(json(await cli(h.dataDir, 'keys', 'enable', created.id, '--json')).status, 'enabled');
   const back = await pollUntil(h, created.key, (s) => s === 200, 5000);

@@ -49,7 +49,7 @@ test('list --unknown shows what a restart closed out; resolve --applied records 
       retry = await send();
     }
     assert.is(retry.status, 200, retry.text);
-    assert.match(retry.body.msg, /resolved by an operator: seen in the ledger/);
+    assert.match(retry.body.msg, /resolved by operator carol: seen in the ledger/);
     assert.is(h.sim.user(ALICE.oId)!.ledger.filter((e) => e.memo === 'who knows').length, 1);
   } finally {
     await h.close();

@@ -7,14 +7,14 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, BOB, type Harness, withHarness } from '../support/harness.js';
 import { failAppendsOf } from '../support/storeFaults.js';
-import { consoleGet, consolePost, signInOperator, type Operator } from './support.js';
+import { consoleGet, consolePost, signInOperator, withLiveReload, type Operator } from './support.js';
 import { eventually } from '../support/eventually.js';
 
 const ON = { CONSOLE_ADMINS: ALICE.oId, NODE_ID: 'node-a' };
 const BY = { kind: 'operator', name: `console:${ALICE.oId}` };
 
 async function createKey(h: Harness, operator: Operator, permissions: string[]) {
-  const res = await consolePost(h, operator, '/console/api/keys', { app: 'Console Game', permissions });
+  const res = await consolePost(h, operator, '/console/api/keys', { appId: 'console-game', app: 'Console Game', permissions });
   assert.is(res.status, 200, res.text);
   return res.body as { key: { id: string; status: string; lastUsed: string | null }; secret: string };
 }
@@ -31,7 +31,7 @@ test('a key created in the console works against /adm/, shows its last use, and 
       const found = (await consoleGet(h, operator, '/console/api/keys')).body.keys.find((k: { id: string }) => k.id === key.id);
       return found.lastUsed ? found : undefined;
     }, 'the key shows its last use');
-    assert.is(listed.app, 'Console Game');
+    assert.equal([listed.app, listed.appId, listed.allApps], ['Console Game', 'console-game', false]);
     assert.not.ok('secret' in listed || JSON.stringify(listed).includes(secret), 'the secret is shown once');
     for (const [action, status] of [['disable', 'disabled'], ['enable', 'enabled'], ['revoke', 'revoked']] as const) {
       const res = await consolePost(h, operator, `/console/api/keys/${key.id}/${action}`);
@@ -52,6 +52,8 @@ test('bad key input is a 400 naming the field, and records nothing', () =>
       [{ app: 'x', permissions: ['points:fly'] }, 'permissions.0'],
       [{ app: '  ', permissions: ['*'] }, 'app'],
       [{ app: '!!!', permissions: ['*'] }, 'app'],
+      [{ app: 'Game A', permissions: ['*'] }, 'app'],
+      [{ appId: 'Game A', permissions: ['*'] }, 'appId'],
       [{ app: 'x', permissions: ['*'], expires: '2001-01-01 00:00:00' }, 'expires'],
       [{ app: 'x', permissions: ['*'], expires: 'tomorrow' }, 'expires'],
     ];
@@ -161,14 +163,16 @@ test('the overview: nodes, connections, outcomes per minute, platform call healt
     assert.is(overview.unknownOutcomes, 0);
   }));
 
-test('run from its sources, the console page reloads itself when a front-end file changes', () =>
-  withHarness(ON, async (h) => {
+test('with live reload on (npm run dev), a signed-in console page reloads itself when a front-end file changes', () =>
+  withLiveReload(async (h) => {
     const shell = await (await fetch(`${h.url}/console/`)).text();
     assert.match(shell, /<script type="module" src="\/console\/assets\/reload\.js"><\/script>/);
     const reload = await fetch(`${h.url}/console/assets/reload.js`);
     assert.match(await reload.text(), /EventSource\('\/console\/assets\/changes'\)/);
+    assert.is((await h.request('GET', '/console/assets/changes')).status, 401, 'for a signed-in operator only');
+    const operator = await signInOperator(h, ALICE.oId);
     const changes = new AbortController();
-    const stream = await fetch(`${h.url}/console/assets/changes`, { signal: changes.signal });
+    const stream = await fetch(`${h.url}/console/assets/changes`, { headers: { Cookie: operator.cookie }, signal: changes.signal });
     assert.match(stream.headers.get('content-type') ?? '', /^text\/event-stream/);
     const reader = stream.body!.getReader();
     const decoder = new TextDecoder();
@@ -180,6 +184,16 @@ test('run from its sources, the console page reloads itself when a front-end fil
     await utimes(source, now, now);
     while (!seen.includes('event: change')) seen += decoder.decode((await reader.read()).value);
     changes.abort();
+  }));
+
+test('without live reload (npm start, the tests) there is no reload script and no change stream', () =>
+  withHarness(ON, async (h) => {
+    const shell = await h.get('/console/');
+    assert.not.match(shell.text, /reload\.js/);
+    const operator = await signInOperator(h, ALICE.oId);
+    assert.is((await consoleGet(h, operator, '/console/assets/reload.js')).status, 404);
+    assert.is((await consoleGet(h, operator, '/console/assets/changes')).status, 404);
+    assert.match((await h.get('/console/assets/console.js')).headers.get('content-type') ?? '', /^text\/javascript/);
   }));
 
 test.run();

@@ -10,7 +10,8 @@ test('CONSOLE_ADMINS unset or empty: the console is off', () => {
 });
 
 test('CONSOLE_ADMINS lists oIds; console sessions last 8 hours unless CONSOLE_SESSION_TTL_MINUTES says otherwise', () => {
-  assert.equal(loadConfig({ CONSOLE_ADMINS: '1630399136785, 42' }).console, { admins: ['1630399136785', '42'], sessionTtlMs: 8 * 3_600_000 });
+  assert.equal(loadConfig({ CONSOLE_ADMINS: '1630399136785, 42' }).console, { admins: ['1630399136785', '42'], sessionTtlMs: 8 * 3_600_000, liveReload: false });
+  assert.is(loadConfig({ CONSOLE_ADMINS: '42', CONSOLE_LIVE_RELOAD: 'true' }).console?.liveReload, true);
   assert.is(loadConfig({ CONSOLE_ADMINS: '42', CONSOLE_SESSION_TTL_MINUTES: '15' }).console?.sessionTtlMs, 15 * 60_000);
 });
 

@@ -80,7 +80,8 @@ browserTest('an account that is no operator sees the 403 page after signing in',
 
 browserTest('a key created in the console is shown once and works against /adm/', async () => {
   await operator.goto(`${world.base}/console/#/keys`);
-  await operator.getByLabel('Application').fill('Browser Game');
+  await operator.getByLabel('App id').fill('browser-game');
+  await operator.getByLabel('App name (a new app)').fill('Browser Game');
   await operator.locator('input[name="permission"][value="points:edit"]').check();
   await operator.locator('input[name="permission"][value="vip:read"]').check();
   await operator.getByRole('button', { name: 'Create key' }).click();

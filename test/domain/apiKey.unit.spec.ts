@@ -32,7 +32,7 @@ const expiry = (expires: string | null, keyId = KEY): ApiKeyCommand => ({ type: 
 test('issuing a key records it, enabled, with its hash and permissions', () => {
   given([]).when(issue).then([issued]);
   const { at: _at, ...rest } = issuedData;
-  assert.equal(given([]).when(issue).state(), { exists: true, ...rest, status: 'enabled', created: AT });
+  assert.equal(given([]).when(issue).state(), { exists: true, ...rest, allApps: false, status: 'enabled', created: AT });
 });
 
 test('issuing an id that exists is a conflict', () => {

@@ -203,7 +203,8 @@ outcome('the operator resolves an unknown outcome as applied over HTTP (operatio
 
   // A key the CLI creates reaches the running service within a second: until then it is 401.
   const resolve = async (permission: string, app: string) => {
-    const { key } = await issueKey(world.dataDir, permission, app);
+    // The operator's key is another app's: it reaches the game's operation as an all-apps key.
+    const { key } = await issueKey(world.dataDir, permission, app, '--all-apps');
     const send = () => service.request('POST', `/adm/operations/${operationId}/resolve`, { body: { applied: true, note: 'seen in the platform ledger' }, apiKey: key });
     return until('the service knows the new key', async () => {
       const answer = await send();

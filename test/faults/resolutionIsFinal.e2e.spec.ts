@@ -38,7 +38,7 @@ resolution('a platform answer that arrives after the resolution is kept beside i
 
   const answer = await first;
   assert.is(answer.status, 409, answer.text);
-  assert.match(answer.body.message, /not applied \(resolved by an operator: checked: not on the platform/);
+  assert.match(answer.body.message, /not applied \(resolved by app game \(key \w+\): checked: not on the platform/);
   assert.match(answer.body.message, /afterwards/);
   assert.match(answer.body.message, /check the user on the platform before sending it again/);
 
@@ -47,7 +47,7 @@ resolution('a platform answer that arrives after the resolution is kept beside i
 
   const retry = await pointsEdit(other, world, 'resolved-key', 'resolved-memo');
   assert.is(retry.status, 409, retry.text);
-  assert.match(retry.body.message, /resolved by an operator: checked: not on the platform/);
+  assert.match(retry.body.message, /resolved by app game \(key \w+\): checked: not on the platform/);
   assert.is(world.sim.pointsApplied('resolved-memo'), 1, 'the platform applied it once (and was not called again)');
 
   const audit = await other.request('GET', `/adm/audit/points/${intent.data.oId}?limit=100`, { apiKey: world.key });

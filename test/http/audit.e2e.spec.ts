@@ -81,7 +81,8 @@ test('points audit: every edit, oldest first, with app, key, request and outcome
   withFront(async (h, front) => {
     const one = await h.key(['points:edit', 'medal:give'], 'Game One');
     const two = await h.key(['points:edit'], 'Game Two');
-    const auditor = await h.key(['audit:read'], 'Auditor');
+    // An auditor of every app (a key of its own app reads only that app's entries).
+    const auditor = await h.key(['audit:read'], 'Auditor', { allApps: true });
 
     assert.is((await edit(h, one.key, 10, 'daily reward')).status, 200);
     front.refuseNextPoints();
@@ -193,7 +194,7 @@ test('VIP audit: grants and renewals with quality, expiry, previous expiry and r
   withFreshHarness(async (h) => {
     const writer = await h.key(['vip:write'], 'Game One');
     const batcher = await h.key(['vip:write'], 'Game Two');
-    const { key: auditor } = await h.key(['audit:read']);
+    const { key: auditor } = await h.key(['audit:read'], 'auditor', { allApps: true });
     const submit = (expired: string, quality = 'vip') => h.post('/adm/vip/submit', { oId: ALICE.oId, quality, expired }, writer.key);
     const granted = await submit('2027-01-01 00:00:00');
     assert.is(granted.status, 200, granted.text);

@@ -233,7 +233,7 @@ test('a stored answer is replayed only to a key with the permission', () =>
 test('an operator resolves an unknown outcome over HTTP: the key and the audit follow, only an unknown outcome can be resolved', () =>
   withHarness({ NODE_ID: 'node-r' }, async (h) => {
     const { key } = await h.key(['points:edit', 'audit:read']);
-    const operator = await h.key(['operations:resolve'], 'ops-desk');
+    const operator = await h.key(['operations:resolve'], 'ops-desk', { allApps: true });
     const undo = failAppendsOf(h.service.deps.store, 'OperationApplied');
     const yes = { oId: ALICE.oId, point: 5, memo: 'resolved applied' };
     const no = { oId: ALICE.oId, point: 5, memo: 'resolved not applied' };
@@ -256,7 +256,7 @@ test('an operator resolves an unknown outcome over HTTP: the key and the audit f
 
     const retryYes = await send(h, key, 'yes', yes);
     assert.equal([retryYes.status, retryYes.body.code], [200, 0], retryYes.text);
-    assert.match(retryYes.body.msg, /resolved by an operator: ledger shows \+5/);
+    assert.match(retryYes.body.msg, /resolved by app ops-desk \(key \w+, all apps\): ledger shows \+5/);
     const retryNo = await send(h, key, 'no', no);
     assert.is(retryNo.status, 409, retryNo.text);
     assert.match(retryNo.body.message, /was not applied .*send it again with a new Idempotency-Key/);

@@ -93,7 +93,7 @@ test('npm start says what to do next: the address, /docs, the keys create comman
     const url = /listening on (http:\/\/127\.0\.0\.1:\d+) \(store: SQLite file /.exec(err)?.[1];
     assert.ok(url, err);
     assert.match(err, new RegExp(`API reference and "Try it out": +${url}/docs`));
-    assert.match(err, new RegExp(`Create an API key: +DATA_DIR=${dir} npm run --silent cli -- keys create --app <your game> --permissions '\\*'`));
+    assert.match(err, new RegExp(`Create an API key: +DATA_DIR=${dir} npm run --silent cli -- keys create --app-id <your-game> --app "<Your Game>" --permissions '\\*'`));
     assert.match(err, /npm run dev/);
     assert.match(err, /Warning: COMMUNITY_KEY is not set: .*; set COMMUNITY_KEY, or COMMUNITY_KEY_POINT\/COMMUNITY_KEY_METAL\/COMMUNITY_KEY_ITEM\/COMMUNITY_KEY_LIVENESS\./);
   } finally {

@@ -116,7 +116,7 @@ validation('a JSON array, string or null body is not the object the endpoint tak
 validation('a medal attr not formatted url=…&backcolor=…&fontcolor=… is refused', async (c) => {
   const give = (attr: unknown) => send(c, 'POST', '/adm/medal/give', { body: { oId: ALICE.oId, name: 'n', description: 'd', attr } });
   for (const attr of ['red', 'url=https://x.test/i.png', 'url=https://x.test/i.png&backcolor=zzzzzz&fontcolor=000000', 'backcolor=ffffff&fontcolor=000000&url=x']) {
-    assertInvalid(await give(attr), 'attr', /^must be formatted url=<icon_url>&backcolor=<hex_color>&fontcolor=<hex_color>$/);
+    assertInvalid(await give(attr), 'attr', /^must be formatted url=<http\(s\) icon url>&backcolor=<hex_color>&fontcolor=<hex_color>$/);
   }
   assertInvalid(await give(7), 'attr', 'must be a string');
   assertInvalid(await send(c, 'POST', '/adm/medal/give', { body: { oId: ALICE.oId, name: 'n', description: 'd', attr: ATTR, data: 1 } }), 'data', 'must be a string');

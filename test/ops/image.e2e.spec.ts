@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parse as parseYaml } from 'yaml';
+import { loadConfig } from '../../src/config.js';
 import { commandOf, copyOf, dockerIgnore, envOf, parseDockerfile, type Stage } from '../support/dockerfile.js';
 import { until } from '../support/serviceProcess.js';
 import { freePort } from '../support/ports.js';
@@ -146,7 +147,7 @@ test("the image's CMD serves, its HEALTHCHECK follows /readyz, and a key from it
     assert.match(startup, new RegExp(`Create an API key: +DATA_DIR=${dataDir} node dist/cli/main\\.js keys create`));
     assert.not.match(startup, /npm run/, 'no npm scripts in the image');
 
-    const [cliFile, ...cliArgs] = exec(['node', 'dist/cli/main.js', 'keys', 'create', '--app', 'My Game', '--permissions', '*', '--json']);
+    const [cliFile, ...cliArgs] = exec(['node', 'dist/cli/main.js', 'keys', 'create', '--app-id', 'my-game', '--app', 'My Game', '--permissions', '*', '--json']);
     const created = await run(cliFile, cliArgs, { cwd: appDir, env });
     assert.is(created.stderr, `Store: SQLite file ${join(dataDir, 'events.sqlite')}\n`);
     const { key } = JSON.parse(created.stdout) as { key: string };
@@ -171,19 +172,102 @@ test("the image's CMD serves, its HEALTHCHECK follows /readyz, and a key from it
   assert.is((await healthcheck()).code, 1, 'unhealthy once stopped');
 });
 
-test('docker-compose.yml: a healthy, unpublished KurrentDB first; NODE_ID and CORS_ORIGINS set; COMMUNITY_KEY and SESSION_SECRET required', () => {
-  const compose = parseYaml(readFileSync(join(root, 'docker-compose.yml'), 'utf8')) as { services: Record<string, any> };
-  const { eventstore, 'community-bridge': bridge } = compose.services;
+const compose = parseYaml(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, any>;
+  volumes?: Record<string, unknown>;
+  networks?: Record<string, unknown>;
+};
+const services = compose.services;
+/** The service replicas: built from this checkout. */
+const replicas = Object.entries(services).filter(([, s]) => s.build === '.');
+const profileOf = (service: { profiles?: string[] }) => service.profiles?.join(',') ?? 'default';
+
+test('docker-compose.yml: by default PostgreSQL with a volume and a pg_isready health check, unpublished; two replicas on it with distinct NODE_IDs', () => {
+  const { postgres } = services;
+  assert.match(postgres.image, /^postgres:(16|17)$/);
+  assert.is(postgres.profiles, undefined, 'started by default');
+  assert.equal(postgres.healthcheck.test.slice(0, 2), ['CMD', 'pg_isready']);
+  assert.is(postgres.ports, undefined, 'the database port is not published');
+  assert.equal(postgres.volumes, ['postgres-data:/var/lib/postgresql/data']);
+  assert.ok(compose.volumes && 'postgres-data' in compose.volumes, 'a named volume');
+  assert.match(postgres.environment.POSTGRES_PASSWORD, /^\$\{POSTGRES_PASSWORD:\?.+\}$/, 'the password is required');
+
+  const onPostgres = replicas.filter(([, s]) => profileOf(s) === 'default');
+  assert.equal(
+    onPostgres.map(([name, s]) => [name, s.environment.NODE_ID]),
+    [
+      ['community-bridge-1', 'community-bridge-1'],
+      ['community-bridge-2', 'community-bridge-2'],
+    ],
+  );
+  for (const [name, s] of onPostgres) {
+    assert.match(s.environment.EVENTSTORE_CONNECTION_STRING, /^postgresql:\/\/bridge:\$\{POSTGRES_PASSWORD[^}]*\}@postgres:5432\/bridge(\?|$)/, name);
+    assert.equal(s.depends_on, { postgres: { condition: 'service_healthy' } }, name);
+  }
+});
+
+test('docker-compose.yml: every replica is checked on /readyz, shares SESSION_SECRET and the required settings, and publishes nothing; NODE_IDs are distinct', () => {
+  assert.is(replicas.length, 4);
+  for (const [name, s] of replicas) {
+    assert.equal(s.healthcheck.test, ['CMD', 'node', 'dist/healthcheck.js'], `${name}: the image's /readyz check`);
+    assert.is(s.ports, undefined, `${name}: reached through nginx only`);
+    const env = s.environment as Record<string, string>;
+    for (const variable of ['COMMUNITY_KEY', 'SESSION_SECRET']) assert.match(env[variable]!, new RegExp(`^\\$\\{${variable}:\\?.+\\}$`), `${name}: ${variable} is required`);
+    assert.match(env.CORS_ORIGINS!, /^\$\{CORS_ORIGINS:-[^}]*\}$/, name);
+    assert.is(env.TRUST_PROXY, 'true', `${name}: behind one proxy`);
+    assert.is(env.PORT, '8090');
+  }
+  // Compose's interpolation, with values for the required variables: the service takes each
+  // replica's settings as they are.
+  const given: Record<string, string> = { COMMUNITY_KEY: 'gold-finger-key', SESSION_SECRET: 's'.repeat(32), POSTGRES_PASSWORD: 'a1b2c3' };
+  const interpolate = (value: string) => value.replace(/\$\{(\w+)(?::[-?]([^}]*))?\}/g, (_, name: string, fallback = '') => given[name] ?? fallback);
+  for (const [name, s] of replicas) {
+    const env = Object.fromEntries(Object.entries(s.environment as Record<string, string>).map(([k, v]) => [k, interpolate(v)]));
+    const config = loadConfig(env);
+    assert.is(config.nodeId, env.NODE_ID, name);
+    assert.is(config.eventStoreConnectionString, env.EVENTSTORE_CONNECTION_STRING, name);
+  }
+  const ids = replicas.map(([, s]) => s.environment.NODE_ID as string);
+  assert.is(new Set(ids).size, ids.length, `distinct NODE_IDs: ${ids.join(', ')}`);
+  assert.is(new Set(replicas.map(([, s]) => s.environment.SESSION_SECRET)).size, 1, 'one SESSION_SECRET');
+  // healthcheck.js asks the service where it listens: the settings it reads are the service's.
+  assert.ok(readFileSync(join(root, 'src/healthcheck.ts'), 'utf8').includes('/readyz'));
+});
+
+test('docker-compose.yml: nginx is the only published port (8090), mounts deploy/nginx.conf, and waits for healthy replicas', () => {
+  const published = Object.entries(services).filter(([, s]) => s.ports && profileOf(s) === 'default');
+  assert.equal(
+    published.map(([name, s]) => [name, s.ports]),
+    [['nginx', ['8090:8090']]],
+  );
+  const { nginx } = services;
+  assert.match(nginx.image, /^nginx:1\.\d+/);
+  assert.equal(nginx.volumes, ['./deploy/nginx.conf:/etc/nginx/nginx.conf:ro']);
+  assert.equal(nginx.depends_on, {
+    'community-bridge-1': { condition: 'service_healthy' },
+    'community-bridge-2': { condition: 'service_healthy' },
+  });
+});
+
+test('docker-compose.yml: --profile eventstoredb keeps a healthy, unpublished KurrentDB and points a replica pair at it, behind its own nginx under the names deploy/nginx.conf uses', () => {
+  const inProfile = Object.entries(services).filter(([, s]) => profileOf(s) === 'eventstoredb').map(([name]) => name);
+  assert.equal(inProfile, ['eventstore', 'community-bridge-eventstoredb-1', 'community-bridge-eventstoredb-2', 'nginx-eventstoredb']);
+  const { eventstore } = services;
   assert.equal(eventstore.healthcheck.test.slice(0, 2), ['CMD', 'curl'], 'the KurrentDB image ships curl');
   assert.match(eventstore.healthcheck.test.at(-1), /^http:\/\/localhost:2113\/health\/live$/);
   assert.is(eventstore.ports, undefined, 'the insecure database port is not published');
-  assert.is(bridge.build, '.');
-  assert.equal(bridge.depends_on, { eventstore: { condition: 'service_healthy' } });
-  const env = bridge.environment as Record<string, string>;
-  assert.match(env.EVENTSTORE_CONNECTION_STRING!, /^esdb:\/\/eventstore:2113\?/);
-  for (const name of ['NODE_ID', 'CORS_ORIGINS']) assert.match(env[name]!, new RegExp(`^\\$\\{${name}:-[^}]*\\}$`), name);
-  assert.ok(env.NODE_ID!.length > '${NODE_ID:-}'.length, 'NODE_ID has a stable default');
-  for (const name of ['COMMUNITY_KEY', 'SESSION_SECRET']) assert.match(env[name]!, new RegExp(`^\\$\\{${name}:\\?.+\\}$`), `${name} is required`);
+  for (const [n, name] of [[1, 'community-bridge-eventstoredb-1'], [2, 'community-bridge-eventstoredb-2']] as const) {
+    const s = services[name];
+    assert.match(s.environment.EVENTSTORE_CONNECTION_STRING, /^esdb:\/\/eventstore:2113\?/);
+    assert.equal(s.depends_on, { eventstore: { condition: 'service_healthy' } });
+    assert.equal(s.networks, { eventstoredb: { aliases: [`community-bridge-${n}`] } }, 'the name nginx.conf balances over, on this network only');
+  }
+  const proxy = services['nginx-eventstoredb'];
+  assert.equal(proxy.volumes, ['./deploy/nginx.conf:/etc/nginx/nginx.conf:ro']);
+  assert.equal(proxy.networks, ['eventstoredb'], 'not on the default network, where the names are the PostgreSQL pair');
+  assert.equal(proxy.ports, ['8091:8090']);
+  assert.equal(eventstore.networks, ['eventstoredb']);
+  assert.ok(compose.networks && 'eventstoredb' in compose.networks);
 });
 
 test.run();

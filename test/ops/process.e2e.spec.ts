@@ -42,7 +42,7 @@ async function startProcess(env: Record<string, string>): Promise<Running> {
 }
 
 function createKey(dataDir: string): string {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'keys', 'create', '--app', 'Game One', '--permissions', '*', '--json'], {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'keys', 'create', '--app-id', 'game-one', '--app', 'Game One', '--permissions', '*', '--json'], {
     env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
     encoding: 'utf8',
   });

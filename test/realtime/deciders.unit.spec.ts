@@ -2,7 +2,8 @@
 // plus the session cookie's signature and the SSE framing.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { clientDecider } from '../../src/domain/client.js';
+import { ClientBoundError, clientDecider } from '../../src/domain/client.js';
+import { fold } from '../../src/domain/decider.js';
 import { ConflictError } from '../../src/domain/errors.js';
 import type { ClientEvent, LoginEvent, LoginFailureReason, SessionEvent } from '../../src/domain/events.js';
 import { loginDecider, SignInError } from '../../src/domain/login.js';
@@ -19,56 +20,36 @@ const binding = { sessionId: 'sess', userId: 'user00000000001', oId: '1630399136
 
 // ---- login attempts ----
 const login = deciderSpec(loginDecider);
-const started: LoginEvent = { type: 'LoginStarted', data: { stateHash: 'h', clientId: 'c', callbackUrl: 'http://x/fishpi/callback', expires: EXPIRES, browser: 'b', at: T0 } };
 const CLAIM_UNTIL = '2026-01-01T00:06:00.000Z';
-const claimed = (claim = 'k1', at = T0, until = CLAIM_UNTIL): LoginEvent => ({ type: 'LoginClaimed', data: { stateHash: 'h', clientId: 'c', claim, until, at } });
-const claim = (claimId = 'k1', at = T0, until = CLAIM_UNTIL) => ({ type: 'ClaimLogin' as const, claim: claimId, until, at });
-const complete = (at = T1, claimId = 'k1') => ({ type: 'CompleteLogin' as const, claim: claimId, userId: binding.userId, oId: binding.oId, sessionId: 'sess', at });
-const completed: LoginEvent = { type: 'LoginCompleted', data: { stateHash: 'h', clientId: 'c', ...binding, at: T1 } };
-const failWith = (reason: 'cancelled' | 'expired' | 'invalid-assertion' | 'unknown-user', claimId?: string) => ({
-  type: 'FailLogin' as const,
-  ...(claimId !== undefined && { claim: claimId }),
-  reason,
-  detail: 'd',
-  at: T1,
+const ids = { stateHash: 'h', clientId: 'c' };
+const claim = (claimId = 'k1', at = T0) => ({ type: 'ClaimLogin' as const, ...ids, claim: claimId, until: CLAIM_UNTIL, expires: EXPIRES, at });
+const claimed = (claimId = 'k1', at = T0): LoginEvent => ({ type: 'LoginClaimed', data: { ...ids, claim: claimId, until: CLAIM_UNTIL, expires: EXPIRES, at } });
+const complete = (claimId = 'k1') => ({ type: 'CompleteLogin' as const, ...ids, claim: claimId, userId: binding.userId, oId: binding.oId, sessionId: 'sess', at: T1 });
+const completed: LoginEvent = { type: 'LoginCompleted', data: { ...ids, ...binding, at: T1 } };
+const failWith = (reason: LoginFailureReason, claimId = 'k1') => ({ type: 'FailLogin' as const, ...ids, claim: claimId, reason, detail: 'd', at: T1 });
+const released: LoginEvent = { type: 'LoginReleased', data: { ...ids, claim: 'k1', at: T1 } };
+
+test('login: a callback claims the attempt; others are refused while the claim holds, a lapsed claim is taken over', () => {
+  login.given([]).when(claim()).then([claimed()]);
+  login.given([claimed()]).when(claim('k2', T1)).thenThrows(SignInError, /already been used/);
+  login.given([claimed()]).when(claim('k2', '2026-01-01T00:07:00.000Z')).then([claimed('k2', '2026-01-01T00:07:00.000Z')]);
+  login.given([claimed(), released]).when(claim('k2', T1)).then([claimed('k2', T1)]);
 });
 
-test('login: a state is started once, bound to the browser', () => {
-  login.given([]).when({ type: 'StartLogin', stateHash: 'h', clientId: 'c', callbackUrl: 'http://x/fishpi/callback', expires: EXPIRES, browser: 'b', at: T0 }).then([started]);
-  login.given([started]).when({ type: 'StartLogin', stateHash: 'h', clientId: 'c', callbackUrl: 'u', expires: EXPIRES, browser: 'b', at: T0 }).thenThrows(SignInError);
+test('login: only the claim holder completes or fails it, once', () => {
+  login.given([claimed()]).when(complete()).then([completed]);
+  login.given([claimed()]).when(failWith('invalid-assertion')).then([{ type: 'LoginFailed', data: { ...ids, reason: 'invalid-assertion', detail: 'd', at: T1 } }]);
+  login.given([claimed()]).when(complete('k2')).thenThrows(SignInError, /already been used/);
+  login.given([]).when(complete()).thenThrows(SignInError, /already been used/);
+  login.given([claimed(), completed]).when(complete()).thenThrows(SignInError, /already been used/);
+  login.given([claimed(), completed]).when(claim('k2', '2026-01-01T00:07:00.000Z')).thenThrows(SignInError, /already been used/);
+  login.given([claimed()]).when({ type: 'ReleaseLogin', ...ids, claim: 'k2', at: T1 }).thenNothing();
 });
 
-test('login: one callback claims a fresh state; others are refused while the claim holds, a stale claim is taken over', () => {
+test('login: a stream recorded before login pages stopped recording their start reads as open', () => {
+  const started: LoginEvent = { type: 'LoginStarted', data: { ...ids, callbackUrl: 'http://x/fishpi/callback', expires: EXPIRES, browser: 'b', at: T0 } };
+  assert.equal(fold(loginDecider, [started]), { status: 'open' });
   login.given([started]).when(claim()).then([claimed()]);
-  login.given([started, claimed()]).when(claim('k2', T1)).thenThrows(SignInError, /already been used/);
-  login.given([started, claimed()]).when(claim('k2', '2026-01-01T00:07:00.000Z')).then([claimed('k2', '2026-01-01T00:07:00.000Z')]);
-  login.given([started]).when(claim('k1', T2)).thenThrows(SignInError, /expired/);
-  login.given([]).when(claim()).thenThrows(SignInError, /not known/);
-});
-
-test('login: only the claim holder completes, once, bound to its client', () => {
-  login.given([started, claimed()]).when(complete()).then([{ type: 'LoginCompleted', data: { stateHash: 'h', clientId: 'c', ...binding, at: T1 } }]);
-  login.given([started, claimed()]).when(complete(T2)).then([{ type: 'LoginCompleted', data: { stateHash: 'h', clientId: 'c', ...binding, at: T2 } }]);
-  login.given([started, claimed()]).when(complete(T1, 'k2')).thenThrows(SignInError, /already been used/);
-  login.given([started]).when(complete()).thenThrows(SignInError, /already been used/);
-  login.given([started, claimed(), completed]).when(complete()).thenThrows(SignInError, /already been used/);
-  login.given([]).when(complete()).thenThrows(SignInError, /not known/);
-});
-
-test('login: a released claim leaves the state open again; only the holder releases', () => {
-  const released: LoginEvent = { type: 'LoginReleased', data: { stateHash: 'h', clientId: 'c', claim: 'k1', at: T1 } };
-  login.given([started, claimed()]).when({ type: 'ReleaseLogin', claim: 'k1', at: T1 }).then([released]);
-  login.given([started, claimed()]).when({ type: 'ReleaseLogin', claim: 'k2', at: T1 }).thenNothing();
-  login.given([started, claimed(), released]).when(claim('k2', T1)).then([claimed('k2', T1)]);
-});
-
-test('login: a failure closes an open state, even an expired one; a held or closed state stays as it is', () => {
-  const failed = (reason: LoginFailureReason, at = T1): LoginEvent => ({ type: 'LoginFailed', data: { stateHash: 'h', clientId: 'c', reason, detail: 'd', at } });
-  login.given([started]).when(failWith('invalid-assertion')).then([failed('invalid-assertion')]);
-  login.given([started]).when({ ...failWith('expired'), at: T2 }).then([failed('expired', T2)]);
-  login.given([started, claimed()]).when(failWith('invalid-assertion', 'k1')).then([failed('invalid-assertion')]);
-  login.given([started, claimed()]).when(failWith('invalid-assertion')).thenThrows(SignInError, /already been used/);
-  login.given([started, claimed(), completed]).when(failWith('cancelled')).thenThrows(SignInError, /already been used/);
 });
 
 // ---- sessions ----
@@ -97,7 +78,7 @@ test('client: connects once, on the node that holds it, with the session it came
 test('client: who opened it (Origin, browser binding hash) is recorded and kept for the login page', () => {
   const opened: ClientEvent = { type: 'ClientConnected', data: { clientId: 'c', node: 'n1', at: T0, origin: 'https://game.example', browser: 'hash' } };
   client.given([]).when({ type: 'ConnectClient', clientId: 'c', node: 'n1', session: undefined, at: T0, origin: 'https://game.example', browser: 'hash' }).then([opened]);
-  assert.equal(client.given([opened]).when({ type: 'SignInClient', clientId: 'c', user: binding, at: T1 }).state(), {
+  assert.equal(client.given([opened]).when({ type: 'SignInClient', clientId: 'c', user: binding, rebind: false, at: T1 }).state(), {
     status: 'connected',
     clientId: 'c',
     user: binding,
@@ -108,11 +89,18 @@ test('client: who opened it (Origin, browser binding hash) is recorded and kept 
 
 test('client: a sign-in binds a connected client; a closed one has nobody to bind', () => {
   const signedIn: ClientEvent = { type: 'ClientSignedIn', data: { clientId: 'c', ...binding, at: T1 } };
-  client.given([connected]).when({ type: 'SignInClient', clientId: 'c', user: binding, at: T1 }).then([signedIn]);
-  assert.equal(client.given([connected]).when({ type: 'SignInClient', clientId: 'c', user: binding, at: T1 }).state(), { status: 'connected', clientId: 'c', user: binding });
+  client.given([connected]).when({ type: 'SignInClient', clientId: 'c', user: binding, rebind: false, at: T1 }).then([signedIn]);
+  assert.equal(client.given([connected]).when({ type: 'SignInClient', clientId: 'c', user: binding, rebind: false, at: T1 }).state(), { status: 'connected', clientId: 'c', user: binding });
   const gone: ClientEvent = { type: 'ClientDisconnected', data: { clientId: 'c', reason: 'closed', at: T1 } };
-  client.given([connected, gone]).when({ type: 'SignInClient', clientId: 'c', user: binding, at: T2 }).thenNothing();
-  client.given([]).when({ type: 'SignInClient', clientId: 'c', user: binding, at: T2 }).thenNothing();
+  client.given([connected, gone]).when({ type: 'SignInClient', clientId: 'c', user: binding, rebind: false, at: T2 }).thenNothing();
+  client.given([]).when({ type: 'SignInClient', clientId: 'c', user: binding, rebind: false, at: T2 }).thenNothing();
+});
+
+test('client: a bound client is signed in again only by the browser holding the connection', () => {
+  const signedIn: ClientEvent = { type: 'ClientSignedIn', data: { clientId: 'c', ...binding, at: T1 } };
+  const other = { sessionId: 'sess2', userId: 'user00000000002', oId: '1630399136786' };
+  client.given([connected, signedIn]).when({ type: 'SignInClient', clientId: 'c', user: other, rebind: false, at: T2 }).thenThrows(ClientBoundError, /signed in already/);
+  client.given([connected, signedIn]).when({ type: 'SignInClient', clientId: 'c', user: other, rebind: true, at: T2 }).then([{ type: 'ClientSignedIn', data: { clientId: 'c', ...other, at: T2 } }]);
 });
 
 test('client: disconnects once', () => {

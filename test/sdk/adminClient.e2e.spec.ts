@@ -96,7 +96,7 @@ test('every method answers with the service’s typed body', () =>
 
 test('failures throw BridgeError with the service’s status, message and data', () =>
   withClient(async (h, options) => {
-    const unknownKey = await failureOf(createAdminClient({ ...options, apiKey: 'cbk_nope' }).vip.get(ALICE.oId));
+    const unknownKey = await failureOf(createAdminClient({ ...options, apiKey: `cbk_${'0'.repeat(27)}` }).vip.get(ALICE.oId));
     assert.equal([unknownKey.status, unknownKey.message, unknownKey.data], [401, 'Invalid apiKey', {}]);
 
     const { key: readOnly } = await h.key(['vip:read']);

@@ -68,10 +68,14 @@ export async function startHarness(options: HarnessOptions = {}) {
       return service;
     },
     keys,
-    /** Issues a key and returns it in clear, with its id. */
-    async key(permissions: Grant[] = ['*'], app = 'game-one') {
-      const issued = await keys().issue({ app, permissions, expires: null });
-      return issued;
+    /**
+     * Issues a key and returns it in clear, with its id. `app`: the app's name; its id is the name
+     * when that is an id, else the name folded (the test's choice). `allApps`: the key reaches
+     * every app's records (auditors, operators).
+     */
+    async key(permissions: Grant[] = ['*'], app = 'game-one', options: { allApps?: boolean } = {}) {
+      const appId = /^[a-z0-9][a-z0-9_.-]*$/.test(app) ? app : app.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+      return keys().issue({ appId, app, permissions, expires: null, allApps: options.allApps });
     },
     async request<T = any>(method: string, path: string, init: { body?: unknown; raw?: string; apiKey?: string; headers?: Record<string, string> } = {}): Promise<Answer<T>> {
       const headers: Record<string, string> = { ...init.headers };

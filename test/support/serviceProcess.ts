@@ -165,8 +165,9 @@ export function cliJson(run: CliRun): any {
 }
 
 /** Issues an API key through the CLI; returns it in clear with its id. */
-export async function issueKey(dataDir: string, permissions = '*', app = 'game'): Promise<{ id: string; key: string; appId: string }> {
-  return cliJson(await cli(dataDir, 'keys', 'create', '--app', app, '--permissions', permissions, '--json'));
+/** `flags`: more of `keys create`'s flags (e.g. --all-apps). */
+export async function issueKey(dataDir: string, permissions = '*', app = 'game', ...flags: string[]): Promise<{ id: string; key: string; appId: string }> {
+  return cliJson(await cli(dataDir, 'keys', 'create', '--app-id', app, '--permissions', permissions, ...flags, '--json'));
 }
 
 export interface LoggedEvent {

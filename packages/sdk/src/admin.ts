@@ -1,13 +1,14 @@
 // The admin API (`/adm/…`) for application servers: one method per endpoint, typed bodies in and
 // out, failures as BridgeError. Every POST carries an Idempotency-Key so that its retries
 // (transport.ts) cannot apply it twice.
+import { idempotencyKeyOf } from './idempotencyKey.js';
 import { createTransport, expectSuccess, type Send, type TransportOptions } from './transport.js';
 import type * as api from './types.js';
 
 export type AdminClientOptions = TransportOptions;
 
 export interface CallOptions {
-  /** Sent as Idempotency-Key (default: a new random UUID per call). Reuse it to retry a call later without applying it twice. */
+  /** Sent as Idempotency-Key (default: a new random UUID per call; 1 to 255 visible ASCII characters). Reuse it to retry a call later without applying it twice. */
   idempotencyKey?: string;
 }
 
@@ -53,11 +54,12 @@ export interface AdminClient {
 
 const CLIENT_NOT_FOUND: api.ClientNotFoundBody['message'] = 'Client not found or disconnected.';
 
+/** Throws a TypeError, naming the option, for a malformed apiKey, baseUrl, timeoutMs or maxAttempts. */
 export function createAdminClient(options: AdminClientOptions): AdminClient {
   const send: Send = createTransport(options);
 
   const post = async <T>(path: string, body: unknown, call: CallOptions = {}): Promise<T> => {
-    const idempotencyKey = call.idempotencyKey ?? crypto.randomUUID();
+    const idempotencyKey = idempotencyKeyOf(call.idempotencyKey);
     return expectSuccess<T>(await send({ method: 'POST', path, body, idempotencyKey }), idempotencyKey);
   };
   const get = async <T>(path: string, query?: Record<string, string | number | undefined>): Promise<T> =>

@@ -12,7 +12,7 @@ export interface BridgeErrorData {
  * no answer came (the network failed, or `timeoutMs` passed).
  */
 export class BridgeError extends Error {
-  override readonly name = 'BridgeError';
+  override readonly name: string = 'BridgeError';
   readonly status: number;
   readonly data: BridgeErrorData;
   /** The Idempotency-Key the call was sent with (POSTs): a later retry with it cannot apply the request twice. */
@@ -23,5 +23,21 @@ export class BridgeError extends Error {
     this.status = status;
     this.data = data;
     this.idempotencyKey = options.idempotencyKey;
+  }
+}
+
+/**
+ * The service's address answered with a redirect, which is not followed: the request carries the
+ * apiKey, and the key goes to `baseUrl`'s origin only. `status` is the redirect's (0 in a browser,
+ * which hides it). Point `baseUrl` at the service itself.
+ */
+export class BridgeRedirectError extends BridgeError {
+  override readonly name: string = 'BridgeRedirectError';
+  /** Where the redirect pointed: its origin only (`'null'` for a scheme without one), undefined when it named no URL. */
+  readonly locationOrigin: string | undefined;
+
+  constructor(status: number, message: string, locationOrigin: string | undefined, options: { idempotencyKey?: string } = {}) {
+    super(status, message, {}, options);
+    this.locationOrigin = locationOrigin;
   }
 }

@@ -1,27 +1,42 @@
 // One admin API call: JSON in and out, the apiKey header, one deadline over every attempt, and
-// retries of the failures that leave the request's fate open (no answer, 502, 504) with the same
-// Idempotency-Key, which the service answers from its record instead of acting twice.
+// retries (retry.ts) of the failures that leave the request's fate open, with the same
+// Idempotency-Key, which the service answers from its record instead of acting twice. The key is
+// sent to baseUrl's origin only (redirects are not followed) and kept out of every error.
 import { BridgeError, type BridgeErrorData } from './errors.js';
+import { createRedactor, type Redactor } from './redact.js';
+import { isRedirect, redirectError } from './redirect.js';
+import { backoff, retryDelay } from './retry.js';
+import { readSettings } from './settings.js';
 
 /** The part of a fetch Response the client reads. */
 export interface FetchResponse {
   status: number;
   headers: { get(name: string): string | null };
   text(): Promise<string>;
+  /** `'opaqueredirect'` is how a browser answers a redirect it was told not to follow. */
+  readonly type?: string;
+  /** Cancelled when the answer is not read (a redirect). */
+  readonly body?: { cancel(): Promise<void> } | null;
 }
 
-/** `globalThis.fetch`, or anything that answers like it (a test double, a fetch with a proxy agent). */
-export type Fetch = (url: string, init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal }) => Promise<FetchResponse>;
+/**
+ * `globalThis.fetch`, or anything that answers like it (a test double, a fetch with a proxy agent).
+ * It must honour `redirect: 'manual'`: a fetch that follows redirects itself sends the apiKey on.
+ */
+export type Fetch = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal; redirect: 'manual' },
+) => Promise<FetchResponse>;
 
 export interface TransportOptions {
-  /** Where the service is, e.g. `https://bridge.example.com` (a trailing slash is ignored). */
+  /** Where the service is, e.g. `https://bridge.example.com` (a trailing slash is ignored). The apiKey goes to its origin only. */
   baseUrl: string;
-  /** An API key issued with `keys create` (`cbk_…`). */
+  /** An API key issued with `keys create` (`cbk_…`); checked when the client is made. */
   apiKey: string;
   fetch?: Fetch;
   /** The longest one call may take, retries included (default 30 000). */
   timeoutMs?: number;
-  /** How many times one call is sent at most (default 3; 1 turns retries off). */
+  /** How many times one call is sent at most (default 3, at most 10; 1 turns retries off). */
   maxAttempts?: number;
 }
 
@@ -39,44 +54,44 @@ export interface RequestInput {
   idempotencyKey?: string;
 }
 
-export const DEFAULT_TIMEOUT_MS = 30_000;
-export const DEFAULT_MAX_ATTEMPTS = 3;
-const FIRST_BACKOFF_MS = 250;
-/** A Retry-After longer than this is not waited for: the answer is returned as it is. */
-const MAX_RETRY_AFTER_MS = 5_000;
-
 export type Send = (input: RequestInput) => Promise<Answer>;
 
+/** Throws a TypeError for options no call could succeed with (see settings.ts). */
 export function createTransport(options: TransportOptions): Send {
-  const base = options.baseUrl.replace(/\/+$/, '');
-  const fetchImpl: Fetch = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-  const maxAttempts = Math.max(1, options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS);
+  const settings = readSettings(options);
+  const redact = createRedactor(settings.apiKey);
 
   return async function send(input) {
-    const url = base + input.path + queryString(input.query);
-    const headers: Record<string, string> = { apiKey: options.apiKey, Accept: 'application/json' };
+    const url = settings.base + input.path + queryString(input.query);
+    const headers: Record<string, string> = { apiKey: settings.apiKey, Accept: 'application/json' };
     if (input.body !== undefined) headers['Content-Type'] = 'application/json';
     if (input.idempotencyKey !== undefined) headers['Idempotency-Key'] = input.idempotencyKey;
-    const body = input.body === undefined ? undefined : JSON.stringify(input.body);
-    const deadline = AbortSignal.timeout(timeoutMs);
+    const body = input.body === undefined ? undefined : jsonOf(input.body);
+    const deadline = AbortSignal.timeout(settings.timeoutMs);
     const keyOption = input.idempotencyKey !== undefined ? { idempotencyKey: input.idempotencyKey } : {};
-    const timedOut = (cause: unknown) => new BridgeError(0, `No answer within ${timeoutMs} ms`, {}, { ...keyOption, cause });
+    const timedOut = (cause: unknown) => noAnswer(`No answer within ${settings.timeoutMs} ms`, undefined, cause, redact, keyOption);
 
     for (let attempt = 1; ; attempt++) {
-      let answer: (Answer & { retryAfterMs: number | undefined }) | undefined;
+      let answer: Answer | undefined;
+      let retryAfter: string | null = null;
+      let redirected: FetchResponse | undefined;
       let failure: unknown;
       try {
-        const response = await fetchImpl(url, { method: input.method, headers, ...(body !== undefined && { body }), signal: deadline });
-        answer = { ...(await readAnswer(response)), retryAfterMs: retryAfterMs(response.headers.get('retry-after')) };
+        const response = await settings.fetch(url, { method: input.method, headers, ...(body !== undefined && { body }), signal: deadline, redirect: 'manual' });
+        if (isRedirect(response)) redirected = response;
+        else {
+          answer = cleaned(await readAnswer(response), redact);
+          retryAfter = response.headers.get('retry-after');
+        }
       } catch (error) {
         if (deadline.aborted) throw timedOut(error);
         failure = error;
       }
-      const delay = answer ? retryDelay(answer, attempt) : backoff(attempt);
-      if (delay === undefined || attempt >= maxAttempts) {
+      if (redirected) throw redirectError(redirected, { requestUrl: url, origin: settings.origin, redact, idempotencyKey: input.idempotencyKey });
+      const delay = answer ? retryDelay(answer.status, retryAfter, attempt) : backoff(attempt);
+      if (delay === undefined || attempt >= settings.maxAttempts) {
         if (answer) return answer;
-        throw new BridgeError(0, `Network error: ${describe(failure)}`, {}, { ...keyOption, cause: failure });
+        throw noAnswer('Network error', describe(failure), failure, redact, keyOption);
       }
       await sleep(delay, deadline);
       if (deadline.aborted) {
@@ -88,28 +103,30 @@ export function createTransport(options: TransportOptions): Send {
   };
 }
 
+/** The request body as JSON; a value JSON cannot carry (a BigInt, a cycle) fails before sending. */
+function jsonOf(body: unknown): string {
+  try {
+    return JSON.stringify(body);
+  } catch (error) {
+    throw new TypeError('body: cannot be sent as JSON', { cause: error });
+  }
+}
+
+/** A call that got no answer. A failure that mentions the apiKey (a custom fetch's) is left out whole. */
+function noAnswer(title: string, detail: string | undefined, cause: unknown, redact: Redactor, keyOption: { idempotencyKey?: string }): BridgeError {
+  if (redact.mentions(detail) || redact.mentions(cause)) return new BridgeError(0, `${title} (its description mentions the apiKey and is left out)`, {}, keyOption);
+  return new BridgeError(0, detail === undefined ? title : `${title}: ${detail}`, {}, { ...keyOption, cause });
+}
+
+/** An answer that is not a success may be turned into an error: the apiKey is masked in it. */
+function cleaned(answer: Answer, redact: Redactor): Answer {
+  return answer.status >= 200 && answer.status < 300 ? answer : { status: answer.status, body: redact.json(answer.body) };
+}
+
 /** An error's message with its cause's (fetch says only "fetch failed"; the cause says why). */
 function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   return error.cause instanceof Error ? `${error.message} (${error.cause.message})` : error.message;
-}
-
-/**
- * How long to wait before sending again, or undefined when the answer stands. 502 and 504 may
- * come from a proxy or from the platform; a 409 with Retry-After is the service saying an earlier
- * attempt with this key is still running.
- */
-function retryDelay(answer: { status: number; retryAfterMs: number | undefined }, attempt: number): number | undefined {
-  if (answer.status === 502 || answer.status === 504) return backoff(attempt);
-  if (answer.status === 409 && answer.retryAfterMs !== undefined && answer.retryAfterMs <= MAX_RETRY_AFTER_MS) return answer.retryAfterMs;
-  return undefined;
-}
-
-const backoff = (attempt: number) => FIRST_BACKOFF_MS * 2 ** (attempt - 1);
-
-function retryAfterMs(header: string | null): number | undefined {
-  if (header === null || !/^\d+$/.test(header.trim())) return undefined;
-  return Number(header.trim()) * 1000;
 }
 
 function queryString(query: RequestInput['query']): string {

@@ -16,6 +16,7 @@ function keyView(key: ApiKeyRecord, { index, clock }: ConsoleDeps): KeyView {
     app: key.app,
     appId: key.appId,
     permissions: key.permissions,
+    allApps: key.allApps,
     status: expired ? 'expired' : key.status,
     created: key.created,
     expires: key.expires,
@@ -45,10 +46,12 @@ export const keyEndpoints = [
       const permissions = [...new Set(body.permissions)];
       let issued;
       try {
-        issued = await deps.keys.issue({ app: body.app, permissions, expires: expiryOf(body.expires, deps.clock.now()) }, consoleOperator(ctx.state.operator.oId));
+        const input = { appId: body.appId || undefined, app: body.app || undefined, permissions, expires: expiryOf(body.expires, deps.clock.now()), allApps: body.allApps };
+        issued = await deps.keys.issue(input, consoleOperator(ctx.state.operator.oId));
       } catch (error) {
-        // The app name holds no letter or digit to make an app id of.
-        if (error instanceof ValidationError && error.message.startsWith('app:')) throw invalid('app', error.message.slice('app: '.length));
+        // The service names the field it refuses (`appId: …`, `app: …`): the form marks that one.
+        const field = error instanceof ValidationError ? /^(appId|app): /.exec(error.message)?.[1] : undefined;
+        if (field) throw invalid(field, error instanceof Error ? error.message.slice(field.length + 2) : '');
         throw error;
       }
       return { key: keyView(deps.readModels.apiKeys.get(issued.id)!, deps), secret: issued.key };

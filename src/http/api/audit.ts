@@ -3,9 +3,10 @@
 import { PointsAuditPage, VipAuditPage } from '../../contract/answers.js';
 import { AuditQuery, OIdParam } from '../../contract/requests.js';
 import { AuditQueries } from '../../projections/audit.js';
-import { route } from '../route.js';
+import { reaches, route } from '../route.js';
 
-const PAGING = 'Oldest first, from the local history (no platform call): an oId the service never acted on has no entries. `limit`, `after` and `before` page it by log position.';
+const PAGING =
+  "Oldest first, from the local history (no platform call): an oId the service never acted on has no entries. `limit`, `after` and `before` page it by log position. A key sees its own app's entries only, unless it was created for every app (`--all-apps`).";
 
 export const auditRoutes = [
   route({
@@ -18,7 +19,11 @@ export const auditRoutes = [
     params: OIdParam,
     query: AuditQuery,
     ok: { description: 'One page of history', json: PointsAuditPage },
-    handle: async (_ctx, { params: { oId }, query }, { readModels, store }) => ({ code: 0 as const, msg: 'success', data: await new AuditQueries({ ...readModels, store }).points(oId, query) }),
+    handle: async (_ctx, { params: { oId }, query, caller }, { readModels, store }) => ({
+      code: 0 as const,
+      msg: 'success',
+      data: await new AuditQueries({ ...readModels, store }).points(oId, query, (appId) => reaches(caller, appId)),
+    }),
   }),
 
   route({
@@ -31,6 +36,10 @@ export const auditRoutes = [
     params: OIdParam,
     query: AuditQuery,
     ok: { description: 'One page of history', json: VipAuditPage },
-    handle: async (_ctx, { params: { oId }, query }, { readModels, store }) => ({ code: 0 as const, msg: 'success', data: await new AuditQueries({ ...readModels, store }).vip(oId, query) }),
+    handle: async (_ctx, { params: { oId }, query, caller }, { readModels, store }) => ({
+      code: 0 as const,
+      msg: 'success',
+      data: await new AuditQueries({ ...readModels, store }).vip(oId, query, (appId) => reaches(caller, appId)),
+    }),
   }),
 ];

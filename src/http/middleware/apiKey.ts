@@ -1,5 +1,5 @@
-// Spec §5: the `apiKey` header is checked in order — exists, enabled, not expired — (401 for any
-// of these) and then for the endpoint's permission (403).
+// The `apiKey` header is checked in order — exists, enabled, not expired — (401 for any of these)
+// and then for the endpoint's permission (403), as docs/api.md says.
 import type { Middleware } from 'koa';
 import { InvalidApiKeyError, PermissionDeniedError } from '../../domain/errors.js';
 import type { Actor } from '../../domain/events.js';
@@ -9,7 +9,8 @@ import { hashApiKey } from '../../services/apiKeys.js';
 import type { Clock } from '../../system/clock.js';
 
 export interface AuthState {
-  actor: Actor & { app: string };
+  /** `allApps`: the key reaches every app's records, not only its own app's. */
+  actor: Actor & { app: string; allApps: boolean };
   /** The authenticated key. */
   apiKey: ApiKeyRecord;
 }
@@ -43,7 +44,7 @@ export function requirePermission(keys: ApiKeysReadModel, clock: Clock, permissi
     const key = authenticate(keys, clock, ctx.get('apikey'));
     if (!allows(key.permissions, permission)) throw new PermissionDeniedError();
     ctx.state.apiKey = key;
-    ctx.state.actor = { appId: key.appId, keyId: key.keyId, app: key.app };
+    ctx.state.actor = { appId: key.appId, keyId: key.keyId, app: key.app, allApps: key.allApps };
     return next();
   };
 }

@@ -1,7 +1,8 @@
-// Cookie-authenticated writes (logout) from a browser: the page that sends one must be the
-// service's own or listed in CORS_ORIGINS. Browsers always send Origin on a cross-origin POST, so
-// a request without one is not a cross-site forgery (curl, a server); `null` (sandboxed frames,
-// opaque origins) is refused.
+// Cookie-authenticated writes (logout) from a browser: the page that sends one must be on
+// PUBLIC_URL's origin or one listed in CORS_ORIGINS. Browsers always send Origin on a cross-origin
+// POST, so a request without one is not a cross-site forgery (curl, a server); `null` (sandboxed
+// frames, opaque origins) is refused. The Host header is never taken for the service's origin: a
+// page on any name that resolves to the service (a rebinding one included) would pass.
 import type { Middleware } from 'koa';
 import { ForeignOriginError } from '../errors.js';
 
@@ -9,9 +10,7 @@ export function requireTrustedOrigin(trusted: readonly string[], publicUrl: () =
   const listed = new Set(trusted);
   return (ctx, next) => {
     const origin = ctx.get('Origin');
-    // The service's own origin: as configured, or as this request reached it (koa's ctx.origin is the header).
-    const own = origin === new URL(publicUrl()).origin || origin === `${ctx.protocol}://${ctx.host}`;
-    if (origin !== '' && !own && !listed.has(origin)) throw new ForeignOriginError(origin);
+    if (origin !== '' && origin !== new URL(publicUrl()).origin && !listed.has(origin)) throw new ForeignOriginError(origin);
     return next();
   };
 }

@@ -20,7 +20,7 @@ const PAGE = `<!doctype html>
 <ul>
 <li><a href="${LINKS.docs}">API reference</a> (try every call with an API key) · <a href="${LINKS.openapi}">OpenAPI document</a></li>
 <li>Health: <a href="${LINKS.health}">${LINKS.health}</a> · readiness: <a href="${LINKS.ready}">${LINKS.ready}</a></li>
-<li>API keys come from the operator CLI: <code>${CLI_COMMAND} keys create --app &lt;your game&gt; --permissions '*'</code></li>
+<li>API keys come from the operator CLI: <code>${CLI_COMMAND} keys create --app-id &lt;your-game&gt; --app "&lt;Your Game&gt;" --permissions '*'</code></li>
 </ul>
 </body></html>
 `;

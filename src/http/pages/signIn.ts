@@ -56,6 +56,14 @@ const REFUSALS: Record<SignInRefusal, { status: number; title: string; text: str
     title: '连接不存在 / Connection not found',
     text: ['没有与此 client_id 对应的在线连接，它可能已经断开。 / No open connection has this client_id; it may have been closed.', '请刷新应用页面后重新登录。 / Reload the application page, then sign in again.'],
   },
+  'bound-client': {
+    status: 409,
+    title: '连接已登录 / Connection already signed in',
+    text: [
+      '这个连接已经登录，只能在打开它的浏览器中重新登录。 / This connection is signed in already; only the browser that opened it may sign it in again.',
+      '请回到应用中，在自己的浏览器里登录。 / Go back to the application and sign in from your own browser.',
+    ],
+  },
   'unknown-state': {
     status: 400,
     title: '登录链接无效 / Invalid sign-in link',

@@ -217,7 +217,7 @@ export interface paths {
         put?: never;
         /**
          * Resolve an operation whose outcome is unknown
-         * @description Records what someone who checked the platform found. The Idempotency-Key of the request that sent it then answers accordingly (200 when applied, 409 when not), and the audit shows the resolution.
+         * @description Records what someone who checked the platform found. The Idempotency-Key of the request that sent it then answers accordingly (200 when applied, 409 when not), and the audit shows the resolution. A key resolves its own app's operations only, unless it was created for every app (`--all-apps`); another app's operation answers 404.
          */
         post: operations["postAdmOperationsOperationIdResolve"];
         delete?: never;
@@ -235,7 +235,7 @@ export interface paths {
         };
         /**
          * A user's points edits with their outcomes
-         * @description Oldest first, from the local history (no platform call): an oId the service never acted on has no entries. `limit`, `after` and `before` page it by log position.
+         * @description Oldest first, from the local history (no platform call): an oId the service never acted on has no entries. `limit`, `after` and `before` page it by log position. A key sees its own app's entries only, unless it was created for every app (`--all-apps`).
          */
         get: operations["getAdmAuditPointsOId"];
         put?: never;
@@ -255,7 +255,7 @@ export interface paths {
         };
         /**
          * A user's VIP grants and renewals
-         * @description Oldest first, from the local history (no platform call): an oId the service never acted on has no entries. `limit`, `after` and `before` page it by log position.
+         * @description Oldest first, from the local history (no platform call): an oId the service never acted on has no entries. `limit`, `after` and `before` page it by log position. A key sees its own app's entries only, unless it was created for every app (`--all-apps`).
          */
         get: operations["getAdmAuditVipOId"];
         put?: never;
@@ -738,6 +738,8 @@ export interface components {
                         kind: "app";
                         appId: string;
                         keyId: string;
+                        /** @constant */
+                        allApps?: true;
                     };
                     at: components["schemas"]["SpecTimestamp"];
                 };

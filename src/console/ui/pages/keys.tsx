@@ -10,7 +10,9 @@ import { Badge, Failure, Loading } from '../states.js';
 import { Table } from '../table.js';
 
 function NewKey({ onCreated }: { onCreated(created: KeyCreated): void }) {
+  const [appId, setAppId] = useState('');
   const [app, setApp] = useState('');
+  const [allApps, setAllApps] = useState(false);
   const [grants, setGrants] = useState<string[]>([]);
   const [expires, setExpires] = useState('');
   const [error, setError] = useState<ApiError>();
@@ -21,8 +23,10 @@ function NewKey({ onCreated }: { onCreated(created: KeyCreated): void }) {
     setBusy(true);
     setError(undefined);
     try {
-      onCreated(await api<KeyCreated>('/keys', { body: { app, permissions: grants, expires: expires.trim() || null } }));
+      onCreated(await api<KeyCreated>('/keys', { body: { appId: appId.trim(), app: app.trim(), allApps, permissions: grants, expires: expires.trim() || null } }));
+      setAppId('');
       setApp('');
+      setAllApps(false);
       setGrants([]);
       setExpires('');
     } catch (e) {
@@ -35,8 +39,16 @@ function NewKey({ onCreated }: { onCreated(created: KeyCreated): void }) {
     <form class="panel" onSubmit={submit} aria-label="New key">
       <h2>New key</h2>
       <label>
-        Application
+        App id
+        <input name="appId" value={appId} onInput={(e) => setAppId(e.currentTarget.value)} placeholder="my-game" aria-invalid={error?.field === 'appId'} required />
+        <small class="subtle">a-z 0-9 _ . - ; an existing app's id adds a key to it</small>
+      </label>
+      <label>
+        App name (a new app)
         <input name="app" value={app} onInput={(e) => setApp(e.currentTarget.value)} placeholder="My Game" aria-invalid={error?.field === 'app'} />
+      </label>
+      <label class="check">
+        <input type="checkbox" name="allApps" checked={allApps} onChange={() => setAllApps(!allApps)} /> Reaches every app's records (auditors, operators)
       </label>
       <fieldset aria-invalid={error?.field?.startsWith('permissions')}>
         <legend>Permissions</legend>
@@ -124,7 +136,18 @@ export function KeysPage() {
           empty="No API keys yet: create one above."
           initialSort={{ column: 3, descending: true }}
           columns={[
-            { label: 'App', sort: (k) => k.app, render: (k) => <><strong>{k.app}</strong><br /><code class="subtle">{k.id}</code></> },
+            {
+              label: 'App',
+              sort: (k) => k.app,
+              render: (k) => (
+                <>
+                  <strong>{k.app}</strong> <code class="subtle">{k.appId}</code>
+                  {k.allApps && <> <span class="badge badge-pending">all apps</span></>}
+                  <br />
+                  <code class="subtle">{k.id}</code>
+                </>
+              ),
+            },
             { label: 'Permissions', render: (k) => <span class="grant-list">{k.permissions.map((p) => <code>{p}</code>)}</span> },
             { label: 'State', sort: (k) => k.status, render: (k) => <Badge status={k.status} /> },
             { label: 'Created', sort: (k) => k.created, render: (k) => when(k.created) },

@@ -1,0 +1,103 @@
+// Attack on the SDK's retries: a failure that sending again cannot mend (a refusal, a redirect, a
+// malformed key, Idempotency-Key or body) must not be sent again, or every call multiplies the
+// requests, and the key, put on the wire. Only a request whose fate is open (no answer, 502, 504,
+// a 409 saying an attempt with the same Idempotency-Key is still running) is, with that same key.
+import { BridgeError, createAdminClient } from '@community-bridge/sdk';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { countingFetch, json, rejectionOf, startLoopback, wellFormedKey, type Loopback, type Responder } from '../sdk/loopback.js';
+
+const OID = '1630399136785';
+const POINTS = { oId: OID, point: 1, memo: 'retries' };
+
+async function withService(respond: Responder, run: (service: Loopback, admin: ReturnType<typeof createAdminClient>, calls: () => number) => Promise<void>) {
+  const service = await startLoopback(respond);
+  const counted = countingFetch();
+  try {
+    await run(service, createAdminClient({ baseUrl: service.url, apiKey: wellFormedKey(), fetch: counted.fetch, maxAttempts: 3 }), counted.calls);
+  } finally {
+    await service.close();
+  }
+}
+
+const answering = (status: number, headers: Record<string, string> = {}): Responder => (_q, res) => json(res, status, { code: status, message: `status ${status}`, data: {} }, headers);
+
+for (const status of [400, 401, 403, 404, 405, 409, 410, 413, 415, 422, 431]) {
+  test(`a ${status} is sent once, on GET and POST`, () =>
+    withService(answering(status), async (service, admin) => {
+      const read = await rejectionOf(admin.vip.get(OID));
+      const write = await rejectionOf(admin.points.edit(POINTS));
+      assert.equal([(read as BridgeError).status, (write as BridgeError).status], [status, status]);
+      assert.is(service.received.length, 2);
+    }));
+}
+
+test('a 409 whose Retry-After is beyond what the client waits for is the answer', () =>
+  withService(answering(409, { 'Retry-After': '60' }), async (service, admin) => {
+    assert.is(((await rejectionOf(admin.points.edit(POINTS))) as BridgeError).status, 409);
+    assert.is(service.received.length, 1);
+  }));
+
+test('a redirect and an answer that is not JSON are sent once', async () => {
+  await withService(
+    (_q, res) => res.writeHead(307, { Location: 'http://127.0.0.1:1/' }).end(),
+    async (service, admin) => {
+      await rejectionOf(admin.points.edit(POINTS));
+      await rejectionOf(admin.vip.get(OID));
+      assert.is(service.received.length, 2);
+    },
+  );
+  await withService(
+    (_q, res) => res.writeHead(200).end('<html>'),
+    async (service, admin) => {
+      assert.match(((await rejectionOf(admin.vip.get(OID))) as Error).message, /not a JSON object/);
+      assert.is(service.received.length, 1);
+    },
+  );
+});
+
+test('a malformed Idempotency-Key or a body JSON cannot carry is refused before anything is sent', () =>
+  withService(answering(200), async (service, admin, calls) => {
+    for (const idempotencyKey of ['', 'order 17', 'order-17\r\nX-Injected: 1', 'é', 'k'.repeat(256)]) {
+      const error = await rejectionOf(admin.points.edit(POINTS, { idempotencyKey }));
+      assert.instance(error, TypeError, JSON.stringify(idempotencyKey));
+      assert.match((error as Error).message, /^idempotencyKey: /);
+    }
+    const unsendable = await rejectionOf(admin.points.edit({ ...POINTS, point: 1n as unknown as number }));
+    assert.instance(unsendable, TypeError);
+    assert.match((unsendable as Error).message, /^body: /);
+    assert.is(calls(), 0, 'fetch was never called');
+    assert.is(service.received.length, 0);
+  }));
+
+// What is retried stays retried, with the same key each time.
+for (const status of [502, 504]) {
+  test(`a ${status} is sent maxAttempts times with one Idempotency-Key`, () =>
+    withService(answering(status), async (service, admin) => {
+      assert.is(((await rejectionOf(admin.points.edit(POINTS))) as BridgeError).status, status);
+      assert.is(service.received.length, 3);
+      assert.equal(new Set(service.received.map((r) => r.headers['idempotency-key'])).size, 1);
+    }));
+}
+
+test('a 409 still-running with a short Retry-After is sent again, then answered', () =>
+  withService(
+    (_q, res, n) => (n === 1 ? answering(409, { 'Retry-After': '1' })(_q, res, n) : json(res, 200, { code: 0, msg: 'success', data: {} })),
+    async (service, admin) => {
+      assert.is((await admin.points.edit(POINTS)).code, 0);
+      assert.is(service.received.length, 2);
+      assert.is(service.received[1]!.headers['idempotency-key'], service.received[0]!.headers['idempotency-key']);
+    },
+  ));
+
+test('a connection cut before the answer is sent again', () =>
+  withService(
+    (_q, res, n) => (n === 1 ? res.socket?.destroy() : json(res, 200, { code: 0, msg: 'success', data: {} })),
+    async (service, admin) => {
+      assert.is((await admin.points.edit(POINTS)).code, 0);
+      assert.is(service.received.length, 2);
+      assert.is(service.received[1]!.headers['idempotency-key'], service.received[0]!.headers['idempotency-key']);
+    },
+  ));
+
+test.run();

@@ -1,0 +1,277 @@
+// The PostgreSQL adapter against a real server (a throwaway cluster, test/support/postgres.ts):
+// the shared contract, then what only a server store has to get right: the schema made once
+// when several nodes start together, a schema newer than the build, an append over the bound,
+// live delivery by notification and by the poll, retention that keeps the head, a subscription
+// that outlives its connections and a server restart, and TLS. Without
+// PostgreSQL's binaries on the machine every test here is counted as skipped, with the reason on
+// one line.
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ConcurrencyError, RecordTooLargeError } from '../../src/domain/errors.js';
+import { PostgresEventStore, MAX_APPEND_BYTES } from '../../src/store/postgres.js';
+import { SCHEMA_VERSION } from '../../src/store/postgresSchema.js';
+import { SubscriptionInterruptedError, type EventStore, type RecordedEvent } from '../../src/store/port.js';
+import { resumingStore } from '../../src/store/resuming.js';
+import { postgresBinaries, startCluster, type PostgresCluster } from '../support/postgres.js';
+import { eventStoreContract, skippedEventStoreContract } from './contract.js';
+
+const CONTRACT = 'PostgresEventStore contract';
+const server = suite<{ cluster: PostgresCluster; open: EventStore[] }>('PostgresEventStore on a real server');
+const SERVER_TESTS: Record<string, (ctx: { cluster: PostgresCluster; open: EventStore[] }) => Promise<void>> = {};
+
+async function waitFor(predicate: () => boolean | Promise<boolean>, message: () => string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) assert.unreachable(message());
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function rejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  assert.unreachable('expected a rejection');
+  throw new Error('unreachable');
+}
+
+const ids = (events: RecordedEvent[]) => events.map((e) => `${e.streamName}@${e.revision}`);
+
+SERVER_TESTS['nodes starting together make the schema once; a later start finds it current'] = async ({ cluster, open }) => {
+  const connectionString = await cluster.connectionStringFor('together');
+  const stores = await Promise.all(Array.from({ length: 6 }, () => PostgresEventStore.open({ connectionString })));
+  open.push(...stores);
+  const versions = await cluster.sql<{ version: number }>('SELECT version FROM schema_version ORDER BY version', [], 'together');
+  assert.equal(
+    versions.map((row) => row.version),
+    Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1),
+    'each migration recorded once',
+  );
+  const results = await Promise.all(stores.map((store, i) => store.append(`start-${i}`, [{ type: 'Started', data: { i } }])));
+  assert.is(new Set(results.map((r) => r.position)).size, 6);
+  const again = await PostgresEventStore.open({ connectionString });
+  open.push(again);
+  assert.is((await again.readAll({ after: 0, limit: 10 })).length, 6, 'a later start keeps what is there');
+};
+
+SERVER_TESTS['a schema newer than this build is refused at open, in one line'] = async ({ cluster }) => {
+  const connectionString = await cluster.connectionStringFor('newer');
+  const first = await PostgresEventStore.open({ connectionString });
+  await first.close();
+  await cluster.sql("INSERT INTO schema_version (version, description) VALUES (99, 'from the future')", [], 'newer');
+  const error = await rejection(PostgresEventStore.open({ connectionString }));
+  assert.is(error.message, `the database's schema is at version 99, newer than this build knows (${SCHEMA_VERSION}): run a build at least as new`);
+};
+
+SERVER_TESTS['an append over the bound is a RecordTooLargeError and writes nothing'] = async ({ cluster, open }) => {
+  const store = await PostgresEventStore.open({ connectionString: cluster.connectionString });
+  open.push(store);
+  const stream = `large-${randomUUID()}`;
+  const half = 'x'.repeat(MAX_APPEND_BYTES / 2);
+  const error = await rejection(store.append(stream, [{ type: 'Large', data: half }, { type: 'Large', data: half }]));
+  assert.instance(error, RecordTooLargeError);
+  assert.match(error.message, `at most ${MAX_APPEND_BYTES}`);
+  assert.equal(await store.readStream(stream), []);
+  await store.append(stream, [{ type: 'Large', data: half }]);
+  assert.is((await store.readStream(stream)).length, 1, 'under the bound it is written');
+};
+
+/** Subscribes from the head and keeps what arrives, with when. */
+async function follow(store: EventStore) {
+  const seen: Array<{ event: RecordedEvent; at: number }> = [];
+  const errors: Error[] = [];
+  const subscription = store.subscribeToAll({ after: await store.headPosition(), onEvent: (event) => seen.push({ event, at: Date.now() }), onError: (e) => errors.push(e) });
+  return { seen, errors, subscription };
+}
+
+SERVER_TESTS["another node's append reaches a subscriber through LISTEN/NOTIFY, without waiting for the poll"] = async ({ cluster, open }) => {
+  const here = await PostgresEventStore.open({ connectionString: cluster.connectionString, pollIntervalMs: 60_000 });
+  const there = await PostgresEventStore.open({ connectionString: cluster.connectionString });
+  open.push(here, there);
+  const sub = await follow(here);
+  await there.append(`warm-${randomUUID()}`, [{ type: 'Warm', data: {} }]);
+  await waitFor(() => sub.seen.length === 1, () => 'the first event did not arrive', 5000);
+  const stream = `notified-${randomUUID()}`;
+  const sent = Date.now();
+  await there.append(stream, [{ type: 'Notified', data: {} }]);
+  await waitFor(() => sub.seen.length === 2, () => 'the append was not delivered', 5000);
+  assert.is(sub.seen[1]!.event.streamName, stream);
+  assert.ok(sub.seen[1]!.at - sent < 1000, `delivered ${sub.seen[1]!.at - sent} ms after the append, far within the 60 s poll`);
+  assert.equal(sub.errors, []);
+  await sub.subscription.unsubscribe();
+};
+
+SERVER_TESTS['a row no notification told of (written by hand) is delivered by the poll'] = async ({ cluster, open }) => {
+  const store = await PostgresEventStore.open({ connectionString: cluster.connectionString, pollIntervalMs: 200 });
+  open.push(store);
+  const sub = await follow(store);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await cluster.sql("INSERT INTO events VALUES (nextval('events_position'), $1, 0, 'ByHand', '{}', NULL, now())", [`by-hand-${randomUUID()}`]);
+  await waitFor(() => sub.seen.length === 1, () => 'the row was not delivered', 2000);
+  assert.is(sub.seen[0]!.event.type, 'ByHand');
+  await sub.subscription.unsubscribe();
+};
+
+SERVER_TESTS["deleteStreams keeps the newest event's stream (and names it) so the head never moves back; a later call removes it"] = async ({ cluster, open }) => {
+  const store = await PostgresEventStore.open({ connectionString: cluster.connectionString });
+  open.push(store);
+  const [older, newest] = [`retired-${randomUUID()}`, `retired-${randomUUID()}`];
+  await store.append(older, [{ type: 'Ended', data: {} }]);
+  const { position } = await store.append(newest, [{ type: 'Ended', data: {} }]);
+  assert.equal(await store.deleteStreams([older, newest]), { kept: [newest] });
+  assert.equal(await store.readStream(older), []);
+  assert.is((await store.readStream(newest)).length, 1);
+  assert.is(await store.headPosition(), position);
+  const later = await store.append(`after-${randomUUID()}`, [{ type: 'Later', data: {} }]);
+  assert.equal(await store.deleteStreams([newest]), { kept: [] });
+  assert.equal(await store.readStream(newest), []);
+  assert.is(await store.headPosition(), later.position);
+};
+
+SERVER_TESTS['a failure names the server without its password, in one line'] = async ({ cluster }) => {
+  const url = `postgresql://postgres:s3cret@127.0.0.1:${cluster.port}/no_such_database?sslmode=disable`;
+  const error = await rejection(PostgresEventStore.open({ connectionString: url }));
+  assert.is(error.message, 'database "no_such_database" does not exist');
+  const store = await PostgresEventStore.open({ connectionString: cluster.connectionString.replace('postgres@', 'postgres:s3cret@') });
+  await cluster.stop();
+  try {
+    const failed = await rejection(store.append('down-1', [{ type: 'Lost', data: {} }]));
+    assert.match(failed.message, new RegExp(`^PostgreSQL at postgresql://postgres:\\*\\*\\*@127\\.0\\.0\\.1:${cluster.port}/bridge\\?sslmode=disable: .*ECONNREFUSED`));
+    assert.not.match(failed.message, /s3cret|\n/);
+  } finally {
+    await cluster.start();
+    await store.close();
+  }
+};
+
+SERVER_TESTS['a subscription resumes with nothing lost or repeated after its connections are ended, and after a server restart'] = async ({ cluster, open }) => {
+  const adapter = await PostgresEventStore.open({ connectionString: cluster.connectionString, pollIntervalMs: 200 });
+  const follower = resumingStore(adapter, { firstDelayMs: 20, maxDelayMs: 200 });
+  const writer = await PostgresEventStore.open({ connectionString: cluster.connectionString });
+  open.push(follower, writer);
+  const base = await writer.headPosition();
+  const stream = `follow-${randomUUID()}`;
+  const seen: RecordedEvent[] = [];
+  const errors: Error[] = [];
+  const subscription = follower.subscribeToAll({ after: base, onEvent: (e) => seen.push(e), onError: (e) => errors.push(e) });
+  let writing = true;
+  let written = 0;
+  let failedAppends = 0;
+  // Each append expects the stream where the last acknowledged one left it: one whose answer was
+  // lost to a failure but that was committed shows up as a conflict, and the count is re-read.
+  const writes = (async () => {
+    while (writing) {
+      try {
+        await writer.append(stream, [{ type: 'Written', data: { i: written } }], { expectedRevision: written === 0 ? 'no_stream' : written - 1 });
+        written += 1;
+      } catch (error) {
+        failedAppends += 1;
+        if (error instanceof ConcurrencyError) written = (await writer.readStream(stream).catch(() => [])).length;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  })();
+  try {
+    const mine = () => seen.filter((e) => e.streamName === stream).length;
+    await waitFor(() => mine() >= 20, () => `20 events expected before the faults, ${mine()} seen`);
+    const ended = await cluster.terminateConnections();
+    assert.ok(ended >= 3, `the follower's listener and pooled connections and the writer's were ended (${ended})`);
+    const afterTermination = mine();
+    await waitFor(() => mine() >= afterTermination + 20, () => `delivery did not go on after the connections were ended (${mine()} seen)`);
+    await cluster.restart();
+    const afterRestart = mine();
+    await waitFor(() => mine() >= afterRestart + 20, () => `delivery did not go on after the restart (${mine()} seen)`);
+  } finally {
+    writing = false;
+    await writes;
+  }
+  const log = await writer.readAll({ after: base, limit: 100_000 });
+  await waitFor(() => seen.length >= log.length, () => `${log.length} events in the log, ${seen.length} delivered`);
+  await new Promise((resolve) => setTimeout(resolve, 300)); // room for an unwanted duplicate to show
+  await subscription.unsubscribe();
+  assert.equal(ids(seen), ids(log), 'every event once, in the log order');
+  assert.equal(
+    seen.map((e) => (e.data as { i: number }).i),
+    Array.from({ length: log.length }, (_, i) => i),
+  );
+  seen.forEach((e, i) => i > 0 && assert.ok(e.position > seen[i - 1]!.position, 'positions rise'));
+  const interruptions = errors.filter((e) => e instanceof SubscriptionInterruptedError);
+  assert.ok(interruptions.length >= 2, `both faults were reported (${interruptions.length} interruptions)`);
+  assert.ok(failedAppends >= 1, 'the writer saw the faults too');
+};
+
+SERVER_TESTS['TLS: sslmode=verify-full with sslrootcert connects encrypted; without the CA it is refused in one line'] = async ({ open }) => {
+  const certificates = makeCertificates();
+  const tls = await startCluster({
+    settings: { ssl: 'on', ssl_cert_file: 'server.crt', ssl_key_file: 'server.key' },
+    files: { 'server.crt': certificates.serverCert, 'server.key': certificates.serverKey },
+  });
+  try {
+    const caFile = join(tls.dir, 'ca.crt');
+    execFileSync('cp', [certificates.caFile, caFile]);
+    const base = `postgresql://postgres@127.0.0.1:${tls.port}/bridge`;
+    const store = await PostgresEventStore.open({ connectionString: `${base}?sslmode=verify-full&sslrootcert=${caFile}&application_name=tls-test` });
+    open.push(store);
+    await store.append('tls-1', [{ type: 'Encrypted', data: {} }]);
+    const [row] = await tls.sql<{ encrypted: number }>(
+      "SELECT count(*)::int AS encrypted FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE ssl AND application_name = 'tls-test'",
+    );
+    assert.ok(row!.encrypted >= 1, 'the store’s connections are encrypted');
+    const refused = await rejection(PostgresEventStore.open({ connectionString: `${base}?sslmode=verify-full` }));
+    assert.match(refused.message, /certificate/);
+    assert.not.match(refused.message, /\n/);
+    await store.close();
+  } finally {
+    await tls.destroy();
+    certificates.remove();
+  }
+};
+
+/** A CA and a server certificate for 127.0.0.1 signed by it (openssl, EC keys: quick to make). */
+function makeCertificates() {
+  const dir = execFileSync('mktemp', ['-d'], { encoding: 'utf8' }).trim();
+  const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '1', '-subj', '/CN=community-bridge test CA');
+  openssl('req', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=127.0.0.1');
+  execFileSync('sh', ['-c', 'printf "subjectAltName=IP:127.0.0.1,DNS:localhost" > san.ext'], { cwd: dir });
+  openssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '1', '-extfile', 'san.ext');
+  return {
+    caFile: join(dir, 'ca.crt'),
+    serverCert: readFileSync(join(dir, 'server.crt'), 'utf8'),
+    serverKey: readFileSync(join(dir, 'server.key'), 'utf8'),
+    remove: () => execFileSync('rm', ['-rf', dir]),
+  };
+}
+
+const binaries = postgresBinaries();
+if ('missing' in binaries) {
+  console.log(`skipped: PostgreSQL suites — ${binaries.missing}`);
+  skippedEventStoreContract(CONTRACT).run();
+  for (const title of Object.keys(SERVER_TESTS)) server.skip(title);
+  server.run();
+} else {
+  const cluster = await startCluster();
+  // One database for the whole contract: its tests never assume an empty store.
+  eventStoreContract(CONTRACT, async () => {
+    const store = await PostgresEventStore.open({ connectionString: cluster.connectionString });
+    return { store, cleanup: () => store.close() };
+  }).run();
+  server.before.each((ctx) => {
+    ctx.cluster = cluster;
+    ctx.open = [];
+  });
+  server.after.each(async (ctx) => {
+    for (const store of ctx.open) await store.close().catch(() => undefined);
+  });
+  server.after(() => cluster.destroy());
+  for (const [title, run] of Object.entries(SERVER_TESTS)) server(title, run);
+  server.run();
+}

@@ -3,7 +3,9 @@
 // generator sends `rate` per second, spread evenly over the connections); with 0 every
 // connection sends again as soon as its answer arrives (closed loop, i.e. saturation).
 // Latencies are timed with process.hrtime (autocannon rounds to whole milliseconds).
-// Argument: JSON {url, workload, users, apiKey?, keyPrefix?, connections, durationS, rate, warmupS?, windowS?}.
+// Argument: JSON {url, workload, users, apiKey?, keyPrefix?, clientId?, connections, durationS, rate, warmupS?, windowS?, announce?}.
+// With `announce`, a first `RESULT {"warmedUp":true}` says the warm-up is over (the parent may
+// start what is to run alongside the measured run).
 // With `windowS` the measured run is also cut into consecutive windows of that length (by when
 // each answer arrived), each with its own figures in `windows`, and `startedAt` (ms since the
 // epoch) says when the first window began: a long run's drift, without gaps between windows.
@@ -16,11 +18,13 @@ interface LatencyArgs {
   users: number;
   apiKey?: string;
   keyPrefix?: string;
+  clientId?: string;
   connections: number;
   durationS: number;
   rate: number;
   warmupS?: number;
   windowS?: number;
+  announce?: boolean;
 }
 
 const args = JSON.parse(process.argv[2]!) as LatencyArgs;
@@ -103,6 +107,7 @@ function summarise(latencies: number[], errors: number, seconds: number) {
 }
 
 if (args.warmupS) await phase(args.warmupS);
+if (args.announce) process.stdout.write(`RESULT ${JSON.stringify({ warmedUp: true })}\n`);
 const cpuBefore = process.cpuUsage();
 const { windows, elapsedS, startedAt } = await phase(args.durationS, args.windowS);
 agent.destroy();

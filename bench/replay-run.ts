@@ -1,28 +1,46 @@
-// One timed replay of a store (its own process). Argument: JSON {dataDir, mode}:
-// - `runner`: the service's start-up path (openCore: SQLite adapter → ProjectionRunner catch-up
-//   over createReadModels()), i.e. what `projections rebuild` does;
+// One timed replay of a store (its own process). Argument: JSON {dataDir, mode, connectionString?}:
+// - `runner`: the service's start-up path (openCore: the store's adapter → ProjectionRunner
+//   catch-up over createReadModels()), i.e. what `projections rebuild` does; on the SQLite file in
+//   dataDir, or with `connectionString` on that PostgreSQL database;
 // - `baseline`: a raw better-sqlite3 scan of the same table, JSON.parse per row (paged raw rows:
-//   better-sqlite3's quickest plain read, faster than .iterate() or row objects).
+//   better-sqlite3's quickest plain read, faster than .iterate() or row objects);
+// - `pg-baseline`: a raw node-postgres scan of the PostgreSQL table: the same pages by position
+//   as the runner reads, one prepared statement, rows as arrays, each row's JSON parsed by the
+//   driver (the json column's own parser), on one connection.
 // Prints `RESULT {events, seconds, eventsPerS, rssRestMb, rssPeakMb}`.
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
+import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { openCore } from '../src/core.js';
 import { CATCH_UP_PAGE } from '../src/projections/runner.js';
 import { memoryOf } from './lib/proc.js';
 
-const { dataDir, mode } = JSON.parse(process.argv[2]!) as { dataDir: string; mode: 'runner' | 'baseline' };
+const { dataDir, mode, connectionString } = JSON.parse(process.argv[2]!) as { dataDir: string; mode: 'runner' | 'baseline' | 'pg-baseline'; connectionString?: string };
 const file = join(dataDir, 'events.sqlite');
 const rest = memoryOf(process.pid).rssKb;
 let events = 0;
 const cpuBefore = process.cpuUsage();
 const started = performance.now();
 if (mode === 'runner') {
-  const core = await openCore(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }));
+  const core = await openCore(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...(connectionString && { EVENTSTORE_CONNECTION_STRING: connectionString }) }));
   events = core.runner.position;
   var seconds = (performance.now() - started) / 1000;
   await core.runner.stop();
   await core.store.close();
+} else if (mode === 'pg-baseline') {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  const page = { name: 'replay-page', text: 'SELECT position, stream, revision, type, data, metadata, created FROM events WHERE position > $1 ORDER BY position LIMIT $2', rowMode: 'array' as const };
+  let after = '0';
+  for (;;) {
+    const { rows } = await client.query<[string, string, number, string, unknown, unknown, Date]>({ ...page, values: [after, CATCH_UP_PAGE] });
+    for (const row of rows) if (row[4] !== null) events++;
+    if (rows.length < CATCH_UP_PAGE) break;
+    after = rows[rows.length - 1]![0];
+  }
+  var seconds = (performance.now() - started) / 1000;
+  await client.end();
 } else {
   // The quickest plain way to read the table: pages of raw rows (arrays, not objects) by
   // position, as many rows per call as the runner reads, and JSON.parse of each row's data.

@@ -9,14 +9,20 @@
 // (these machines are shared; each scenario's idle share at start is reported either way).
 // `--only soak` runs the soak (10 min of mixed load on one service; ~1 min with --quick), which
 // is never part of the default set: it is a long run for leaks and drift, not a figure per change.
+// `--only pg` runs the PostgreSQL scenarios (pg-admin-write, pg-admin-read, pg-replay; each also
+// by name), never part of the default set either: they need PostgreSQL's server binaries, and
+// make a throwaway cluster for the run (removed at the end, or when the run is interrupted).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { log, machineIdle, OthersMeter, round, waitForQuiet } from './lib/proc.js';
+import { clusterCpuSeconds, startBenchCluster, type PostgresCluster } from './lib/postgres.js';
 import { machine, table, type ScenarioReport } from './lib/report.js';
 import { adminRead, adminWrite, forwardOverhead } from './scenarios/admin.js';
 import { startSimulator, type BenchContext, type Running } from './scenarios/common.js';
+import { loginFlood } from './scenarios/loginFlood.js';
+import { pgAdminRead, pgAdminWrite, pgReplay } from './scenarios/postgres.js';
 import { replay } from './scenarios/replay.js';
 import { soak } from './scenarios/soak.js';
 import { fanout, sseCapacity } from './scenarios/sse.js';
@@ -28,9 +34,12 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioReport>> 
   'sse-capacity': sseCapacity,
   fanout,
   replay,
+  'login-flood': loginFlood,
 };
 /** Run only when named in --only. */
-const ON_REQUEST: typeof SCENARIOS = { soak };
+const ON_REQUEST: typeof SCENARIOS = { soak, 'pg-admin-write': pgAdminWrite, 'pg-admin-read': pgAdminRead, 'pg-replay': pgReplay };
+/** Names --only takes for several scenarios. */
+const GROUPS: Record<string, string[]> = { pg: ['pg-admin-write', 'pg-admin-read', 'pg-replay'] };
 
 const { values } = parseArgs({
   options: {
@@ -42,18 +51,36 @@ const { values } = parseArgs({
   },
 });
 
-const selected = values.only ? values.only.split(',').map((s) => s.trim()) : Object.keys(SCENARIOS);
+const selected = values.only ? [...new Set(values.only.split(',').flatMap((s) => GROUPS[s.trim()] ?? [s.trim()]))] : Object.keys(SCENARIOS);
 const scenario = (name: string) => SCENARIOS[name] ?? ON_REQUEST[name];
 for (const name of selected) {
   if (!scenario(name)) {
-    process.stderr.write(`Unknown scenario "${name}"; scenarios: ${Object.keys(SCENARIOS).join(', ')}; with --only also: ${Object.keys(ON_REQUEST).join(', ')}\n`);
+    process.stderr.write(
+      `Unknown scenario "${name}"; scenarios: ${Object.keys(SCENARIOS).join(', ')}; with --only also: ${Object.keys(ON_REQUEST).join(', ')}; groups: ${Object.keys(GROUPS).join(', ')}\n`,
+    );
     process.exit(64);
   }
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'community-bridge-bench-'));
 let simulator: Promise<Running> | undefined;
-const ctx: BenchContext = { quick: values.quick, tmp, profile: values.profile, simulator: () => (simulator ??= startSimulator().then((sim) => ((simPid = sim.child.pid), sim))) };
+let postgres: Promise<PostgresCluster> | undefined;
+let cluster: PostgresCluster | undefined;
+const ctx: BenchContext = {
+  quick: values.quick,
+  tmp,
+  profile: values.profile,
+  simulator: () => (simulator ??= startSimulator().then((sim) => ((simPid = sim.child.pid), sim))),
+  postgres: () => (postgres ??= startBenchCluster().then((started) => (cluster = started))),
+};
+// Interrupted, the run still removes its cluster: the cluster's exit hook stops the server,
+// which pg_ctl started outside this process group, and removes its files.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    rmSync(tmp, { recursive: true, force: true });
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  });
+}
 const started = performance.now();
 const startedAt = new Date();
 const host = machine();
@@ -70,7 +97,10 @@ try {
     idleAtStart[name] = Math.round(idle * 100);
     log(`— ${name}${ctx.quick ? ' (quick)' : ''} (machine ${idleAtStart[name]}% idle)`);
     const t0 = performance.now();
-    const others = new OthersMeter(() => (simPid ? [simPid] : []));
+    const others = new OthersMeter(
+      () => (simPid ? [simPid] : []),
+      () => (cluster ? clusterCpuSeconds(cluster) : 0),
+    );
     try {
       reports.push(await scenario(name)!(ctx));
     } catch (error) {
@@ -83,6 +113,7 @@ try {
   }
 } finally {
   if (simulator) await (await simulator.catch(() => undefined))?.child.stop();
+  if (postgres) await (await postgres.catch(() => undefined))?.destroy();
   rmSync(tmp, { recursive: true, force: true });
 }
 log(`done in ${round((performance.now() - started) / 1000, 1)} s`);

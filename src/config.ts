@@ -5,6 +5,7 @@ import * as v from 'valibot';
 import { connectionStringProblem } from './store/connectionString.js';
 import { defaultMaxConnections } from './openFilesLimit.js';
 import { OID_PATTERN, OID_RULE } from './domain/user.js';
+import { readSecretFiles } from './secretFiles.js';
 
 const port = (fallback: string) =>
   v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.integer('must be a whole number'), v.minValue(0), v.maxValue(65535));
@@ -132,13 +133,14 @@ export interface Config {
 export class ConfigError extends Error {}
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  // Secrets may come from files (`COMMUNITY_KEY_FILE`, …); a value read there is checked like one set directly.
+  const secrets = readSecretFiles(env);
   // An empty variable means "not set", as compose files and shells commonly pass them.
-  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ''));
+  const present = Object.fromEntries(Object.entries(secrets.env).filter(([, value]) => value !== undefined && value !== ''));
   const result = v.safeParse(EnvSchema, present);
-  if (!result.success) {
-    const lines = result.issues.map((issue) => `${v.getDotPath(issue) ?? 'environment'}: ${issue.message}`);
-    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
-  }
+  const named = (variable: string) => secrets.sources.get(variable) ?? variable;
+  const lines = [...secrets.problems, ...(result.success ? [] : result.issues.map((issue) => `${named(v.getDotPath(issue) ?? 'environment')}: ${issue.message}`))];
+  if (!result.success || lines.length > 0) throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   const e = result.output;
   const key = (specific: string | undefined) => specific ?? e.COMMUNITY_KEY;
   return {

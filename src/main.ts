@@ -29,6 +29,7 @@ import { reportRunnerTrouble } from './projections/runnerReports.js';
 import type { EventStore } from './store/port.js';
 import { StreamRetention } from './services/retention.js';
 import { UserSync } from './services/userSync.js';
+import { runAsNode } from './system/requestContext.js';
 
 
 export interface RunningService {
@@ -40,10 +41,17 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-export async function startService(
-  config: Config,
-  overrides: { platform?: CommunityPlatform; clock?: Clock; log?: Logger; wrapStore?: (store: EventStore) => EventStore } = {},
-): Promise<RunningService> {
+type ServiceOverrides = { platform?: CommunityPlatform; clock?: Clock; log?: Logger; wrapStore?: (store: EventStore) => EventStore };
+
+/**
+ * Everything the service starts (timers, subscriptions, the server and so every request) runs as
+ * the node's work: the events it appends name the node (src/system/requestContext.ts).
+ */
+export function startService(config: Config, overrides: ServiceOverrides = {}): Promise<RunningService> {
+  return runAsNode(config.nodeId, () => start(config, overrides));
+}
+
+async function start(config: Config, overrides: ServiceOverrides): Promise<RunningService> {
   const log = overrides.log ?? createLogger(config.logLevel);
   const metrics = createMetrics();
   // Until the node's clock is measured (before the catch-up), its own clock stamps nothing.
@@ -190,7 +198,8 @@ export async function startService(
       for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
       // Realtime streams never finish on their own: end them (and record the disconnects), then
       // close the keep-alive sockets they leave idle.
-      await deps.realtime.hub.stop();
+      // close() is called from outside the node's context: the disconnects it records name the node too.
+      await runAsNode(config.nodeId, () => deps.realtime.hub.stop());
       await operatorConsole?.close();
       server.closeIdleConnections();
       if (inFlight.size > 0) {

@@ -16,24 +16,12 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { Pool } from 'undici';
+import { userLookup } from '../lib/userLookup.js';
 import { benchVipRecords } from '../lib/users.js';
 
 const mode = process.env.MODE === 'read' ? 'read' : 'write';
-const platform = new Pool(new URL(process.env.SIM_URL!).origin);
-// The platform answers 418 to a request without a User-Agent, as fishpi.cn does.
-const LOOKUP_HEADERS = { accept: 'application/json', 'user-agent': 'community-bridge-bench-floor' };
-
-/** The user sync: true when the platform knows the user. */
-async function lookUp(oId: string): Promise<boolean> {
-  const { statusCode, body } = await platform.request({ method: 'GET', path: `/api/user/getInfoById?userId=${encodeURIComponent(oId)}`, headers: LOOKUP_HEADERS });
-  if (statusCode !== 200) {
-    await body.dump();
-    return false;
-  }
-  const answer = (await body.json()) as { code?: unknown; data?: { userName?: unknown } };
-  return answer.code === 0 && typeof answer.data?.userName === 'string';
-}
+const platform = userLookup(process.env.SIM_URL!);
+const lookUp = platform.lookUp;
 
 // Plain JavaScript (`eval`), as the service's writer is, so the worker needs no loader hooks.
 const WRITER_SOURCE = `
@@ -140,5 +128,5 @@ server.listen(0, '127.0.0.1', () => {
 process.once('SIGTERM', () => {
   server.close();
   server.closeAllConnections();
-  void Promise.all([platform.destroy(), writer?.terminate()]).finally(() => process.exit(0));
+  void Promise.all([platform.close(), writer?.terminate()]).finally(() => process.exit(0));
 });

@@ -43,12 +43,20 @@ export interface StartOptions {
   expectReady?: boolean;
 }
 
+/** Children still running: a run that exits early (interrupted, failed) takes them with it. */
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of live) child.kill('SIGKILL');
+});
+
 export function startChild(name: string, script: string, options: StartOptions = {}): Child {
   const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', script, ...(options.args ?? [])], {
     cwd: ROOT_DIR,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe', ...(options.ipc ? (['ipc'] as const) : [])],
   });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
   const results: any[] = [];
   const resultWaiters: Array<(value: any) => void> = [];
   const messages: any[] = [];
@@ -252,7 +260,11 @@ export class OthersMeter {
   private readonly start: { busyS: number; oursS: number };
   private readonly startedAt = performance.now();
 
-  constructor(private readonly extraPids: () => number[] = () => []) {
+  /** `extraSeconds`: CPU seconds so far of processes of this run that are not its children (a database server). */
+  constructor(
+    private readonly extraPids: () => number[] = () => [],
+    private readonly extraSeconds: () => number = () => 0,
+  ) {
     this.start = this.read();
   }
 
@@ -261,7 +273,7 @@ export class OthersMeter {
     const busy = cpu.reduce((a, b) => a + b, 0) - cpu[3]! - (cpu[4] ?? 0);
     const self = readFileSync('/proc/self/stat', 'utf8');
     const f = self.slice(self.lastIndexOf(')') + 2).split(' ').map(Number);
-    const ours = (f[11]! + f[12]! + f[13]! + f[14]!) / 100 + this.extraPids().reduce((a, pid) => a + (cpuSecondsOf(pid) || 0), 0);
+    const ours = (f[11]! + f[12]! + f[13]! + f[14]!) / 100 + this.extraPids().reduce((a, pid) => a + (cpuSecondsOf(pid) || 0), 0) + this.extraSeconds();
     return { busyS: busy / 100, oursS: ours };
   }
 

@@ -4,13 +4,15 @@
 import { SIMULATOR_KEY } from '../../src/community/simulator.js';
 import { benchOid } from './users.js';
 
-export type WorkloadName = 'vip-submit' | 'vip-read' | 'points-edit' | 'points-direct' | 'push-one' | 'vip-submit-invalid';
+export type WorkloadName = 'vip-submit' | 'vip-read' | 'points-edit' | 'points-direct' | 'push-one' | 'vip-submit-invalid' | 'login-page';
 
 export interface WorkloadOptions {
   users: number;
   apiKey?: string;
   /** Each write carries an Idempotency-Key of its own beginning with this, as an integrator's would. */
   keyPrefix?: string;
+  /** login-page: the client_id of a connection the service holds. */
+  clientId?: string;
 }
 
 export interface Workload {
@@ -22,7 +24,7 @@ export interface Workload {
   request(i: number): { path: string; body?: string; headers?: Record<string, string> };
 }
 
-export function workload(name: WorkloadName, { users, apiKey = '', keyPrefix }: WorkloadOptions): Workload {
+export function workload(name: WorkloadName, { users, apiKey = '', keyPrefix, clientId = '' }: WorkloadOptions): Workload {
   const json = { 'content-type': 'application/json' };
   const oId = (i: number) => benchOid(i % users);
   const keyed = (i: number) => (keyPrefix === undefined ? {} : { headers: { 'idempotency-key': `${keyPrefix}-${i}` } });
@@ -75,5 +77,9 @@ export function workload(name: WorkloadName, { users, apiKey = '', keyPrefix }: 
           ...keyed(i),
         }),
       };
+    case 'login-page':
+      // An anonymous visitor opening the login page of a connected client: no cookie, so it is
+      // not the browser holding the connection and gets the confirmation page (200).
+      return { method: 'GET', headers: { 'user-agent': 'community-bridge-bench-flood' }, request: () => ({ path: `/fishpi/login?client_id=${encodeURIComponent(clientId)}` }) };
   }
 }

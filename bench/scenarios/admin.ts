@@ -11,9 +11,9 @@ import type { ScenarioReport } from '../lib/report.js';
 import type { WorkloadName } from '../lib/workloads.js';
 import { cpuNote, loadProblems, row, startBaseline, startBenchService, type BenchContext, type LoadResult } from './common.js';
 
-const USERS = 1000;
+export const USERS = 1000;
 
-interface LoadArgs {
+export interface LoadArgs {
   url: string;
   workload: WorkloadName;
   apiKey?: string;
@@ -22,30 +22,37 @@ interface LoadArgs {
   amount?: number;
   start?: number;
   warmupAmount?: number;
+  /** Several servers of one deployment: the connections split evenly across them (bench/load.ts). */
+  targets?: Array<{ url: string; apiKey?: string }>;
+  /** Requests per second for the whole generator (none: closed loop). */
+  overallRate?: number;
+  clientId?: string;
 }
 
-async function autocannon(args: LoadArgs): Promise<LoadResult> {
+export async function autocannon(args: LoadArgs): Promise<LoadResult> {
   return runToResult('autocannon', 'bench/load.ts', { args: [JSON.stringify({ users: USERS, ...args })] });
 }
 
 /**
  * A warm-up of `warmupAmount` requests, then the measured run, in one autocannon process;
- * `pids` are CPU-metered over the measured run only. Resolves with the result and the CPU used.
+ * `pids` (and `meters`: functions answering CPU seconds so far, e.g. a database server's) are
+ * CPU-metered over the measured run only. Resolves with the result and the CPU used.
  */
-async function warmThenMeasure(args: LoadArgs & { warmupAmount: number }, pids: Record<string, number>) {
+export async function warmThenMeasure(args: LoadArgs & { warmupAmount: number }, pids: Record<string, number>, meters: Record<string, () => number> = {}) {
   const child = startChild('autocannon', 'bench/load.ts', { args: [JSON.stringify({ users: USERS, ...args })], expectReady: false });
   try {
     const warm = args.warmupAmount > 0 ? await child.nextResult() : { warmupProblems: 0 };
     const cpu = new CpuMeter(pids).start();
+    const metered = Object.fromEntries(Object.entries(meters).map(([name, read]) => [name, read()]));
     const result: LoadResult = await child.nextResult();
-    const cpuS = cpu.stop();
+    const cpuS = { ...cpu.stop(), ...Object.fromEntries(Object.entries(meters).map(([name, read]) => [name, read() - metered[name]!])) };
     return { result, cpuS, warmupProblems: warm.warmupProblems as number };
   } finally {
     await child.stop();
   }
 }
 
-async function latency(args: { url: string; workload: WorkloadName; apiKey?: string; connections: number; durationS: number; rate: number; warmupS?: number }): Promise<LoadResult> {
+export async function latency(args: { url: string; workload: WorkloadName; apiKey?: string; connections: number; durationS: number; rate: number; warmupS?: number }): Promise<LoadResult> {
   return runToResult('latency', 'bench/latency.ts', { args: [JSON.stringify({ users: USERS, ...args })] });
 }
 
@@ -64,10 +71,10 @@ async function measureFloor(mode: 'write' | 'read', simulator: { url: string; pi
   return run.result;
 }
 
-const FLOOR_NOTE =
+export const FLOOR_NOTE =
   'spec floor: bare node:http + the user sync (one GET /api/user/getInfoById on the simulator per request, undici Pool, keep-alive)';
 
-const describe = (r: LoadResult) => `${round(r.rps)} req/s, p50 ${round(r.p50, 2)} ms, p99 ${round(r.p99, 2)} ms`;
+export const describe = (r: LoadResult) => `${round(r.rps)} req/s, p50 ${round(r.p50, 2)} ms, p99 ${round(r.p99, 2)} ms`;
 
 export async function adminWrite(ctx: BenchContext): Promise<ScenarioReport> {
   const durationS = ctx.quick ? 1 : 15;

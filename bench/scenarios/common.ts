@@ -3,6 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { SIMULATOR_KEY } from '../../src/community/simulator.js';
+import type { PostgresCluster } from '../lib/postgres.js';
 import { MemorySampler, sleep, startChild, type Child } from '../lib/proc.js';
 import type { Row } from '../lib/report.js';
 
@@ -17,6 +18,11 @@ export interface BenchContext {
   tmp: string;
   /** Start the service with --cpu-prof (profiles go to bench/profiles/<scenario>/). */
   profile: boolean;
+  /**
+   * The run's throwaway PostgreSQL cluster (durable settings, bench/lib/postgres.ts), started on
+   * first use; the runner removes it at the end.
+   */
+  postgres(): Promise<PostgresCluster>;
 }
 
 export interface Running {
@@ -39,9 +45,16 @@ export interface RunningService extends Running {
   dataDir: string;
 }
 
-export async function startBenchService(ctx: BenchContext, scenario: string, simUrl: string, env: Record<string, string> = {}, nodeFlags: string[] = []): Promise<RunningService> {
+export async function startBenchService(
+  ctx: BenchContext,
+  scenario: string,
+  simUrl: string,
+  env: Record<string, string> = {},
+  nodeFlags: string[] = [],
+  childName = 'service',
+): Promise<RunningService> {
   const dataDir = mkdtempSync(join(ctx.tmp, `${scenario}-`));
-  const child = startChild('service', 'bench/serve.ts', {
+  const child = startChild(childName, 'bench/serve.ts', {
     env: {
       DATA_DIR: dataDir,
       COMMUNITY_URL: simUrl,
@@ -54,6 +67,8 @@ export async function startBenchService(ctx: BenchContext, scenario: string, sim
       ...env,
     },
     nodeFlags: [...nodeFlags, ...(ctx.profile ? ['--cpu-prof', '--cpu-prof-dir', `bench/profiles/${scenario}`] : [])],
+    // A node on PostgreSQL migrates the schema and catches up with the log before it listens.
+    readyTimeoutMs: 120_000,
   });
   const { url, apiKey } = await child.ready;
   const memory = new MemorySampler(child.pid);

@@ -22,7 +22,7 @@ interface ReplayResult {
  * the event count): generating a million events through the adapter takes a minute or more, and
  * every run then copies it into a fresh data directory.
  */
-function generatedStore(ctx: BenchContext, events: number): Promise<{ file: string; generatedS: number | null }> {
+export function generatedStore(ctx: BenchContext, events: number): Promise<{ file: string; generatedS: number | null }> {
   const source = readFileSync(new URL('../replay-gen.ts', import.meta.url));
   const key = createHash('sha256').update(source).update(String(events)).digest('hex').slice(0, 12);
   const cacheDir = join(tmpdir(), 'community-bridge-bench-cache');
@@ -62,7 +62,7 @@ export async function replay(ctx: BenchContext): Promise<ScenarioReport> {
   const best = (list: ReplayResult[]) => list.reduce((a, b) => (b.eventsPerS > a.eventsPerS ? b : a));
   const runner = best(results.runner);
   const baseline = best(results.baseline);
-  const start = await startToReady(dataDir);
+  const start = await startToReady({ DATA_DIR: dataDir });
   log(`replay start: /readyz 200 after ${round(start.readyS, 2)} s; /healthz answered ${start.healthyWhileStarting} times before that`);
   rmSync(dataDir, { recursive: true, force: true });
   return {
@@ -107,14 +107,14 @@ export async function replay(ctx: BenchContext): Promise<ScenarioReport> {
 }
 
 /**
- * The service started as `npm start` starts it, on the replayed log: seconds from the spawn to the
- * first /readyz 200, and how many /healthz probes (every 100 ms, as an orchestrator would send
- * them) it answered 200 before that.
+ * The service started as `npm start` starts it, on the replayed log (`env` says where it is):
+ * seconds from the spawn to the first /readyz 200, and how many /healthz probes (every 100 ms, as
+ * an orchestrator would send them) it answered 200 before that.
  */
-async function startToReady(dataDir: string): Promise<{ readyS: number; healthyWhileStarting: number }> {
+export async function startToReady(env: Record<string, string>): Promise<{ readyS: number; healthyWhileStarting: number }> {
   const port = await freePort();
   const started = performance.now();
-  const service = startChild('service-start', 'src/main.ts', { env: { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', COMMUNITY_KEY: 'unused' }, expectReady: false });
+  const service = startChild('service-start', 'src/main.ts', { env: { PORT: String(port), LOG_LEVEL: 'warn', COMMUNITY_KEY: 'unused', ...env }, expectReady: false });
   const base = `http://127.0.0.1:${port}`;
   const status = (path: string) => fetch(`${base}${path}`, { signal: AbortSignal.timeout(2000) }).then((r) => (r.body?.cancel(), r.status), () => 0);
   let healthyWhileStarting = 0;

@@ -1,8 +1,10 @@
 // `events [--stream <name>] [--json]`: the log, oldest first. `--json` prints NDJSON, one event
-// per line; otherwise one readable line per event. The log is read a page at a time and written
-// as it is read, so a log of any size replays in constant memory.
+// per line, its metadata included; otherwise one readable line per event, with where it came from
+// (request, app and key or operator, node, cause) before its data. The log is read a page at a
+// time and written as it is read, so a log of any size replays in constant memory.
 import { toSpecTimestamp } from '../domain/time.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
+import { metadataPairs, readEventMetadata } from '../system/eventMetadata.js';
 import { escapeControl } from './table.js';
 
 /** Writes text and resolves once the output can take more (backpressure on a slow pipe). */
@@ -16,10 +18,16 @@ export function eventJson(event: RecordedEvent) {
   return { position, stream, revision, type, data, metadata: metadata ?? null, created };
 }
 
+/** `request=trace-123 app=game-one key=k1 node=a  `; nothing for an event without metadata. */
+function originOf(event: RecordedEvent): string {
+  const pairs = metadataPairs(readEventMetadata(event.metadata));
+  return pairs.length === 0 ? '' : `${pairs.map(([name, value]) => `${name}=${value}`).join(' ')}  `;
+}
+
 function eventLine(event: RecordedEvent): string {
   const data = JSON.stringify(event.data);
   const shown = data.length > MAX_DATA ? `${data.slice(0, MAX_DATA - 1)}…` : data;
-  return escapeControl(`#${event.position}  ${toSpecTimestamp(event.created)}  ${event.streamName}@${event.revision}  ${event.type}  ${shown}`);
+  return escapeControl(`#${event.position}  ${toSpecTimestamp(event.created)}  ${event.streamName}@${event.revision}  ${event.type}  ${originOf(event)}${shown}`);
 }
 
 /**

@@ -1,5 +1,6 @@
 // Operator CLI (docs/architecture.md). Works on the configured store whether or not the server runs:
 // appends made here reach a running server through the store's subscription.
+import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { AppError } from '../domain/errors.js';
 import { ConfigError, loadConfig } from '../config.js';
@@ -15,6 +16,7 @@ import { operationsCommand } from './operations.js';
 import { OperationOutcomes } from '../services/operationOutcomes.js';
 import { projectionsCommand, ReplayError } from './projections.js';
 import { storeCommand, StoreUsageError } from './store.js';
+import { runAsOperator } from '../system/requestContext.js';
 
 const USAGE = `Usage: npm run --silent cli -- <command>
 
@@ -136,7 +138,16 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
-run(process.argv.slice(2)).catch((error: unknown) => {
+/** Who runs the CLI: the events its commands append name the OS user as their operator. */
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return 'unknown operator';
+  }
+}
+
+runAsOperator(osUser(), () => run(process.argv.slice(2))).catch((error: unknown) => {
   if (error instanceof UsageError || error instanceof StoreUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
     process.exit(64);

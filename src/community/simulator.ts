@@ -7,7 +7,8 @@
 //
 // `state` is the tests' handle: seed and change users, read what the platform now holds, and
 // provoke failures (delays, HTTP 500, garbage answers, and per path: writes that take effect
-// while their answer is late, never comes or is cut off).
+// while their answer is late, never comes or is cut off). With `faultControl` the same failures
+// can be queued over HTTP at `/_faults`, for a person trying the service by hand (`npm run dev`).
 import Router, { type RouterMiddleware } from '@koa/router';
 import Koa, { type Context } from 'koa';
 import { koaBody } from 'koa-body';
@@ -15,6 +16,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import * as v from 'valibot';
 import type { GoldFingerType } from './fishpi.js';
 import { escapeHtml } from '../system/html.js';
 
@@ -117,6 +119,8 @@ export interface SimulatorOptions {
   publicUrl?: string;
   /** Clock in ms since the epoch, for nonce ages; default Date.now. */
   now?: () => number;
+  /** Serve `/_faults` (queue, list and clear faults over HTTP, loopback clients only); default false. */
+  faultControl?: boolean;
 }
 
 export interface RunningSimulator {
@@ -278,6 +282,11 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
   openIdRoutes(router, platform, verifyRequests);
 
   const app = new Koa();
+  if (options.faultControl) {
+    // First: controlling faults is not a platform request, so it is neither counted, delayed nor failed.
+    const control = faultControl({ faults, failures, knownPath: (path) => router.stack.some((layer) => layer.match(path)) });
+    app.use((ctx, next) => (ctx.path === FAULT_CONTROL_PATH ? control(ctx) : next()));
+  }
   app.use(async (ctx, next) => {
     callCounts.set(ctx.path, (callCounts.get(ctx.path) ?? 0) + 1);
     if (!ctx.get('User-Agent')) return respond(ctx, 418, 'text/plain', "I'm a teapot");
@@ -322,6 +331,132 @@ export function createSimulator(options: SimulatorOptions = {}): Simulator {
       };
     },
   };
+}
+
+export const FAULT_CONTROL_PATH = '/_faults';
+/** Faults and failures queued at once, over every path: a forgotten script cannot grow them without end. */
+export const FAULT_QUEUE_MAX = 10_000;
+const FAULT_CONTROL_BODY_MAX_BYTES = 4096;
+
+/** The control's names for the fault kinds (kebab-case, as typed on a command line). */
+const FAULT_MODES = {
+  hang: 'hang',
+  'delay-then-apply': 'delayThenApply',
+  'apply-then-delay': 'applyThenDelay',
+  'apply-then-hang': 'applyThenHang',
+  'apply-then-reset': 'applyThenReset',
+} as const satisfies Record<string, SimulatorFault['kind']>;
+type FaultMode = keyof typeof FAULT_MODES;
+const modeOf = (kind: SimulatorFault['kind']) => (Object.keys(FAULT_MODES) as FaultMode[]).find((mode) => FAULT_MODES[mode] === kind)!;
+const FAILURE_MODES = ['http500', 'garbage'] as const satisfies readonly SimulatorFailure[];
+const ALL_MODES = [...Object.keys(FAULT_MODES), ...FAILURE_MODES].join(', ');
+
+const Count = v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(1000, 'must be at most 1000')), 1);
+const Ms = v.pipe(v.number('must be a number of milliseconds'), v.integer('must be a whole number'), v.minValue(0, 'must be 0 or more'), v.maxValue(600_000, 'must be at most 600000'));
+const Path = v.pipe(v.string('must be a path such as /user/edit/points'), v.maxLength(200, 'must be at most 200 characters'), v.startsWith('/', 'must start with /'));
+const unexpected = (what: string) => `is not taken ${what}`;
+
+/**
+ * One request of the control. A per-path fault names its path; http500 and garbage fail the next
+ * requests of any path (the simulator's failNext), so a path there would mislead.
+ */
+const FaultRequest = v.variant(
+  'mode',
+  [
+    v.strictObject({ mode: v.picklist(['hang', 'apply-then-hang', 'apply-then-reset']), path: Path, count: Count }, unexpected('by this mode')),
+    v.strictObject({ mode: v.picklist(['delay-then-apply', 'apply-then-delay']), path: Path, ms: Ms, count: Count }, unexpected('by this mode')),
+    v.strictObject({ mode: v.picklist(FAILURE_MODES), count: Count }, unexpected('by http500 and garbage: they fail the next requests of any path')),
+  ],
+  `must be one of ${ALL_MODES}`,
+);
+
+/** What is queued, in the order it will meet requests, runs of one fault on one path counted once. */
+interface QueuedFault {
+  path?: string;
+  mode: string;
+  ms?: number;
+  count: number;
+}
+
+/** `GET` lists what is queued, `POST` queues, `DELETE` clears; for loopback clients only. */
+function faultControl(queues: { faults: Map<string, SimulatorFault[]>; failures: SimulatorFailure[]; knownPath: (path: string) => boolean }) {
+  const { faults, failures } = queues;
+  const answer = (ctx: Context, status: number, body: unknown) => {
+    ctx.status = status;
+    ctx.body = body;
+  };
+  const problem = (ctx: Context, status: number, message: string) => answer(ctx, status, { code: status, message });
+  const size = () => failures.length + [...faults.values()].reduce((n, queue) => n + queue.length, 0);
+  const queued = () => {
+    const list: QueuedFault[] = [];
+    const add = (entry: Omit<QueuedFault, 'count'>) => {
+      const last = list.at(-1);
+      if (last && last.path === entry.path && last.mode === entry.mode && last.ms === entry.ms) last.count++;
+      else list.push({ ...entry, count: 1 });
+    };
+    // failNext comes before any per-path fault, so it is listed first.
+    for (const failure of failures) add({ mode: failure });
+    for (const [path, queue] of faults) for (const fault of queue) add({ path, mode: modeOf(fault.kind), ...('ms' in fault && { ms: fault.ms }) });
+    return { queued: list };
+  };
+
+  return async (ctx: Context) => {
+    const peer = ctx.req.socket.remoteAddress ?? '';
+    // The simulator may be bound to a wider address (SIM_HOST); its faults stay a local matter.
+    if (!(peer.startsWith('127.') || peer === '::1' || peer.startsWith('::ffff:127.'))) {
+      return problem(ctx, 403, `${FAULT_CONTROL_PATH} answers loopback clients only`);
+    }
+    if (ctx.method === 'GET') return answer(ctx, 200, queued());
+    if (ctx.method === 'DELETE') {
+      const cleared = size();
+      faults.clear();
+      failures.length = 0;
+      return answer(ctx, 200, { cleared });
+    }
+    if (ctx.method !== 'POST') {
+      ctx.set('Allow', 'GET, POST, DELETE');
+      return problem(ctx, 405, `${FAULT_CONTROL_PATH} takes GET, POST and DELETE`);
+    }
+    const text = await readBody(ctx, FAULT_CONTROL_BODY_MAX_BYTES);
+    if (text === undefined) return problem(ctx, 413, `body: must be at most ${FAULT_CONTROL_BODY_MAX_BYTES} bytes`);
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      return problem(ctx, 400, 'body: must be a JSON object such as {"path":"/user/edit/points","mode":"apply-then-hang"}');
+    }
+    if (!isObject(body)) return problem(ctx, 400, 'body: must be a JSON object such as {"path":"/user/edit/points","mode":"apply-then-hang"}');
+    if (body.mode === undefined) return problem(ctx, 400, `mode: is required, one of ${ALL_MODES}`);
+    const parsed = v.safeParse(FaultRequest, body);
+    if (!parsed.success) {
+      const issue = parsed.issues[0];
+      const field = v.getDotPath(issue) ?? issue.path?.map((item) => String(item.key)).join('.') ?? 'body';
+      return problem(ctx, 400, `${field}: ${issue.input === undefined && issue.kind === 'schema' ? 'is required' : issue.message}`);
+    }
+    const request = parsed.output;
+    if (size() + request.count > FAULT_QUEUE_MAX) return problem(ctx, 409, `count: at most ${FAULT_QUEUE_MAX} faults may be queued (DELETE ${FAULT_CONTROL_PATH} clears them)`);
+    if (!('path' in request)) {
+      failures.push(...Array<SimulatorFailure>(request.count).fill(request.mode));
+      return answer(ctx, 200, queued());
+    }
+    // A typo would queue a fault that no request ever meets.
+    if (!queues.knownPath(request.path)) return problem(ctx, 400, `path: ${request.path} is not a path the simulator serves`);
+    const fault: SimulatorFault = 'ms' in request ? { kind: FAULT_MODES[request.mode], ms: request.ms } : { kind: FAULT_MODES[request.mode] };
+    faults.set(request.path, [...(faults.get(request.path) ?? []), ...Array<SimulatorFault>(request.count).fill(fault)]);
+    return answer(ctx, 200, queued());
+  };
+}
+
+/** The request body as text, or undefined past `max` bytes (the rest is not read). */
+async function readBody(ctx: Context, max: number): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    length += chunk.length;
+    if (length > max) return undefined;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 /** Resolves once the client or the simulator closed the connection. */

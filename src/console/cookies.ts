@@ -5,9 +5,9 @@
 //   because the platform's redirect back to the callback is a cross-site top-level GET.
 // The CSRF token every console change carries is derived from the session id with the same
 // secret: nothing to store, and a page on another origin cannot read it.
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { newBinding } from '../realtime/browserCookies.js';
 import { cookieValue } from '../realtime/sessions.js';
+import { setCookie, Signer } from '../system/signed.js';
 
 export const SESSION_COOKIE = 'cb_console';
 export const LOGIN_COOKIE = 'cb_console_login';
@@ -24,19 +24,20 @@ export interface ConsoleCookieOptions {
 }
 
 export class ConsoleCookies {
-  constructor(private readonly options: ConsoleCookieOptions) {}
+  private readonly signer: Signer;
+
+  constructor(private readonly options: ConsoleCookieOptions) {
+    this.signer = new Signer(options.secret);
+  }
 
   /** The session id the request carries with a valid signature, if any. */
   session(cookieHeader: string | undefined): string | undefined {
     const value = cookieValue(cookieHeader, SESSION_COOKIE);
-    const dot = value?.lastIndexOf('.') ?? -1;
-    if (!value || dot <= 0) return undefined;
-    const id = value.slice(0, dot);
-    return SESSION_ID.test(id) && same(value.slice(dot + 1), this.sign('console-session', id)) ? id : undefined;
+    return value ? this.signer.open('console-session', value, SESSION_ID) : undefined;
   }
 
   issueSession(sessionId: string): string {
-    return this.cookie(SESSION_COOKIE, `${sessionId}.${this.sign('console-session', sessionId)}`, '/console', this.options.sessionTtlMs, 'Strict');
+    return this.cookie(SESSION_COOKIE, this.signer.seal('console-session', sessionId), '/console', this.options.sessionTtlMs, 'Strict');
   }
 
   clearSession(): string {
@@ -59,24 +60,14 @@ export class ConsoleCookies {
 
   /** The token the session's pages send with every change. */
   csrfToken(sessionId: string): string {
-    return this.sign('console-csrf', sessionId);
+    return this.signer.sign('console-csrf', sessionId);
   }
 
   isCsrfToken(sessionId: string, given: string | undefined): boolean {
-    return given !== undefined && same(given, this.csrfToken(sessionId));
-  }
-
-  private sign(purpose: string, value: string): string {
-    return createHmac('sha256', this.options.secret).update(`${purpose}:${value}`).digest('base64url');
+    return given !== undefined && this.signer.verify('console-csrf', sessionId, given);
   }
 
   private cookie(name: string, value: string, path: string, ttlMs: number, sameSite: 'Strict' | 'Lax'): string {
-    const secure = this.options.secure() ? '; Secure' : '';
-    return `${name}=${value}; Path=${path}; Max-Age=${Math.floor(ttlMs / 1000)}; HttpOnly; SameSite=${sameSite}${secure}`;
+    return setCookie(name, value, { path, maxAgeSeconds: Math.floor(ttlMs / 1000), sameSite, secure: this.options.secure() });
   }
-}
-
-function same(given: string, expected: string): boolean {
-  const [a, b] = [Buffer.from(given), Buffer.from(expected)];
-  return a.length === b.length && timingSafeEqual(a, b);
 }

@@ -4,6 +4,8 @@ import type { Middleware } from 'koa';
 import { ForeignOriginError } from '../http/errors.js';
 import type { ConsoleCookies } from './cookies.js';
 import { ConsoleSignInRequiredError, ConsoleTokenError, NotAnOperatorError } from './errors.js';
+import { runAsOperator } from '../system/requestContext.js';
+import { consoleOperator } from './operator.js';
 import type { ConsoleSessions, OperatorSession } from './sessions.js';
 
 export const TOKEN_HEADER = 'X-Console-Token';
@@ -20,7 +22,8 @@ export function requireOperator(deps: { cookies: ConsoleCookies; sessions: Conso
     // Removed from CONSOLE_ADMINS since signing in: the session no longer opens anything.
     if (!deps.admins.has(session.oId)) throw new NotAnOperatorError();
     ctx.state.operator = session;
-    await next();
+    // What the request appends names the operator, as the events' `by` does.
+    await runAsOperator(consoleOperator(session.oId).name, next);
   };
 }
 

@@ -13,12 +13,158 @@ export const SpecTimestamp = v.pipe(v.string(), v.regex(SPEC_TIMESTAMP), v.descr
 export const SuccessBody = v.object({ code: v.literal(0), msg: v.string() });
 const success = <E extends v.ObjectEntries>(entries: E) => v.object({ ...SuccessBody.entries, ...entries });
 
-/** The spec's error form. 400 bodies list every problem in `data.issues`. */
-export const ErrorBody = v.object({
-  code: v.pipe(int, v.description('the HTTP status')),
-  message: v.string(),
-  data: v.object({ issues: v.optional(v.array(v.object({ field: v.string(), message: v.string() }))) }),
-});
+// Errors. The spec's own bodies keep `data: {}` exactly; every other error carries `data.reason`,
+// one of the closed list below, with the fields that reason promises.
+
+const retryAfterSeconds = v.pipe(int, v.minValue(1), v.description('seconds to wait before sending it again (the `Retry-After` header says the same)'));
+const operationId = v.pipe(v.string(), v.description('the platform operation: in the audit, `operations list`, and `POST /adm/operations/{operationId}/resolve`'));
+
+/** `data` of one reason: `reason` itself, and what it carries besides. */
+const data = <R extends string, E extends v.ObjectEntries>(reason: R, entries: E) => v.object({ reason: v.literal(reason), ...entries });
+
+interface ReasonSpec {
+  /** The statuses this reason answers with (outcome_unknown: 502 or 504). */
+  statuses: readonly number[];
+  description: string;
+  /** Its `data`, `reason` named as the key it is listed under. */
+  data: v.ObjectSchema<{ reason: v.LiteralSchema<string, undefined> } & v.ObjectEntries, undefined>;
+  /** Answered by the operator console's own API only, which the OpenAPI document does not describe. */
+  consoleOnly?: true;
+}
+
+/** Every `data.reason` the service answers with: the one list, closed. */
+export const ERROR_REASONS = {
+  validation_failed: {
+    statuses: [400],
+    description: 'Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran',
+    data: data('validation_failed', { issues: v.pipe(v.array(v.object({ field: v.pipe(v.string(), v.description('dot path; `body` for the whole body')), message: v.string() })), v.minLength(1)) }),
+  },
+  unauthenticated: { statuses: [401], description: 'No live console session', data: data('unauthenticated', {}), consoleOnly: true },
+  forbidden: { statuses: [403], description: 'The console session may not do this (not an operator, or without its token)', data: data('forbidden', {}), consoleOnly: true },
+  foreign_origin: { statuses: [403], description: "A browser page on an origin that is neither the service's nor in CORS_ORIGINS; nothing changed", data: data('foreign_origin', {}) },
+  user_not_found: {
+    statuses: [404],
+    description: 'The platform has no user with this oId; nothing was recorded',
+    data: data('user_not_found', { oId: v.pipe(v.string(), v.description('the oId asked for')) }),
+  },
+  not_found: { statuses: [404], description: 'No such record (an operation, or one of another app)', data: data('not_found', {}) },
+  route_not_found: { statuses: [404], description: 'No route for this method and path (paths match exactly: case and trailing slash included)', data: data('route_not_found', {}) },
+  method_not_allowed: { statuses: [405, 501], description: 'The path does not take this method (`Allow` lists the ones it takes)', data: data('method_not_allowed', {}) },
+  conflict: {
+    statuses: [409],
+    description: 'Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent',
+    data: data('conflict', {}),
+  },
+  concurrent_update: { statuses: [409], description: 'The record was changed by concurrent requests for too long; nothing was written: send it again', data: data('concurrent_update', {}) },
+  claim_in_progress: {
+    statuses: [409],
+    description: 'A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`',
+    data: data('claim_in_progress', { retryAfterSeconds }),
+  },
+  claim_lost: {
+    statuses: [409],
+    description: 'This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)',
+    data: data('claim_lost', {}),
+  },
+  operation_not_applied: {
+    statuses: [409],
+    description: 'The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`',
+    data: data('operation_not_applied', {
+      operationId,
+      contradicted: v.pipe(v.boolean(), v.description('true: the platform said afterwards that it applied it; check the user on the platform before sending it again')),
+    }),
+  },
+  payload_too_large: { statuses: [413], description: 'The body, or the events it would record, are larger than the service takes; nothing was recorded', data: data('payload_too_large', {}) },
+  idempotency_key_reused: {
+    statuses: [422],
+    description: 'The Idempotency-Key was used with a different request; use a new key for a new request',
+    data: data('idempotency_key_reused', {}),
+  },
+  platform_rejected: {
+    statuses: [422],
+    description: 'The platform answered and refused the operation: it did not happen',
+    data: data('platform_rejected', { platformMessage: v.pipe(v.string(), v.description("the platform's own message (e.g. 积分不足)")) }),
+  },
+  rate_limited: { statuses: [429], description: "Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran", data: data('rate_limited', { retryAfterSeconds }) },
+  too_many_connections: {
+    statuses: [429],
+    description: 'This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)',
+    data: data('too_many_connections', { retryAfterSeconds }),
+  },
+  internal_error: { statuses: [500], description: 'The service failed unexpectedly (the log has the cause)', data: data('internal_error', {}) },
+  platform_failed: {
+    statuses: [502],
+    description: 'The platform failed (unreachable, an HTTP error, an answer that could not be read) and nothing was changed: a read, or a write that was never sent',
+    data: data('platform_failed', {}),
+  },
+  outcome_unknown: {
+    statuses: [502, 504],
+    description:
+      'A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it',
+    data: data('outcome_unknown', {
+      operationId,
+      status: v.pipe(v.picklist(['pending', 'unknown']), v.description('unknown: sent, no usable answer; pending: the service could not record what happened')),
+    }),
+  },
+  not_configured: {
+    statuses: [503],
+    description:
+      "A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded",
+    data: data('not_configured', {}),
+  },
+  not_ready: { statuses: [503], description: 'The node is starting: it is catching up with the event store', data: data('not_ready', { retryAfterSeconds }) },
+  unavailable: {
+    statuses: [503],
+    description: 'This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)',
+    data: data('unavailable', { retryAfterSeconds: v.optional(retryAfterSeconds) }),
+  },
+  platform_timeout: {
+    statuses: [504],
+    description: 'The platform did not answer a read in time (COMMUNITY_TIMEOUT_MS); nothing was changed',
+    data: data('platform_timeout', {}),
+  },
+} as const satisfies Record<string, ReasonSpec>;
+
+export type ErrorReason = keyof typeof ERROR_REASONS;
+type Reasons = typeof ERROR_REASONS;
+export type ErrorStatus = Reasons[ErrorReason]['statuses'][number];
+export type ErrorDataOf<R extends ErrorReason> = v.InferOutput<Reasons[R]['data']>;
+
+/** An error as the service answers it: each reason only with a status it allows, and its fields. */
+export type ErrorAnswer = { [R in ErrorReason]: { status: Reasons[R]['statuses'][number]; data: ErrorDataOf<R> } }[ErrorReason];
+
+/** Fails to compile while a reason's data names another key than the one it is listed under. */
+type NoneMisnamed<Misnamed extends never> = Misnamed;
+export type ReasonsNamedAsListed = NoneMisnamed<{ [R in ErrorReason]: ErrorDataOf<R>['reason'] extends R ? never : R }[ErrorReason]>;
+
+export const reasonsOf = (status: number, options: { consoleToo?: boolean } = {}): ErrorReason[] =>
+  (Object.keys(ERROR_REASONS) as ErrorReason[]).filter((reason) => {
+    const spec: ReasonSpec = ERROR_REASONS[reason];
+    return spec.statuses.includes(status) && (options.consoleToo || !spec.consoleOnly);
+  });
+
+/** The statuses the API (not the console) answers with a reason, ascending. */
+export const API_ERROR_STATUSES: readonly number[] = [...new Set(Object.values(ERROR_REASONS as Record<ErrorReason, ReasonSpec>).flatMap((r) => (r.consoleOnly ? [] : r.statuses)))].sort((a, b) => a - b);
+
+const errorBodyOf = (status: number) => {
+  const options: ReasonSpec['data'][] = reasonsOf(status).map((reason) => ERROR_REASONS[reason].data);
+  return v.object({
+    code: v.pipe(v.literal(status), v.description('the HTTP status')),
+    message: v.pipe(v.string(), v.description('what happened and what to do, for people; match on `data.reason`, not on this')),
+    data: options.length === 1 ? options[0]! : v.variant('reason', options),
+  });
+};
+
+/** The error body of each status, `data` one of the reasons that status allows. */
+export const ErrorBodies: Readonly<Record<number, v.GenericSchema>> = Object.fromEntries(API_ERROR_STATUSES.map((status) => [status, errorBodyOf(status)]));
+
+/** The spec's own 401 body, whatever made the key invalid. */
+export const InvalidApiKeyBody = v.object({ code: v.literal(401), message: v.literal('Invalid apiKey'), data: v.strictObject({}) });
+/** The spec's own 403 body for a key without the endpoint's permission. */
+export const PermissionDeniedBody = v.object({ code: v.literal(403), message: v.literal('No permission to access this resource'), data: v.strictObject({}) });
+
+/** Any error body of the API: `{code, message, data}` (`/adm/user/get`'s spec 404 aside). */
+export const ErrorBody = v.union([InvalidApiKeyBody, PermissionDeniedBody, ...Object.values(ErrorBodies)]);
 
 export const ItemsBody = success({ data: v.pipe(v.record(v.string(), int), v.description('item name → quantity')) });
 export const LivenessBody = success({ liveness: v.number() });
@@ -123,6 +269,7 @@ const actor = {
   time: SpecTimestamp,
   appId: text('the application that asked'),
   keyId: text('the API key it used'),
+  requestId: v.optional(text("the X-Request-Id of the request that made it (the caller's, or the one the service gave it); absent when the log recorded none")),
 };
 const page = <S extends v.GenericSchema>(item: S) =>
   success({

@@ -1,4 +1,4 @@
-// What the API takes (spec §4): the schemas handlers validate requests with, from which their
+// What the API takes (docs/api.md): the schemas handlers validate requests with, from which their
 // types, the OpenAPI document and the SDK's types all come.
 import * as v from 'valibot';
 import { parseSpecDateTime } from '../domain/time.js';

@@ -1,4 +1,4 @@
-// Realtime client lifecycle (spec §2.4, §3.1): a connection opens, its user may sign in, it
+// Realtime client lifecycle (docs/api.md, "Realtime and sign-in"): a connection opens, its user may sign in, it
 // closes. Recorded in `client-<clientId>` so that every node knows which clients exist and who
 // is behind them, whichever node holds the connection.
 import type { Decider } from './decider.js';

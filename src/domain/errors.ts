@@ -1,5 +1,6 @@
-// One error hierarchy for the whole service. Each class says what went wrong in domain words;
-// src/http/middleware/errors.ts is the single place that maps a class to an HTTP status.
+// One error hierarchy for the whole service. Each class says what went wrong in domain words and
+// keeps, as typed fields, what a caller needs to act on it; src/http/middleware/errors.ts is the
+// single place that maps a class to an HTTP status and a `data.reason` (src/contract/answers.ts).
 
 export abstract class AppError extends Error {
   /** Extra, safe-to-show details (e.g. validation issues). Never a stack or a secret. */
@@ -11,8 +12,27 @@ export abstract class AppError extends Error {
   }
 }
 
+/** One problem with the input: the field (a dot path, `body` for the whole input) and what is wrong. */
+export interface FieldIssue {
+  field: string;
+  message: string;
+}
+
 /** Input that breaks a rule: a wrong type, a missing field, an impossible date. */
-export class ValidationError extends AppError {}
+export class ValidationError extends AppError {
+  /** Every problem; without a list, the message (`<field>: <problem>`) is the one problem. */
+  readonly issues: FieldIssue[];
+  constructor(message: string, details: { issues?: FieldIssue[] } = {}) {
+    const issues = details.issues && details.issues.length > 0 ? details.issues : [issueOf(message)];
+    super(message, { issues });
+    this.issues = issues;
+  }
+}
+
+function issueOf(message: string): FieldIssue {
+  const colon = message.indexOf(': ');
+  return colon > 0 ? { field: message.slice(0, colon), message: message.slice(colon + 2) } : { field: 'body', message };
+}
 
 /** The API key is missing, unknown, disabled or expired (the spec answers all of them alike). */
 export class InvalidApiKeyError extends AppError {
@@ -30,8 +50,22 @@ export class PermissionDeniedError extends AppError {
 
 export class NotFoundError extends AppError {}
 
+/** The platform has no user with this oId. */
+export class UserNotFoundError extends NotFoundError {
+  constructor(readonly oId: string) {
+    super(`No user with oId ${oId} on the community platform`);
+  }
+}
+
 /** The request is valid but conflicts with the current state (e.g. a deduction below zero). */
 export class ConflictError extends AppError {}
+
+/** Another request with the same Idempotency-Key is still running: this one may be sent again later. */
+export class ClaimInProgressError extends ConflictError {
+  constructor(readonly retryAfterSeconds: number) {
+    super('Idempotency-Key: a request with this key is still being processed; retry in a few seconds');
+  }
+}
 
 /** The same Idempotency-Key was sent again with a different request. */
 export class IdempotencyKeyReusedError extends AppError {}
@@ -78,10 +112,15 @@ export class PlatformTimeoutError extends AppError {
  */
 export class OutcomeUnknownError extends AppError {
   /** `noAnswer`: the platform never answered (a gateway timeout), rather than answering badly. */
-  constructor(operationId: string, status: 'pending' | 'unknown', reason: string, readonly noAnswer = true) {
+  constructor(
+    readonly operationId: string,
+    readonly operationStatus: 'pending' | 'unknown',
+    reason: string,
+    readonly noAnswer = true,
+  ) {
     super(
       `Outcome unknown: ${reason}. Operation ${operationId} will not be sent again; check the user on the platform, or ask an operator to resolve it, before sending a new request`,
-      { operationId, status },
+      { operationId, status: operationStatus },
     );
   }
 }
@@ -89,7 +128,12 @@ export class OutcomeUnknownError extends AppError {
 /** An operator checked the platform and found that the operation did not happen. */
 export class OperationNotAppliedError extends AppError {
   /** `contradicted`: the platform said afterwards that it applied it: sending it again may apply it twice. */
-  constructor(operationId: string, resolvedBy: string, note: string, contradicted = false) {
+  constructor(
+    readonly operationId: string,
+    resolvedBy: string,
+    note: string,
+    readonly contradicted = false,
+  ) {
     const next = contradicted ? 'check the user on the platform before sending it again' : 'send it again with a new Idempotency-Key';
     super(`Operation ${operationId} was not applied (resolved by ${resolvedBy}${note ? `: ${note}` : ''}); ${next}`, { operationId });
   }

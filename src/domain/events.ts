@@ -183,7 +183,7 @@ export type StoreWritesRecovered = { type: 'StoreWritesRecovered'; data: { node:
 export type DomainEvent = ApiKeyEvent | UserEvent | VipEvent | OperationEvent | MessagePushed | ClientEvent | LoginEvent | SessionEvent | IdempotencyEvent;
 export type DomainEventType = DomainEvent['type'];
 
-/** Stream names: `<category>-<id>` (design.md §3). */
+/** Stream names: `<category>-<id>` (docs/architecture.md, "Event store"). */
 export const streams = {
   apiKey: (keyId: string) => `apikey-${keyId}`,
   user: (oId: string) => `user-${oId}`,

@@ -82,7 +82,9 @@ export function judge(state: IdempotencyState, requestHash: string, now: string,
 export type IdempotencyCommand =
   /**
    * Claims the key for a request, when `judge` says it may run now; otherwise records nothing and
-   * the caller judges the state it gets back. `operation` tells what the log says of an operation.
+   * the caller judges the state it gets back. `operation`: what the log said, when the command
+   * was made, of the operation the key was then bound to; judged on a key bound to another one
+   * (the stream moved meanwhile), nothing is known of it, which never lets the request run.
    */
   | {
       type: 'StartRequest';
@@ -93,7 +95,7 @@ export type IdempotencyCommand =
       at: string;
       expires: string;
       staleBefore: string;
-      operation: (operationId: string) => OperationView | undefined;
+      operation: { operationId: string; view: OperationView | undefined } | undefined;
     }
   /** The request is about to record and send this operation: only while it holds the claim. */
   | { type: 'BindOperation'; claim: string; operationId: string; at: string }
@@ -111,7 +113,8 @@ export const idempotencyDecider: Decider<IdempotencyState, IdempotencyCommand, I
     switch (command.type) {
       case 'StartRequest': {
         const { appId, requestHash, claim, node, at, expires, staleBefore } = command;
-        const operation = state.kind !== 'free' && state.operationId !== undefined ? command.operation(state.operationId) : undefined;
+        const bound = state.kind !== 'free' ? state.operationId : undefined;
+        const operation = bound !== undefined && command.operation?.operationId === bound ? command.operation.view : undefined;
         if (judge(state, requestHash, at, staleBefore, operation).action !== 'execute') return [];
         // Taking over a stale claim of the same request, or claiming again a key the same request
         // released (after a failure that may have written something), goes on with its use.

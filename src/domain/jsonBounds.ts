@@ -2,7 +2,7 @@
 // is measured without recursion, so the check itself cannot overflow the stack that a recursive
 // walk (JSON.stringify, a canonical form, a schema) would.
 
-/** Limits of a push's `data` (spec §4.6): nesting depth and size of its JSON text. */
+/** Limits of a push's `data` (docs/api.md, `POST /adm/message/push`): nesting depth and size of its JSON text. */
 export interface PushLimits {
   maxDepth: number;
   maxBytes: number;

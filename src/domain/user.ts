@@ -1,4 +1,4 @@
-// User sync (docs/api.md, "Users"): the platform is the truth for a user's profile; the service
+// User sync (docs/architecture.md, "User sync"): the platform is the truth for a user's profile; the service
 // keeps a local record with an internal id that is generated once and never changes.
 import type { Decider } from './decider.js';
 

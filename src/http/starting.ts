@@ -3,6 +3,11 @@
 // ready" with how far it got, and 503 with Retry-After for everything else. Plain node:http: the
 // koa app and its dependencies do not exist yet.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { ErrorAnswer } from '../contract/answers.js';
+
+/** Catching up takes seconds: a retry soon after finds the node ready, or asks again. */
+const RETRY_AFTER_SECONDS = 1;
+const NOT_READY: ErrorAnswer = { status: 503, data: { reason: 'not_ready', retryAfterSeconds: RETRY_AFTER_SECONDS } };
 
 function answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff', ...headers });
@@ -18,6 +23,7 @@ export function startingResponder(position: () => number): RequestListener {
     if (read && path === '/readyz') {
       return answer(res, 503, { status: 'not ready', reason: `catching up with the event store (at position ${position()})`, position: position() });
     }
-    answer(res, 503, { code: 503, message: 'The service is starting: it is catching up with the event store; retry in a few seconds', data: {} }, { 'Retry-After': '1' });
+    const message = 'The service is starting: it is catching up with the event store; retry in a few seconds';
+    answer(res, NOT_READY.status, { code: NOT_READY.status, message, data: NOT_READY.data }, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
   };
 }

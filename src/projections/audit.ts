@@ -3,7 +3,7 @@
 // model's index and only the page is read from the operations' streams; VIP records are the
 // user's VIP stream. The HTTP endpoints and the CLI both answer from here, so an auditor sees the
 // same entries either way. No platform call: an oId the service never acted on has an empty
-// history.
+// history. Each entry names the request that made it, from its event's metadata.
 import type * as v from 'valibot';
 import type { PointsAuditEntry as PointsAuditEntrySchema, VipAuditEntry as VipAuditEntrySchema } from '../contract/answers.js';
 import type { AuditQuery } from '../contract/requests.js';
@@ -12,6 +12,7 @@ import { toSpecTimestamp } from '../domain/time.js';
 import { readOperations, type OperationRecord, type OperationsReadModel } from './operations.js';
 import type { UsersReadModel } from './users.js';
 import type { EventStore } from '../store/port.js';
+import { requestIdOf } from '../system/eventMetadata.js';
 import { vipHistory, type VipHistoryEntry } from './vipHistory.js';
 
 export type PointsAuditEntry = v.InferOutput<typeof PointsAuditEntrySchema>;
@@ -90,25 +91,46 @@ function outcomeOf(record: OperationRecord): PointsAuditEntry['outcome'] {
   }
 }
 
-function pointsEntry(record: OperationRecord): PointsAuditEntry {
+/** Request ids by global position. */
+type RequestIds = Map<number, string>;
+
+/** Reads streams through `store`, noting the request id of each event read that carries one. */
+function notingRequestIds(store: Pick<EventStore, 'readStream'>, requestIds: RequestIds): Pick<EventStore, 'readStream'> {
+  return {
+    async readStream(streamName) {
+      const events = await store.readStream(streamName);
+      for (const event of events) {
+        const requestId = requestIdOf(event.metadata);
+        if (requestId !== undefined) requestIds.set(event.position, requestId);
+      }
+      return events;
+    },
+  };
+}
+
+const withRequestId = (requestId: string | undefined) => (requestId === undefined ? {} : { requestId });
+
+function pointsEntry(record: OperationRecord, requestIds: RequestIds): PointsAuditEntry {
   const { point, memo } = record.request as PointsEditRequest;
   return {
     position: record.position,
     time: toSpecTimestamp(record.requestedAt),
     appId: record.appId,
     keyId: record.keyId,
+    ...withRequestId(requestIds.get(record.position)),
     operationId: record.operationId,
     request: { point, memo },
     outcome: outcomeOf(record),
   };
 }
 
-function vipEntry(entry: VipHistoryEntry): VipAuditEntry {
+function vipEntry(entry: VipHistoryEntry, requestIds: RequestIds): VipAuditEntry {
   return {
     position: entry.position,
     time: toSpecTimestamp(entry.at),
     appId: entry.appId,
     keyId: entry.keyId,
+    ...withRequestId(requestIds.get(entry.position)),
     action: entry.action,
     recordId: entry.recordId,
     quality: entry.quality,
@@ -123,13 +145,16 @@ export class AuditQueries {
   /** One page of the points edits for this oId (made by the apps `reaches` accepts, when given). */
   async points(oId: string, request: PageRequest, reaches?: (appId: string) => boolean): Promise<Page<PointsAuditEntry>> {
     const page = pageOf(this.models.operations.history(oId, 'PointsEditRequested', reaches), request);
-    return { ...page, items: (await readOperations(this.models.store, page.items)).map(pointsEntry) };
+    const requestIds: RequestIds = new Map();
+    const records = await readOperations(notingRequestIds(this.models.store, requestIds), page.items);
+    return { ...page, items: records.map((record) => pointsEntry(record, requestIds)) };
   }
 
   /** One page of the VIP grants and renewals for this oId (made by the apps `reaches` accepts, when given). */
   async vip(oId: string, request: PageRequest, reaches?: (appId: string) => boolean): Promise<Page<VipAuditEntry>> {
     const user = this.models.users.byOid(oId);
-    const history = user ? await vipHistory(this.models.store, user.id) : [];
-    return pageOf((reaches ? history.filter((entry) => reaches(entry.appId)) : history).map(vipEntry), request);
+    const requestIds: RequestIds = new Map();
+    const history = user ? await vipHistory(notingRequestIds(this.models.store, requestIds), user.id) : [];
+    return pageOf((reaches ? history.filter((entry) => reaches(entry.appId)) : history).map((entry) => vipEntry(entry, requestIds)), request);
   }
 }

@@ -1,6 +1,6 @@
 // Folds the log into the read models: catch up page by page from the start, then follow the
 // store's live subscription. Handlers call waitFor(position) after an append so that the answer
-// they read back includes their own write (design.md "read your writes").
+// they read back includes their own write (docs/architecture.md, "Read your writes").
 //
 // Nothing stops the runner for good. The subscription resumes by itself after an interruption
 // (port.ts); the runner only hears of it. A read model that throws on an event is recorded as

@@ -1,27 +1,20 @@
-// One realtime client (spec §3.1, design.md §4): `anonymous` —SIGNED_IN→ `signedIn` —CLOSE→
-// `closed`, or `anonymous` —CLOSE→ `closed`; a connection opened with a live session starts in
-// `signedIn`. Every frame the connection sends is emitted by a transition of this actor, except a
-// live message: one push is one event for the user, whose actor (userActor.ts) emits one frame for
-// all of the user's connections on this node. The hub hands the emitted frames to the
-// connections' writers, and nothing else writes to the socket.
+// One realtime client (spec §3.1, design.md §4): a state machine, `anonymous` —SIGNED_IN→
+// `signedIn` —CLOSE→ `closed`, or `anonymous` —CLOSE→ `closed`; a connection opened with a live
+// session starts in `signedIn`. Every frame the connection sends is emitted by a transition of this
+// machine (XState's `emit`, declared in `types.emitted`), except a live message: one push is one
+// event for the user, whose actor (userActor.ts) emits one frame for all of the user's connections
+// on this node. The hub passes the emitted frames through its RxJS subject to the connections'
+// writers, and nothing else writes to the socket.
 //
 // Frame ids are global log positions, so a browser's Last-Event-ID always names a position.
-// `lastId` is the highest id this actor sent (PB_CONNECT, login, replayed messages); a message at
-// or below it was already sent (or replayed) and is dropped, which is what keeps a reconnect free
-// of duplicates. A live message is dropped the same way: the hub writes it to this connection only
-// above this actor's `lastId`.
-//
-// Actor logic written out (XState `ActorLogic`) rather than a state machine: one is created for
-// every connection, and a machine's actor allocated five times as much over its life (creation,
-// the initial microstep, a snapshot per step with its sets of state nodes), most of a connect's
-// garbage. Its snapshots keep a machine's shape (`value`, `context`, `status` done once closed),
-// and each frame is handed to the actor scope as an `xstate.emit` action, as a machine's `emit`
-// is: the actor emits it once its snapshot is updated, and xstate's pure `initialTransition` and
-// `transition` return it among the actions, so the logic is tested without an actor.
+// `lastId` is the highest id this machine sent (PB_CONNECT, login, replayed messages); a message
+// at or below it was already sent (or replayed) and is dropped, which is what keeps a reconnect
+// free of duplicates. A live message is dropped the same way: the hub writes it to this
+// connection only above this machine's `lastId`.
 import type * as v from 'valibot';
-import type { ActorLogic, ActorScope, ActorSystem, AnyActorRef, EventObject, Snapshot } from 'xstate';
+import { assertEvent, assign, emit, fromTransition, setup, type EventObject } from 'xstate';
 import type { LoginFrame, MessageFrame, PbConnectFrame } from '../contract/answers.js';
-import { isUnseen, messageFrame, recordMessage, type MessageEvent } from './messages.js';
+import { isUnseen, messageFrame, type MessageEvent } from './messages.js';
 import type { SpecUser } from './specUser.js';
 
 export type Frame =
@@ -51,66 +44,85 @@ export interface ClientContext {
   lastId: number;
 }
 
-export type ClientSnapshot = Snapshot<undefined> & { value: 'anonymous' | 'signedIn' | 'closed'; context: ClientContext };
-
-type Scope = ActorScope<ClientSnapshot, ClientEvent, ActorSystem<any>, Frame>;
-
+/** One object for every heartbeat: the frame carries nothing of its connection. */
 const HEARTBEAT_FRAME: Frame = { type: 'heartbeat' };
 
-const snapshotIn = (value: 'anonymous' | 'signedIn', context: ClientContext): ClientSnapshot => ({ status: 'active', output: undefined, error: undefined, value, context });
-
-/** Sends `frame` the way a machine's `emit` action does: executed by the actor after the step. */
-function emitFrame(scope: Scope, frame: Frame, context: ClientContext, event: EventObject): void {
-  scope.actionExecutor({
-    type: 'xstate.emit',
-    // A machine's action arguments (its own actor as `self`); nothing here reads them.
-    info: { context, event, self: scope.self as AnyActorRef, system: scope.system },
-    params: { event: frame },
-    exec: () => scope.defer(() => scope.emit(frame)),
-  });
-}
-
-const connectFrame = ({ clientId, user, lastId }: ClientContext): Frame => ({
-  type: 'PB_CONNECT',
-  id: lastId,
-  data: user ? { client_id: clientId, login_status: true, user } : { client_id: clientId, login_status: false },
+const client = setup({
+  types: {
+    context: {} as ClientContext,
+    input: {} as ClientInput,
+    events: {} as ClientEvent,
+    emitted: {} as Frame,
+  },
+  guards: {
+    // Only a client started with a session holds a user while anonymous (a sign-in leaves).
+    hasSession: ({ context }) => context.user !== undefined,
+    isUnseen: ({ context, event }) => {
+      assertEvent(event, 'MESSAGE');
+      return isUnseen(context, event);
+    },
+  },
+  actions: {
+    emitConnect: emit(({ context: { clientId, user, lastId } }): Frame => ({
+      type: 'PB_CONNECT',
+      id: lastId,
+      data: user ? { client_id: clientId, login_status: true, user } : { client_id: clientId, login_status: false },
+    })),
+    bindUser: assign(({ context, event }) => {
+      assertEvent(event, 'SIGNED_IN');
+      // The login frame never moves the id backwards (a callback served by a node that is behind).
+      return { user: event.user, sessionId: event.sessionId, lastId: Math.max(context.lastId, event.position) };
+    }),
+    // After bindUser: its id is the context's new `lastId`.
+    emitLogin: emit(({ context, event }): Frame => {
+      assertEvent(event, 'SIGNED_IN');
+      return { type: 'login', id: context.lastId, data: { action: 'login', user: event.user } };
+    }),
+    recordMessage: assign(({ event }) => {
+      assertEvent(event, 'MESSAGE');
+      return { lastId: event.position };
+    }),
+    emitMessage: emit(({ event }): Frame => {
+      assertEvent(event, 'MESSAGE');
+      return messageFrame(event);
+    }),
+    emitHeartbeat: emit(HEARTBEAT_FRAME),
+  },
 });
 
-export const clientActorLogic: ActorLogic<ClientSnapshot, ClientEvent, ClientInput, ActorSystem<any>, Frame> = {
-  getInitialSnapshot(scope, input) {
-    const context: ClientContext = { clientId: input.clientId, user: input.session?.user, sessionId: input.session?.sessionId, lastId: input.position };
-    emitFrame(scope, connectFrame(context), context, { type: 'xstate.init' });
-    return snapshotIn(input.session ? 'signedIn' : 'anonymous', context);
-  },
-
-  transition(snapshot, event, scope) {
-    if (snapshot.value === 'closed') return snapshot;
-    const { context } = snapshot;
-    switch (event.type) {
-      case 'SIGNED_IN': {
+/**
+ * The client's machine. PB_CONNECT is the root's entry, so it is sent once whichever state the
+ * client starts in; a machine has one initial state, so a client with a session leaves
+ * `anonymous` by the eventless transition of its first step, before any event reaches it.
+ */
+export const clientActorLogic = client.createMachine({
+  id: 'realtimeClient',
+  context: ({ input }) => ({ clientId: input.clientId, user: input.session?.user, sessionId: input.session?.sessionId, lastId: input.position }),
+  entry: 'emitConnect',
+  initial: 'anonymous',
+  states: {
+    anonymous: {
+      always: { guard: 'hasSession', target: 'signedIn' },
+      on: {
+        SIGNED_IN: { target: 'signedIn', actions: ['bindUser', 'emitLogin'] },
+        // An anonymous client has no messages.
+        HEARTBEAT: { actions: 'emitHeartbeat' },
+        CLOSE: 'closed',
+      },
+    },
+    signedIn: {
+      on: {
         // Also while signed in (another account on the same connection): the last sign-in wins.
-        // The login frame never moves the id backwards (a callback served by a node that is behind).
-        const next = { ...context, user: event.user, sessionId: event.sessionId, lastId: Math.max(context.lastId, event.position) };
-        emitFrame(scope, { type: 'login', id: next.lastId, data: { action: 'login', user: event.user } }, next, event);
-        return snapshotIn('signedIn', next);
-      }
-      case 'MESSAGE': {
-        // An anonymous client has no messages; a signed-in one gets each above its last id once.
-        if (snapshot.value !== 'signedIn' || !isUnseen({ context, event })) return snapshot;
-        const next = { ...context, ...recordMessage({ event }) };
-        emitFrame(scope, messageFrame({ event }), next, event);
-        return snapshotIn('signedIn', next);
-      }
-      case 'HEARTBEAT':
-        emitFrame(scope, HEARTBEAT_FRAME, context, event);
-        return snapshot;
-      case 'CLOSE':
-        return { status: 'done', output: undefined, error: undefined, value: 'closed', context };
-    }
+        SIGNED_IN: { actions: ['bindUser', 'emitLogin'] },
+        // Each message above the last id sent, once.
+        MESSAGE: { guard: 'isUnseen', actions: ['recordMessage', 'emitMessage'] },
+        HEARTBEAT: { actions: 'emitHeartbeat' },
+        CLOSE: 'closed',
+      },
+    },
+    closed: { type: 'final' },
   },
-
-  getPersistedSnapshot: (snapshot) => snapshot,
-};
+});
 
 export type ClientActorLogic = typeof clientActorLogic;
 
@@ -121,8 +133,4 @@ export type ClientActorLogic = typeof clientActorLogic;
  * of every such event it had seen, one per child that ever left. Children are created with it as
  * their parent, not spawned by it, so it holds no list of them either.
  */
-export const realtimeActorsLogic: ActorLogic<Snapshot<undefined>, EventObject, undefined, ActorSystem<any>> = {
-  getInitialSnapshot: () => ({ status: 'active', output: undefined, error: undefined }),
-  transition: (snapshot) => snapshot,
-  getPersistedSnapshot: (snapshot) => snapshot,
-};
+export const realtimeActorsLogic = fromTransition((state: undefined, _event: EventObject) => state, undefined);

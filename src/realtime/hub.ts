@@ -1,11 +1,12 @@
 // The registry of this node's realtime clients (docs/architecture.md, Realtime). Each connection
-// is one XState actor, and each signed-in user with connections here one more (userActor.ts) for
-// the live messages of all of them; the hub feeds actors from the store's subscription
-// (runner.applied$) — pushes, sign-ins and logouts reach a connection whichever node accepted
-// them — and from one shared heartbeat tick. Emitted frames go straight to the observers the HTTP
-// responses gave; a reconnect's replay is paced to its response (replay.ts), and live traffic a
-// reader does not take cuts it off past SLOW_READER_MAX_BYTES.
-import type { Observer, Subscription } from 'rxjs';
+// is one actor of the client's state machine (clientActor.ts), and each signed-in user with
+// connections here one more actor (userActor.ts) for the live messages of all of them; the hub
+// feeds actors from the store's subscription (runner.applied$) — pushes, sign-ins and logouts
+// reach a connection whichever node accepted them — and from one shared heartbeat tick. Every
+// frame the actors emit reaches its connection's writer through the hub's one RxJS subject,
+// `frames$`; a reconnect's replay is paced to its response (replay.ts), and live traffic a reader
+// does not take cuts it off past SLOW_READER_MAX_BYTES.
+import { Subject, type Observer, type Subscription } from 'rxjs';
 import { createActor, type Actor } from 'xstate';
 import { clientDecider, type ClientCommand, type ClientState, type DisconnectClient, type SessionBinding } from '../domain/client.js';
 import { streams, type ClientOpener } from '../domain/events.js';
@@ -75,12 +76,20 @@ export class HubClosedError extends Error {
   }
 }
 
+/** A frame on its way to a connection's writer. */
+interface Delivery {
+  readonly to: Connection;
+  readonly frame: Frame;
+}
+
 /** What a connection asks of the hub that holds it. */
 interface Lifecycle {
   start(connection: Connection, observer: Partial<Observer<Frame>>, stream: FrameStream | undefined): void;
   close(connection: Connection, reason: DisconnectClient['reason']): void;
   /** The heartbeat pass under way (the hub counts it up from 0). */
   pass: number;
+  /** Where the frames of every connection go: the hub's one subscription writes each to its stream. */
+  readonly frames$: Subject<Delivery>;
 }
 
 /**
@@ -128,7 +137,12 @@ class Connection implements ClientHandle, ReplayTarget {
     this.frames?.error?.(error);
   }
 
-  /** A frame for the stream: the actor's own, or a live message from the user's actor. */
+  /** A frame for the stream, through the hub's subject: the actor's own, or a live message from the user's actor. */
+  send(frame: Frame): void {
+    this.lifecycle.frames$.next({ to: this, frame });
+  }
+
+  /** Writes a frame the subject delivered. */
   write(frame: Frame): void {
     this.lastPass = this.lifecycle.pass;
     this.frames?.next?.(frame);
@@ -145,7 +159,7 @@ class Connection implements ClientHandle, ReplayTarget {
 
   /** Written unless this client's own actor sent its id (replayed it, or a later login frame). */
   release(frame: LiveFrame): void {
-    if (frame.id > this.actor.getSnapshot().context.lastId) this.write(frame);
+    if (frame.id > this.actor.getSnapshot().context.lastId) this.send(frame);
   }
 
   replayMessage({ position, appId, name, data }: RecentMessage): void {
@@ -219,9 +233,13 @@ export class RealtimeHub {
     start: (connection, observer, stream) => this.startConnection(connection, observer, stream),
     close: (connection, reason) => this.close(connection, reason),
     pass: 0,
+    frames$: new Subject<Delivery>(),
   };
 
-  constructor(private readonly deps: RealtimeHubDeps) {}
+  constructor(private readonly deps: RealtimeHubDeps) {
+    // Synchronous, in the order the actors emit: a frame is written before the next event is taken.
+    this.lifecycle.frames$.subscribe(({ to, frame }) => to.write(frame));
+  }
 
   /** Number of open connections on this node. */
   get size(): number {
@@ -296,6 +314,7 @@ export class RealtimeHub {
     this.subscription?.unsubscribe();
     for (const connection of [...this.connections.values()]) this.close(connection, 'shutdown');
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    this.lifecycle.frames$.complete();
     this.realtimeActors.stop();
   }
 
@@ -306,7 +325,7 @@ export class RealtimeHub {
     connection.frames = observer;
     connection.stream = stream;
     connection.lastPass = this.lifecycle.pass;
-    actor.on('*', (frame) => connection.write(frame));
+    actor.on('*', (frame) => connection.send(frame));
     // The connection, not the observer: an actor's subscribers get its snapshots as `next`.
     actor.subscribe(connection);
     actor.start();

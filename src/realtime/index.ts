@@ -1,4 +1,4 @@
-// Builds the realtime side (design.md §4) for the composition root: the hub, sessions, the
+// Builds the realtime side (docs/architecture.md, "Realtime") for the composition root: the hub, sessions, the
 // sign-in flow and what the routes need. The hub is started here; stop it before the server.
 import type { CommunityPlatform } from '../community/port.js';
 import type { Config } from '../config.js';

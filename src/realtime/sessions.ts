@@ -1,6 +1,6 @@
-// Browser sessions (design.md §4): the cookie carries `<sessionId>.<HMAC-SHA256(secret, id)>`;
+// Browser sessions (docs/architecture.md, "Realtime"): the cookie carries `<sessionId>.<HMAC-SHA256(secret, id)>`;
 // the session itself lives in the log (`session-<id>`), so a logout on one node ends it on all.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SessionBinding } from '../domain/client.js';
@@ -13,6 +13,7 @@ import type { SessionsReadModel } from '../projections/sessions.js';
 import type { UserRecord, UsersReadModel } from '../projections/users.js';
 import { handleCommand } from '../services/commandHandler.js';
 import type { Clock } from '../system/clock.js';
+import { setCookie, Signer } from '../system/signed.js';
 import type { EventStore } from '../store/port.js';
 
 export const SESSION_COOKIE = 'cb_session';
@@ -53,26 +54,25 @@ export interface CookieOptions {
   secure: () => boolean;
 }
 
+const SESSION_ID = /^[A-Za-z0-9_-]{16,64}$/;
+
 /** Signs, reads and writes the session cookie. */
 export class SessionCookies {
-  constructor(private readonly options: CookieOptions) {}
+  private readonly signer: Signer;
+
+  constructor(private readonly options: CookieOptions) {
+    this.signer = new Signer(options.secret);
+  }
 
   /** The session id the request's Cookie header carries with a valid signature, if any. */
   read(cookieHeader: string | undefined): string | undefined {
     const value = cookieValue(cookieHeader, SESSION_COOKIE);
-    if (!value) return undefined;
-    const dot = value.lastIndexOf('.');
-    if (dot <= 0) return undefined;
-    const [id, signature] = [value.slice(0, dot), value.slice(dot + 1)];
-    if (!/^[A-Za-z0-9_-]{16,64}$/.test(id)) return undefined;
-    const expected = Buffer.from(this.sign(id));
-    const given = Buffer.from(signature);
-    return given.length === expected.length && timingSafeEqual(given, expected) ? id : undefined;
+    return value ? this.signer.open('session', value, SESSION_ID) : undefined;
   }
 
   /** Set-Cookie value that stores this session. */
   issue(sessionId: string): string {
-    return this.serialize(`${sessionId}.${this.sign(sessionId)}`, Math.floor(this.options.ttlMs / 1000));
+    return this.serialize(this.signer.seal('session', sessionId), Math.floor(this.options.ttlMs / 1000));
   }
 
   /** Set-Cookie value that removes the cookie. */
@@ -81,11 +81,7 @@ export class SessionCookies {
   }
 
   private serialize(value: string, maxAgeSeconds: number): string {
-    return `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${this.options.secure() ? '; Secure' : ''}`;
-  }
-
-  private sign(sessionId: string): string {
-    return createHmac('sha256', this.options.secret).update(`session:${sessionId}`).digest('base64url');
+    return setCookie(SESSION_COOKIE, value, { path: '/', maxAgeSeconds, sameSite: 'Lax', secure: this.options.secure() });
   }
 }
 

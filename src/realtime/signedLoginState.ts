@@ -4,11 +4,13 @@
 // it was issued to) and an HMAC of it under the session secret, which every node shares, so the
 // node that receives the callback verifies a state another node issued. Single use is the log's
 // job: the attempt's end is appended to a stream named after the state that must not exist yet.
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import * as v from 'valibot';
+import { Signer } from '../system/signed.js';
 
-/** A state as issued: base64url JSON, a dot, base64url HMAC-SHA256. */
-const STATE = /^([A-Za-z0-9_-]{16,1400})\.([A-Za-z0-9_-]{43})$/;
+/** A state's content as issued: base64url JSON (a dot and its base64url HMAC-SHA256 follow). */
+const CONTENT = /^[A-Za-z0-9_-]{16,1400}$/;
+const PURPOSE = 'login-state';
 
 const Payload = v.object({
   /** The client (or the caller's marker) the attempt signs in. */
@@ -36,7 +38,11 @@ export interface LoginStateContent {
 export const hashState = (state: string) => createHash('sha256').update(state).digest('base64url');
 
 export class SignedLoginStates {
-  constructor(private readonly secret: Buffer) {}
+  private readonly signer: Signer;
+
+  constructor(secret: Buffer) {
+    this.signer = new Signer(secret);
+  }
 
   issue(content: LoginStateContent): string {
     const payload: v.InferOutput<typeof Payload> = {
@@ -47,21 +53,17 @@ export class SignedLoginStates {
       h: content.holdsConnection,
       n: randomBytes(16).toString('base64url'),
     };
-    const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
-    return `${body}.${this.sign(body)}`;
+    return this.signer.seal(PURPOSE, Buffer.from(JSON.stringify(payload)).toString('base64url'));
   }
 
   /** What a state says, when this service issued it (whatever its age); undefined otherwise. */
   read(state: string): LoginStateContent | undefined {
-    const parts = STATE.exec(state);
-    if (!parts) return undefined;
-    const [, body, signature] = parts;
-    const expected = Buffer.from(this.sign(body!));
-    const given = Buffer.from(signature!);
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) return undefined;
+    if (state.length > 1500) return undefined;
+    const body = this.signer.open(PURPOSE, state, CONTENT);
+    if (body === undefined) return undefined;
     let json: unknown;
     try {
-      json = JSON.parse(Buffer.from(body!, 'base64url').toString('utf8'));
+      json = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
     } catch {
       return undefined;
     }
@@ -69,9 +71,5 @@ export class SignedLoginStates {
     if (!parsed.success) return undefined;
     const { c, u, e, b, h } = parsed.output;
     return { clientId: c, callbackUrl: u, expiresMs: e, browser: b, holdsConnection: h };
-  }
-
-  private sign(body: string): string {
-    return createHmac('sha256', this.secret).update(`login-state:${body}`).digest('base64url');
   }
 }

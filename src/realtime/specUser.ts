@@ -1,4 +1,4 @@
-// The user object of the connection and login events (spec §2.1). The platform gives no email
+// The user object of the connection and login events (docs/api.md, `GET /api/realtime`). The platform gives no email
 // and no verification flag; docs/decisions.md records the values chosen for those fields.
 import type * as v from 'valibot';
 import type { RealtimeUser } from '../contract/answers.js';
@@ -27,7 +27,7 @@ export function toSpecUser(user: UserRecord): SpecUser {
   };
 }
 
-/** The `/adm/user/get` form: only these four fields (spec §4.9). */
+/** The `/adm/user/get` form: only these four fields (docs/api.md, `GET /adm/user/get`). */
 export function toLookupUser(user: UserRecord): { avatar: string; name: string; nickname: string; oId: string } {
   return { avatar: user.avatar, name: user.name, nickname: user.nickname, oId: user.oId };
 }

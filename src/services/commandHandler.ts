@@ -8,11 +8,16 @@
 // and retries (an append is in flight for a whole commit, fsync included, which is plenty of
 // time for the next request on that stream to arrive). Other processes and nodes still can
 // conflict, and that is what the retries are for.
+//
+// Every event appended here carries the metadata of the work in progress (requestContext.ts): the
+// request, who made it, the node, the event that caused it.
 import { setTimeout } from 'node:timers/promises';
 import { fold, type Decider } from '../domain/decider.js';
 import { ConcurrencyError } from '../domain/errors.js';
 import { ClaimLostError } from '../domain/idempotency.js';
-import type { AlongsideWrite, EventStore } from '../store/port.js';
+import type { AlongsideWrite, EventStore, EventToAppend } from '../store/port.js';
+import type { EventMetadata } from '../system/eventMetadata.js';
+import { metadataFor, noteAppended } from '../system/requestContext.js';
 
 /** A stream's state and the revision of its last event (-1: the stream does not exist). */
 export interface KnownState<State> {
@@ -99,6 +104,7 @@ async function decideAndAppend<State, Command, Event extends { type: string; dat
   fence: ((state: State) => AlongsideWrite) | undefined,
 ): Promise<Handled<State, Event>> {
   const deadline = performance.now() + CONFLICT_DEADLINE_MS;
+  const metadata = metadataFor(streamName);
   let basis: Basis<State> = known ? { state: known.state, revision: known.revision, assumed: true, position: undefined } : await readBasis(store, streamName, decider);
   for (let attempt = 1; ; attempt++) {
     let events: Event[];
@@ -119,10 +125,14 @@ async function decideAndAppend<State, Command, Event extends { type: string; dat
       return { events, state: basis.state, revision: basis.revision, position: basis.position };
     }
     const after = events.reduce(decider.evolve, basis.state);
-    const alongside = fence?.(after);
+    const alongside = stampedAlongside(fence?.(after));
     try {
       const expectedRevision = basis.revision < 0 ? 'no_stream' : basis.revision;
-      const { position, nextExpectedRevision } = await store.append(streamName, events, alongside ? { expectedRevision, alongside } : { expectedRevision });
+      const { position, nextExpectedRevision } = await store.append(streamName, stamped(events, metadata), alongside ? { expectedRevision, alongside } : { expectedRevision });
+      // With the claim's events in the same append, which position is this stream's last is not known.
+      const sideEvents = alongside !== undefined && alongside.events.length > 0;
+      noteAppended(streamName, sideEvents ? undefined : position);
+      if (sideEvents) noteAppended(alongside.streamName, undefined);
       return { events, state: after, revision: nextExpectedRevision, position };
     } catch (error) {
       // The claim moved on: this request is no longer the key's, and nothing of it was written.
@@ -133,6 +143,17 @@ async function decideAndAppend<State, Command, Event extends { type: string; dat
       basis = await readBasis(store, streamName, decider);
     }
   }
+}
+
+/** The events as appended: each with the context's metadata (one object shared by the append). */
+function stamped(events: EventToAppend[], metadata: Readonly<EventMetadata> | undefined): EventToAppend[] {
+  return metadata ? events.map(({ type, data }) => ({ type, data, metadata })) : events;
+}
+
+function stampedAlongside(write: AlongsideWrite | undefined): AlongsideWrite | undefined {
+  if (!write || write.events.length === 0) return write;
+  const metadata = metadataFor(write.streamName);
+  return metadata ? { ...write, events: stamped(write.events, metadata) } : write;
 }
 
 async function assertFenceHolds(store: EventStore, fence: AlongsideWrite): Promise<void> {

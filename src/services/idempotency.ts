@@ -28,6 +28,12 @@ export interface Claim {
 
 export type Decision = Exclude<Verdict, { action: 'execute' } | { action: 'abandon' }> | { action: 'execute'; claim: Claim };
 
+/** What the read models say of the operation the key is bound to, as a command carries it. */
+function boundOperation(state: IdempotencyState, operations: OperationsReadModel) {
+  const operationId = state.kind !== 'free' ? state.operationId : undefined;
+  return operationId === undefined ? undefined : { operationId, view: operations.view(operationId) };
+}
+
 /** The operation's intent is in the log (not merely abandoned, nor unrecorded). */
 const intentRecorded = (view: OperationView | undefined) => typeof view === 'object';
 
@@ -79,7 +85,7 @@ export class IdempotencyService {
         at,
         expires: this.expiresAfter(at),
         staleBefore: this.staleBefore(at),
-        operation: (operationId) => operations.view(operationId),
+        operation: boundOperation(known.state, operations),
       });
       if (events.length > 0) {
         const epoch = state.kind === 'started' ? state.epoch : claim;

@@ -1,7 +1,7 @@
 // Spec §1: every admin operation that names an oId first asks the platform for the user and
 // records what it learns (UserRegistered for a new user, UserProfileChanged when the profile
 // moved). Concurrent lookups of one user share a single platform call.
-import { beforeAnyChange, NotFoundError } from '../domain/errors.js';
+import { beforeAnyChange, UserNotFoundError } from '../domain/errors.js';
 import { streams } from '../domain/events.js';
 import { userDecider } from '../domain/user.js';
 import type { CommunityPlatform } from '../community/port.js';
@@ -38,7 +38,7 @@ export class UserSync {
     const { store, platform, runner, users, clock } = this.deps;
     // Every handler syncs before it writes: a failed lookup leaves nothing changed.
     const found = await beforeAnyChange(platform.getUser(oId));
-    if (!found) throw new NotFoundError(`No user with oId ${oId} on the community platform`);
+    if (!found) throw new UserNotFoundError(oId);
     const profile = { name: found.userName, nickname: found.nickname, avatar: found.avatar };
     const known = users.byOid(oId);
     const unchanged = known && known.name === profile.name && known.nickname === profile.nickname && known.avatar === profile.avatar;

@@ -1,9 +1,11 @@
 // The simulator's own platform rules, the ones the adapter suite does not reach: the User-Agent
-// gate, the points validations and source-field rules, medals, the OpenID provider's checks.
-import { get } from 'node:http';
+// gate, the points validations and source-field rules, medals, the OpenID provider's checks; and
+// its fault control over HTTP (`/_faults`, for `npm run dev`).
+import { createServer, get } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createSimulator, SIMULATOR_KEY, type SimulatorOptions, type SimulatorState } from '../../src/community/simulator.js';
+import { createSimulator, FAULT_QUEUE_MAX, SIMULATOR_KEY, type SimulatorOptions, type SimulatorState } from '../../src/community/simulator.js';
 
 const ALICE = '1630399136785';
 const BOB = '1630399136786';
@@ -197,6 +199,146 @@ test('fault applyThenDelay applies before the late answer; delayThenApply applie
       'the request given up on was never answered',
     );
   }));
+
+// ---- fault control over HTTP (/_faults) ----
+
+/** A call to the fault control, with no User-Agent (it is not a platform request). */
+async function control(url: string, method: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${url}/_faults`, { method, ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
+  return { status: response.status, body: await response.json() };
+}
+
+test('fault control: off unless asked for', () =>
+  withSimulator(async ({ url }) => {
+    const response = await fetch(`${url}/_faults`, { method: 'POST', headers: { 'User-Agent': 'test' }, body: '{"mode":"http500"}' });
+    assert.is(response.status, 404);
+  }));
+
+test('fault control: POST queues a fault the next request of its path meets, GET lists the queue, DELETE clears it', () =>
+  withSimulator(
+    async ({ url, state }) => {
+      const queued = await control(url, 'POST', { path: '/user/edit/points', mode: 'apply-then-reset' });
+      assert.equal(queued, { status: 200, body: { queued: [{ path: '/user/edit/points', mode: 'apply-then-reset', count: 1 }] } });
+      assert.is(state.calls('/_faults'), 0, 'control requests are not platform requests');
+
+      const reset = await pointsRequest(url, 'reset over http');
+      assert.is(reset.answered, false);
+      assert.is(state.pointsApplied('reset over http'), 1, 'applied, then cut off');
+      assert.equal((await control(url, 'GET')).body, { queued: [] }, 'spent');
+      assert.is((await pointsRequest(url, 'answered')).answered, true);
+
+      await control(url, 'POST', { path: '/user/edit/points', mode: 'delay-then-apply', ms: 50, count: 2 });
+      await control(url, 'POST', { mode: 'http500', count: 2 });
+      await control(url, 'POST', { path: '/user/edit/items', mode: 'hang' });
+      assert.equal((await control(url, 'GET')).body, {
+        queued: [
+          { mode: 'http500', count: 2 },
+          { path: '/user/edit/points', mode: 'delay-then-apply', ms: 50, count: 2 },
+          { path: '/user/edit/items', mode: 'hang', count: 1 },
+        ],
+      });
+      assert.equal(await control(url, 'DELETE'), { status: 200, body: { cleared: 5 } });
+      assert.equal((await control(url, 'GET')).body, { queued: [] });
+      assert.is((await pointsRequest(url, 'after clearing')).answered, true);
+      assert.is(state.pointsApplied('after clearing'), 1);
+    },
+    { faultControl: true },
+  ));
+
+test('fault control: every mode reaches the simulator as its fault', () =>
+  withSimulator(
+    async ({ url, state }) => {
+      await control(url, 'POST', { mode: 'garbage' });
+      const garbage = await fetch(`${url}/api/user/getInfoById?userId=${ALICE}`, { headers: { 'User-Agent': 'test' } });
+      assert.match(await garbage.text(), /维护中/);
+
+      await control(url, 'POST', { path: '/user/edit/points', mode: 'apply-then-hang' });
+      const giveUp = new AbortController();
+      const hung = pointsRequest(url, 'applied, unanswered', giveUp.signal);
+      await until('applied', () => state.pointsApplied('applied, unanswered') === 1);
+      giveUp.abort();
+      assert.is((await hung).answered, false);
+
+      await control(url, 'POST', { path: '/user/edit/points', mode: 'apply-then-delay', ms: 60_000 });
+      const late = new AbortController();
+      const slow = pointsRequest(url, 'applied, late', late.signal);
+      await until('applied', () => state.pointsApplied('applied, late') === 1);
+      late.abort();
+      assert.is((await slow).answered, false);
+
+      await control(url, 'POST', { path: '/user/edit/points', mode: 'hang' });
+      const never = new AbortController();
+      const unanswered = pointsRequest(url, 'never applied', never.signal);
+      await until('arrived', () => state.arrivals('/user/edit/points').some((a) => a.body.memo === 'never applied'));
+      never.abort();
+      assert.is((await unanswered).answered, false);
+      assert.is(state.pointsApplied('never applied'), 0);
+    },
+    { faultControl: true },
+  ));
+
+test('fault control: bad input is a 400 naming the field; past the bounds 409 and 413', () =>
+  withSimulator(
+    async ({ url }) => {
+      const refusals: [unknown, number, RegExp][] = [
+        ['not json', 400, /^body: must be a JSON object/],
+        [[], 400, /^body: must be a JSON object/],
+        [{}, 400, /^mode: is required, one of hang, delay-then-apply, apply-then-delay, apply-then-hang, apply-then-reset, http500, garbage$/],
+        [{ mode: 'apply-hang', path: '/user/edit/points' }, 400, /^mode: must be one of /],
+        [{ mode: 'apply-then-hang' }, 400, /^path: is required$/],
+        [{ mode: 'apply-then-hang', path: 'user/edit/points' }, 400, /^path: must start with \/$/],
+        [{ mode: 'apply-then-hang', path: '/user/edit/point' }, 400, /^path: \/user\/edit\/point is not a path the simulator serves$/],
+        [{ mode: 'apply-then-hang', path: '/user/edit/points', ms: 10 }, 400, /^ms: is not taken by this mode$/],
+        [{ mode: 'apply-then-delay', path: '/user/edit/points' }, 400, /^ms: is required$/],
+        [{ mode: 'delay-then-apply', path: '/user/edit/points', ms: 600_001 }, 400, /^ms: must be at most 600000$/],
+        [{ mode: 'http500', path: '/user/edit/points' }, 400, /^path: is not taken by http500 and garbage/],
+        [{ mode: 'http500', count: 0 }, 400, /^count: must be at least 1$/],
+        [{ mode: 'http500', count: 1001 }, 400, /^count: must be at most 1000$/],
+        [{ mode: 'http500', count: '2' }, 400, /^count: must be a number$/],
+        [{ mode: 'hang', path: '/user/edit/points', extra: true }, 400, /^extra: is not taken by this mode$/],
+        [JSON.stringify({ mode: 'hang', path: `/${'x'.repeat(5000)}` }), 413, /^body: must be at most 4096 bytes$/],
+      ];
+      for (const [body, status, message] of refusals) {
+        const answer = await control(url, 'POST', body);
+        assert.is(answer.status, status, JSON.stringify(body).slice(0, 80));
+        assert.is(answer.body.code, status);
+        assert.match(answer.body.message, message);
+      }
+      assert.equal((await control(url, 'GET')).body, { queued: [] }, 'nothing refused was queued');
+
+      for (let queued = 0; queued < FAULT_QUEUE_MAX; queued += 1000) await control(url, 'POST', { mode: 'http500', count: 1000 });
+      const full = await control(url, 'POST', { mode: 'http500' });
+      assert.is(full.status, 409);
+      assert.match(full.body.message, /^count: at most 10000 faults may be queued/);
+      assert.equal(await control(url, 'DELETE'), { status: 200, body: { cleared: FAULT_QUEUE_MAX } });
+
+      const put = await fetch(`${url}/_faults`, { method: 'PUT' });
+      assert.is(put.status, 405);
+      assert.is(put.headers.get('allow'), 'GET, POST, DELETE');
+    },
+    { faultControl: true },
+  ));
+
+test('fault control: a client that is not on loopback is refused', async () => {
+  const simulator = createSimulator({ faultControl: true });
+  const handle = simulator.app.callback();
+  // As if the request came from elsewhere, the simulator being bound to a wider address.
+  const server = createServer((req, res) => {
+    Object.defineProperty(req.socket, 'remoteAddress', { value: '192.0.2.7' });
+    void handle(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const refused = await control(url, 'POST', { mode: 'http500' });
+    assert.is(refused.status, 403);
+    assert.match(refused.body.message, /loopback clients only/);
+    assert.is((await control(url, 'GET')).status, 403);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
 
 test('pointsApplied counts a memo over every user', () =>
   withSimulator(async ({ points, state }) => {

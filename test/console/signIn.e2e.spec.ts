@@ -71,7 +71,7 @@ test('without a live session the API answers 401 in the error form', () =>
   withHarness(ON, async (h) => {
     const res = await h.get('/console/api/me');
     assert.is(res.status, 401);
-    assert.equal(res.body, { code: 401, message: 'Sign in to the console first: /console/login', data: {} });
+    assert.equal(res.body, { code: 401, message: 'Sign in to the console first: /console/login', data: { reason: 'unauthenticated' } });
     const forged = await h.request('GET', '/console/api/me', { headers: { Cookie: 'cb_console=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA.forged' } });
     assert.is(forged.status, 401);
   }));

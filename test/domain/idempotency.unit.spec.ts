@@ -78,7 +78,7 @@ const start = (operation?: OperationView, claim = 'c2'): IdempotencyCommand => (
   at: NOW,
   expires: EXPIRES,
   staleBefore: STALE_BEFORE,
-  operation: () => operation,
+  operation: { operationId: 'op1', view: operation },
 });
 
 test('a request claims a free key under a name of its own; a key it may not run records nothing', () => {

@@ -252,7 +252,7 @@ otherNode('while the claims are fresh, another node answers 409 naming no stream
     assert.is(h.atOnce!.status, 409, `"${h.memo}": ${h.atOnce!.text}`);
     assert.equal(Object.keys(h.atOnce!.body).sort(), ['code', 'data', 'message']);
     assert.is(h.atOnce!.body.code, 409);
-    assert.equal(h.atOnce!.body.data, {});
+    assert.equal(h.atOnce!.body.data, { reason: 'claim_in_progress', retryAfterSeconds: 1 });
     assert.not.match(h.atOnce!.text, /idempotency-|operation-|revision/);
   }
 });

@@ -128,7 +128,7 @@ outcome('an unexpected error after the platform applied (the outcome cannot be r
   const logged = service.output().length;
   try {
     // Held until the service has given up recording the outcome (it logs the error) or has answered.
-    await until('the service met the locked store', () => answered || /locked|SQLITE_BUSY/i.test(service.output().slice(logged)), 20_000, 50);
+    await until('the service met the locked store', () => answered || /locked|SQLITE_BUSY/i.test(service.output().slice(logged)), 45_000, 50);
   } finally {
     lock.exec('ROLLBACK');
     lock.close();

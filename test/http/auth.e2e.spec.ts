@@ -157,7 +157,7 @@ auth('an admin path that does not exist is a JSON 404 with or without a key: the
   for (const apiKey of [undefined, keys.all]) {
     const res = await h.get('/adm/no/such/thing', apiKey);
     assert.is(res.status, 404, res.text);
-    assert.equal(res.body, { code: 404, message: 'No route for GET /adm/no/such/thing', data: {} });
+    assert.equal(res.body, { code: 404, message: 'No route for GET /adm/no/such/thing', data: { reason: 'route_not_found' } });
   }
 });
 

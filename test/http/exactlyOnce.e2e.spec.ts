@@ -57,7 +57,7 @@ test('an unexpected error after the platform applied answers 502 outcome unknown
     assert.is(first.body.data.status, 'unknown');
     platform.editPoints = editPoints;
     const retry = await send(h, key, 'bug', body);
-    assert.equal([retry.status, retry.body.data, retry.headers.get('idempotent-replayed')], [504, { operationId: first.body.data.operationId, status: 'unknown' }, 'true'], retry.text);
+    assert.equal([retry.status, retry.body.data, retry.headers.get('idempotent-replayed')], [504, { reason: 'outcome_unknown', operationId: first.body.data.operationId, status: 'unknown' }, 'true'], retry.text);
     assert.is(applied(h, 'bug after send'), 1);
     assert.not.match(first.text, /TypeError|Cannot read/);
   }));
@@ -72,7 +72,7 @@ test('an outcome append that fails after the platform applied answers 504 outcom
     assert.is(first.status, 504, first.text);
     assert.equal(first.body.data.status, 'pending');
     const retry = await send(h, key, 'full', body);
-    assert.equal([retry.status, retry.body.data], [504, { operationId: first.body.data.operationId, status: 'pending' }], retry.text);
+    assert.equal([retry.status, retry.body.data], [504, { reason: 'outcome_unknown', operationId: first.body.data.operationId, status: 'pending' }], retry.text);
     assert.is(applied(h, 'disk full'), 1);
     assert.is((await pointsAudit(h, key, 'disk full'))!.outcome.status, 'pending');
   }));
@@ -87,7 +87,7 @@ test('a restart of the same NODE_ID closes what it left pending as unknown; the 
     assert.is(first.status, 504, first.text);
     await h.restart();
     const retry = await send(h, key, 'pending', body);
-    assert.equal([retry.status, retry.body.data], [504, { operationId: first.body.data.operationId, status: 'unknown' }], retry.text);
+    assert.equal([retry.status, retry.body.data], [504, { reason: 'outcome_unknown', operationId: first.body.data.operationId, status: 'unknown' }], retry.text);
     const entry = await pointsAudit(h, key, 'left pending');
     assert.is(entry!.outcome.status, 'unknown');
     assert.match(entry!.outcome.reason, /node-a stopped before the platform answered, and restarted/);
@@ -214,7 +214,7 @@ test('a stream other writers keep moving past the retry deadline answers 409 tha
     const refused = await send(h, key, 'contended', body, '/adm/vip/submit');
     store.append = append;
     assert.is(refused.status, 409, refused.text);
-    assert.equal(refused.body, { code: 409, message: 'The record was changed by concurrent requests for too long; retry the request', data: {} });
+    assert.equal(refused.body, { code: 409, message: 'The record was changed by concurrent requests for too long; retry the request', data: { reason: 'concurrent_update' } });
     assert.ok(attempts > 3, `decided again ${attempts} times before giving up`);
     const retry = await send(h, key, 'contended', body, '/adm/vip/submit');
     assert.equal([retry.status, retry.headers.get('idempotent-replayed')], [200, null], retry.text);

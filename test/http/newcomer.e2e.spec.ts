@@ -35,7 +35,7 @@ test('without COMMUNITY_KEY, operations that need it answer 503 naming the setti
     ] as const) {
       const res = await h.post(path, body, key);
       assert.is(res.status, 503, res.text);
-      assert.equal(res.body, { code: 503, message: res.body.message, data: {} });
+      assert.equal(res.body, { code: 503, message: res.body.message, data: { reason: 'not_configured' } });
       assert.match(res.body.message, /^COMMUNITY_KEY \(or COMMUNITY_KEY_(POINT|ITEM)\), the community platform's gold-finger key for (points edits|items), is not set/);
     }
     const liveness = await h.get(`/adm/liveness/${ALICE.oId}`, key);

@@ -7,6 +7,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import { createHttpApp } from '../../src/http/app.js';
+import { EXAMPLE_OID } from '../../src/http/openapi.js';
+import { DEMO_USERS } from '../../src/community/demoUsers.js';
 import * as res from '../../src/contract/answers.js';
 import { createLogger } from '../../src/log.js';
 import { ALICE, startHarness, type Answer, type Harness } from '../support/harness.js';
@@ -81,8 +83,10 @@ test('an OpenAPI 3.1 document with the apiKey header scheme on every admin opera
         }
         if (path.startsWith('/adm/')) {
           assert.equal(op.security, [{ apiKey: [] }], `${where} needs the apiKey header`);
-          for (const status of ['401', '403', '429']) {
-            assert.equal(op.responses[status].content['application/json'].schema, { $ref: '#/components/schemas/ErrorBody' }, `${where} ${status}`);
+          // The spec's own bodies for the key checks; the rate limit's error body for 429.
+          const errorSchemas = { '401': 'InvalidApiKeyBody', '403': 'PermissionDeniedBody', '429': 'Error429' };
+          for (const [status, component] of Object.entries(errorSchemas)) {
+            assert.equal(op.responses[status].content['application/json'].schema, { $ref: `#/components/schemas/${component}` }, `${where} ${status}`);
           }
           const idempotencyKey = (op.parameters ?? []).some((p: Json) => resolve(doc, p).name === 'Idempotency-Key');
           assert.is(idempotencyKey, method === 'post', `${where}: Idempotency-Key on admin POSTs`);
@@ -95,8 +99,10 @@ test('an OpenAPI 3.1 document with the apiKey header scheme on every admin opera
     const refs = JSON.stringify(doc).match(/"\$ref":"[^"]+"/g) ?? [];
     assert.ok(refs.length > 10);
     for (const ref of refs) resolve(doc, { $ref: JSON.parse(`{${ref}}`).$ref });
-    const error = doc.components.schemas.ErrorBody;
-    assert.equal(error.required, ['code', 'message', 'data']);
+    // Every error body, whatever its status, has the spec's error form.
+    const errors = (doc.components.schemas.ErrorBody.anyOf as Json[]).map((member) => resolve(doc, member));
+    assert.ok(errors.length > 10, `the error bodies (${errors.length})`);
+    for (const error of errors) assert.equal(error.required, ['code', 'message', 'data']);
   }));
 
 test("the document states the configured Idempotency-Key retention, not the default's", () =>
@@ -161,7 +167,7 @@ test("request schemas carry the spec's fields, required as the spec says", () =>
     assert.equal(item.required, ['position', 'time', 'appId', 'keyId', 'operationId', 'request', 'outcome']);
     assert.equal(resolve(doc, item.properties.outcome).properties.status.enum, ['applied', 'rejected', 'failed', 'unknown', 'pending']);
     const bad = doc.paths['/adm/points/edit'].post.responses['400'].content['application/json'];
-    assert.equal(bad.example.data.issues, [{ field: 'oId', message: 'is required' }]);
+    assert.equal(bad.examples.validation_failed.value.data.issues, [{ field: 'oId', message: 'is required' }]);
   }));
 
 test('real answers have the documented shapes', () =>
@@ -222,5 +228,9 @@ test('/docs is a readable page whose assets are all local and load', () =>
       assert.is((await h.get(path)).status, 404, path);
     }
   }));
+
+test("the document's example oId is alice's in the dev store, so that Try it out works against npm run dev", () => {
+  assert.is(DEMO_USERS.find((user) => user.userName === 'alice')?.oId, EXAMPLE_OID);
+});
 
 test.run();

@@ -46,7 +46,8 @@ function assertOutcome(event: RecordedEvent<string, any>, type: string) {
   assert.match(event.data.at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 }
 
-function assertError(res: Answer, status: number, message?: RegExp, data: Record<string, unknown> = {}) {
+/** The error form, `data` exactly: its `reason` and that reason's fields. */
+function assertError(res: Answer, status: number, message: RegExp | undefined, data: Record<string, unknown> & { reason: string }) {
   assert.is(res.status, status, res.text);
   assert.equal(Object.keys(res.body).sort(), ['code', 'data', 'message'], res.text);
   assert.is(res.body.code, status);
@@ -54,9 +55,19 @@ function assertError(res: Answer, status: number, message?: RegExp, data: Record
   if (message) assert.match(res.body.message, message);
 }
 
+/** The platform failed and nothing changed: no operation to name. */
+const FAILED = { reason: 'platform_failed' };
+
+/** The platform's refusal, its own message carried as it said it. */
+function rejected(res: Answer) {
+  assert.match(res.body.data?.platformMessage ?? '', /^金手指不正确/);
+  return { reason: 'platform_rejected', platformMessage: res.body.data.platformMessage };
+}
+const assertRejected = (res: Answer) => assertError(res, 422, /金手指不正确/, rejected(res));
+
 /** Sent, and then no answer that can be trusted: the body names the operation, which will not be sent again. */
 function assertOutcomeUnknown(res: Answer, status: number, operationId: string, message: RegExp) {
-  assertError(res, status, message, { operationId, status: 'unknown' });
+  assertError(res, status, message, { reason: 'outcome_unknown', operationId, status: 'unknown' });
   assert.match(res.body.message, /^Outcome unknown: .*will not be sent again/);
 }
 
@@ -170,12 +181,12 @@ ops('a deduction the user cannot afford is 409, the bag unchanged and the platfo
   const editsBefore = c.h.sim.calls('/user/edit/items');
   const before = await lastPosition(c.h);
   const res = await c.h.post('/adm/items/edit', { oId: BOB.oId, item: 'checkin1day', sum: -3 }, c.key);
-  assertError(res, 409, /checkin1day/);
+  assertError(res, 409, /checkin1day/, { reason: 'conflict' });
   assert.match(res.body.message, /^sum: /);
   assert.equal(c.h.sim.user(BOB.oId)!.items, { checkin1day: 2 });
   assert.is(c.h.sim.calls('/user/edit/items'), editsBefore, 'the edit was not sent');
   const missing = await c.h.post('/adm/items/edit', { oId: BOB.oId, item: 'never-had', sum: -1 }, c.key);
-  assertError(missing, 409);
+  assertError(missing, 409, undefined, { reason: 'conflict' });
   assert.equal(c.h.sim.user(BOB.oId)!.items, { checkin1day: 2 });
   assert.is(c.h.sim.calls('/user/edit/items'), editsBefore);
   // The attempt is on record, as surely not having happened.
@@ -193,7 +204,7 @@ ops('liveness answers {code:0,msg,liveness:<number>} and records no operation', 
   assert.equal(await eventsAfter(c.h, before, 'operation-'), []);
 });
 
-ops('an oId the platform does not know is 404 {code:404,message,data:{}} on every endpoint, and no user is created', async (c) => {
+ops('an oId the platform does not know is 404 {code:404,message,data:{reason:"user_not_found",oId}} on every endpoint, and no user is created', async (c) => {
   const ghost = '9999999999999';
   const before = await lastPosition(c.h);
   const answers = [
@@ -207,7 +218,7 @@ ops('an oId the platform does not know is 404 {code:404,message,data:{}} on ever
     await c.h.post('/adm/vip/submit', { oId: ghost, quality: 'vip', expired: '2030-01-01 00:00:00' }, c.key),
     await c.h.post('/adm/vip/batch-submit', { oId: ghost, vips: [{ quality: 'vip', expired: '2030-01-01 00:00:00' }] }, c.key),
   ];
-  for (const res of answers) assertError(res, 404, new RegExp(ghost));
+  for (const res of answers) assertError(res, 404, new RegExp(ghost), { reason: 'user_not_found', oId: ghost });
   assert.equal(await eventsAfter(c.h, before), [], 'nothing recorded: no user, no operation, no VIP');
   assert.is(c.h.service.deps.readModels.users.byOid(ghost), undefined);
 });
@@ -267,7 +278,7 @@ faulty('an HTTP 500 on the user lookup is 502 {code:502}; nothing is recorded', 
   const before = await lastPosition(c.h);
   c.h.sim.failNext(1, 'http500');
   const res = await c.h.post('/adm/points/edit', { oId: ALICE.oId, point: 5, memo: 'm' }, c.key);
-  assertError(res, 502, /community platform failed/);
+  assertError(res, 502, /community platform failed/, FAILED);
   assert.not.match(res.text, /sim-key/, 'no gold-finger key in an answer');
   assert.is(c.h.sim.user(ALICE.oId)!.points, 100);
   assert.equal(await eventsAfter(c.h, before), []);
@@ -275,7 +286,7 @@ faulty('an HTTP 500 on the user lookup is 502 {code:502}; nothing is recorded', 
 
 faulty('garbage from the user lookup is 502', async (c) => {
   c.h.sim.failNext(1, 'garbage');
-  assertError(await c.h.get(`/adm/liveness/${ALICE.oId}`, c.key), 502, /community platform failed/);
+  assertError(await c.h.get(`/adm/liveness/${ALICE.oId}`, c.key), 502, /community platform failed/, FAILED);
 });
 
 faulty('an HTTP 500 on the write is 502 and the outcome is recorded as unknown', async (c) => {
@@ -302,9 +313,9 @@ faulty('garbage answering a write is 502 and the outcome is recorded as unknown'
 
 faulty('garbage answering an items query or liveness is 502', async (c) => {
   c.proxy.failNext('/user/query/items', { kind: 'garbage' });
-  assertError(await c.h.post('/adm/items/query', { oId: ALICE.oId }, c.key), 502);
+  assertError(await c.h.post('/adm/items/query', { oId: ALICE.oId }, c.key), 502, undefined, FAILED);
   c.proxy.failNext('/user/liveness', { kind: 'http500' });
-  assertError(await c.h.get(`/adm/liveness/${ALICE.oId}`, c.key), 502);
+  assertError(await c.h.get(`/adm/liveness/${ALICE.oId}`, c.key), 502, undefined, FAILED);
 });
 
 faulty('a user lookup slower than COMMUNITY_TIMEOUT_MS is 504 within about the timeout; nothing is recorded', async (c) => {
@@ -318,7 +329,7 @@ faulty('a user lookup slower than COMMUNITY_TIMEOUT_MS is 504 within about the t
     c.h.sim.setDelay(0);
   }
   const elapsed = Date.now() - started;
-  assertError(res, 504, /did not answer within 300 ms/);
+  assertError(res, 504, /did not answer within 300 ms/, { reason: 'platform_timeout' });
   assert.ok(elapsed >= 280 && elapsed < 800, `answered after ${elapsed} ms`);
   assert.equal(await eventsAfter(c.h, before), [], 'no user created, no operation');
 });
@@ -340,7 +351,7 @@ faulty('an unaffordable deduction whose pre-check read fails is 502 and never se
   const edits = c.h.sim.calls('/user/edit/items');
   const before = await lastPosition(c.h);
   c.proxy.failNext('/user/query/items', { kind: 'http500' });
-  assertError(await c.h.post('/adm/items/edit', { oId: ALICE.oId, item: 'checkin1day', sum: -1 }, c.key), 502);
+  assertError(await c.h.post('/adm/items/edit', { oId: ALICE.oId, item: 'checkin1day', sum: -1 }, c.key), 502, undefined, FAILED);
   assert.is(c.h.sim.calls('/user/edit/items'), edits);
   assert.equal(c.h.sim.user(ALICE.oId)!.items, { checkin1day: 2 });
   const [, outcome] = await oneOperationAfter(c.h, before);
@@ -362,7 +373,7 @@ refused.after(async ({ h }) => {
 refused('a write the platform refuses is 422 with the platform message, recorded as rejected', async (c) => {
   const before = await lastPosition(c.h);
   const res = await c.h.post('/adm/points/edit', { oId: ALICE.oId, point: 5, memo: 'm' }, c.key);
-  assertError(res, 422, /金手指不正确/);
+  assertError(res, 422, /金手指不正确/, rejected(res));
   assert.not.match(res.text, /wrong/, 'the configured key is not echoed');
   assert.is(c.h.sim.user(ALICE.oId)!.points, 100);
   const [intent, outcome] = await oneOperationAfter(c.h, before);
@@ -372,9 +383,9 @@ refused('a write the platform refuses is 422 with the platform message, recorded
 });
 
 refused('reads the platform refuses are 422 too', async (c) => {
-  assertError(await c.h.post('/adm/items/query', { oId: ALICE.oId }, c.key), 422, /金手指不正确/);
-  assertError(await c.h.get(`/adm/liveness/${ALICE.oId}`, c.key), 422, /金手指不正确/);
-  assertError(await c.h.post('/adm/medal/remove', { oId: ALICE.oId, name: 'x' }, c.key), 422, /金手指不正确/);
+  assertRejected(await c.h.post('/adm/items/query', { oId: ALICE.oId }, c.key));
+  assertRejected(await c.h.get(`/adm/liveness/${ALICE.oId}`, c.key));
+  assertRejected(await c.h.post('/adm/medal/remove', { oId: ALICE.oId, name: 'x' }, c.key));
 });
 
 refused.run();
@@ -392,10 +403,10 @@ down.after(async ({ h }) => {
 down('every operation is 502 {code:502} saying the platform failed, quickly; nothing is recorded', async (c) => {
   const before = await lastPosition(c.h);
   const started = Date.now();
-  assertError(await c.h.post('/adm/points/edit', { oId: ALICE.oId, point: 5, memo: 'm' }, c.key), 502, /community platform failed/);
-  assertError(await c.h.post('/adm/items/query', { oId: ALICE.oId }, c.key), 502, /community platform failed/);
-  assertError(await c.h.get(`/adm/liveness/${ALICE.oId}`, c.key), 502, /community platform failed/);
-  assertError(await c.h.get(`/adm/vip/${ALICE.oId}`, c.key), 502, /community platform failed/);
+  assertError(await c.h.post('/adm/points/edit', { oId: ALICE.oId, point: 5, memo: 'm' }, c.key), 502, /community platform failed/, FAILED);
+  assertError(await c.h.post('/adm/items/query', { oId: ALICE.oId }, c.key), 502, /community platform failed/, FAILED);
+  assertError(await c.h.get(`/adm/liveness/${ALICE.oId}`, c.key), 502, /community platform failed/, FAILED);
+  assertError(await c.h.get(`/adm/vip/${ALICE.oId}`, c.key), 502, /community platform failed/, FAILED);
   assert.ok(Date.now() - started < 1000, 'a refused connection does not wait for the timeout');
   assert.equal(await eventsAfter(c.h, before), []);
 });
@@ -422,7 +433,7 @@ goesDown('the write is refused a connection: 502, recorded as failed (it surely 
   const res = await c.h.post('/adm/points/edit', { oId: ALICE.oId, point: 5, memo: 'm' }, c.key);
   assert.is(c.h.sim.user(ALICE.oId)!.points, 100);
   const [intent, outcome] = await oneOperationAfter(c.h, before);
-  assertError(res, 502, /community platform failed/);
+  assertError(res, 502, /community platform failed/, FAILED);
   assertIntent(intent, 'PointsEditRequested', c, ALICE.oId, { point: 5, memo: 'm' });
   assertOutcome(outcome, 'OperationFailed');
   assert.match(outcome.data.reason, /ECONNREFUSED/);

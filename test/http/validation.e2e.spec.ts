@@ -140,7 +140,7 @@ validation('message push data must be a JSON object: not a string, an array or n
 validation('a body over 1 MiB is 413 in the error form; just under is read and validated', async (c) => {
   const over = await send(c, 'POST', '/adm/points/edit', { raw: JSON.stringify({ oId: ALICE.oId, point: 1, memo: 'x'.repeat(1024 * 1024) }) });
   assert.is(over.status, 413, over.text);
-  assert.equal(over.body, { code: 413, message: over.body.message, data: {} });
+  assert.equal(over.body, { code: 413, message: over.body.message, data: { reason: 'payload_too_large' } });
   assert.match(over.body.message, /1 MiB/);
   const under = await send(c, 'POST', '/adm/points/edit', { raw: JSON.stringify({ oId: ALICE.oId, point: 1, memo: 'x'.repeat(1024 * 1024 - 100) }) });
   assertInvalid(under, 'memo', 'must be at most 255 characters');
@@ -150,7 +150,7 @@ validation('an unknown route is a JSON 404', async (c) => {
   for (const path of ['/nope', '/adm/nope', '/adm/points', '/adm/vip']) {
     const res = await send(c, 'GET', path);
     assert.is(res.status, 404, `${path}: ${res.text}`);
-    assert.equal(res.body, { code: 404, message: `No route for GET ${path}`, data: {} });
+    assert.equal(res.body, { code: 404, message: `No route for GET ${path}`, data: { reason: 'route_not_found' } });
   }
   const post = await send(c, 'POST', '/adm/points/add', { body: {} });
   assert.equal([post.status, post.body.code], [404, 404]);
@@ -162,7 +162,7 @@ validation('a wrong method is 405 in the error form, with Allow', async (c) => {
   assert.is(get.headers.get('allow'), 'POST');
   assert.equal(Object.keys(get.body).sort(), ['code', 'data', 'message']);
   assert.is(get.body.code, 405);
-  assert.equal(get.body.data, {});
+  assert.equal(get.body.data, { reason: 'method_not_allowed' });
   assert.match(get.body.message, /GET/);
   const post = await send(c, 'POST', `/adm/liveness/${ALICE.oId}`, { body: {} });
   assert.equal([post.status, post.body.code, post.headers.get('allow')], [405, 405, 'HEAD, GET']);

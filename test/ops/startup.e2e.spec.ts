@@ -49,7 +49,11 @@ test('while it catches up with the log, a starting node answers /healthz 200, /r
     assert.match(readyBody.reason, /catching up with the event store/);
     const edit = await fetch(`${base}/adm/points/edit`, { method: 'POST', headers: { apiKey: 'cbk_anything', 'Content-Type': 'application/json' }, body: JSON.stringify({ oId: ALICE.oId, point: 1, memo: 'too early' }) });
     assert.equal([edit.status, edit.headers.get('retry-after')], [503, '1']);
-    assert.equal(await edit.json(), { code: 503, message: 'The service is starting: it is catching up with the event store; retry in a few seconds', data: {} });
+    assert.equal(await edit.json(), {
+      code: 503,
+      message: 'The service is starting: it is catching up with the event store; retry in a few seconds',
+      data: { reason: 'not_ready', retryAfterSeconds: 1 },
+    });
     assert.is(simulator.state.calls('/user/edit/points'), 0, 'nothing reached the platform');
 
     release!();

@@ -1,9 +1,9 @@
-// The realtime client's logic on its own (design.md §6): xstate's pure `initialTransition` and
+// The realtime client's machine on its own (design.md §6): xstate's pure `initialTransition` and
 // `transition` calls, no actor, no socket. Every transition is checked for the state it reaches
 // and the frames it emits.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { initialTransition, transition } from 'xstate';
+import { createActor, initialTransition, StateMachine, transition } from 'xstate';
 import { clientActorLogic, type ClientEvent, type ClientInput, type Frame } from '../../src/realtime/clientActor.js';
 import type { SpecUser } from '../../src/realtime/specUser.js';
 
@@ -22,7 +22,7 @@ const user = (oId = '1630399136785'): SpecUser => ({
   updated: '2026-01-02 03:04:05.678Z',
 });
 
-/** The frames a step emits: the `xstate.emit` actions' events, in order. */
+/** The frames a step emits: the `xstate.emit` actions' events, in order (as xstate's own tests read them). */
 function frames(actions: Array<{ type: string; params?: unknown }>): Frame[] {
   return actions.filter((a) => a.type === 'xstate.emit').map((a) => (a.params as { event: Frame }).event);
 }
@@ -36,6 +36,12 @@ const step = (snapshot: ReturnType<typeof anonymous>, event: ClientEvent) => {
   return { next, frames: frames(actions) };
 };
 const message = (position: number, name = 'reward'): ClientEvent => ({ type: 'MESSAGE', position, appId: 'game-one', name, data: { points: 5 } });
+
+test('a state machine: anonymous, signedIn and the final state closed', () => {
+  assert.ok(clientActorLogic instanceof StateMachine);
+  assert.equal(Object.keys(clientActorLogic.root.states), ['anonymous', 'signedIn', 'closed']);
+  assert.is(clientActorLogic.root.states.closed!.type, 'final');
+});
 
 test('without a session it starts anonymous and emits PB_CONNECT with login_status false', () => {
   const [snapshot, actions] = start({ clientId: 'client-1', position: 7 });
@@ -117,6 +123,32 @@ test('closed is final: nothing more happens', () => {
     assert.is(next.value, 'closed');
     assert.equal(frames, []);
   }
+});
+
+test('an actor of the machine sends the frames its transitions emit, in order, and completes when closed', () => {
+  const actor = createActor(clientActorLogic, { input: { clientId: 'client-1', position: 7 } });
+  const sent: Frame[] = [];
+  let completed = false;
+  actor.on('*', (frame) => sent.push(frame));
+  actor.subscribe({ complete: () => (completed = true) });
+  actor.start();
+  actor.send({ type: 'HEARTBEAT' });
+  actor.send({ type: 'SIGNED_IN', user: user(), sessionId: 's2', position: 12 });
+  actor.send(message(12));
+  actor.send(message(13));
+  actor.send({ type: 'CLOSE' });
+  actor.send({ type: 'HEARTBEAT' });
+  assert.equal(
+    sent.map((frame) => [frame.type, 'id' in frame ? frame.id : undefined]),
+    [
+      ['PB_CONNECT', 7],
+      ['heartbeat', undefined],
+      ['login', 12],
+      ['message', 13],
+    ],
+  );
+  assert.is(actor.getSnapshot().status, 'done');
+  assert.ok(completed);
 });
 
 test.run();

@@ -82,7 +82,11 @@ test('a refused stream answers the JSON error form with Retry-After, and is logg
     assert.is(refused.status, 429);
     assert.is(refused.headers['content-type'], 'application/json; charset=utf-8');
     assert.is(Number(refused.headers['content-length']), Buffer.byteLength(refused.text));
-    assert.equal(JSON.parse(refused.text), { code: 429, message: 'Too many realtime connections from this address (at most 1)', data: {} });
+    assert.equal(JSON.parse(refused.text), {
+      code: 429,
+      message: 'Too many realtime connections from this address (at most 1)',
+      data: { reason: 'too_many_connections', retryAfterSeconds: Number(refused.headers['retry-after']) },
+    });
     assert.ok(Number(refused.headers['retry-after']) > 0);
     assert.is(refused.headers['x-request-id'], 'trace-refused');
     assert.is(refused.headers['x-content-type-options'], 'nosniff');
@@ -102,7 +106,7 @@ test('a store failure while opening: 500 in the error form, nothing internal sai
       faults!.appendFailure = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
       const failed = await get(h, '/api/realtime');
       assert.is(failed.status, 500);
-      assert.equal(JSON.parse(failed.text), { code: 500, message: 'Internal error: the service could not complete the request', data: {} });
+      assert.equal(JSON.parse(failed.text), { code: 500, message: 'Internal error: the service could not complete the request', data: { reason: 'internal_error' } });
       assert.is(failed.headers['x-content-type-options'], 'nosniff');
       assert.ok(lines().some((l) => l.msg === 'unexpected error' && l.path === '/api/realtime'));
       assert.equal(requestLines(lines()).map((l) => l.status), ['500']);

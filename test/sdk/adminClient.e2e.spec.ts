@@ -1,7 +1,7 @@
 // The SDK's admin client, imported as a package (the workspace build), against a real service and
 // the platform simulator: every method once, failures as BridgeError, and retries that reuse the
 // Idempotency-Key so the platform sees a request once however often it is sent.
-import { BridgeError, createAdminClient, type AdminClientOptions, type Fetch } from '@community-bridge/sdk';
+import { BridgeError, ConnectionError, OutcomeUnknownError, createAdminClient, type AdminClientOptions, type Fetch } from '@community-bridge/sdk';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, startHarness, type Harness } from '../support/harness.js';
@@ -97,7 +97,7 @@ test('every method answers with the service’s typed body', () =>
 test('failures throw BridgeError with the service’s status, message and data', () =>
   withClient(async (h, options) => {
     const unknownKey = await failureOf(createAdminClient({ ...options, apiKey: `cbk_${'0'.repeat(27)}` }).vip.get(ALICE.oId));
-    assert.equal([unknownKey.status, unknownKey.message, unknownKey.data], [401, 'Invalid apiKey', {}]);
+    assert.equal([unknownKey.status, unknownKey.message, unknownKey.data, unknownKey.reason], [401, 'Invalid apiKey', {}, undefined]);
 
     const { key: readOnly } = await h.key(['vip:read']);
     const forbidden = await failureOf(createAdminClient({ ...options, apiKey: readOnly }).points.edit({ oId: ALICE.oId, point: 1, memo: 'no' }));
@@ -110,7 +110,7 @@ test('failures throw BridgeError with the service’s status, message and data',
     assert.is(invalid.idempotencyKey, 'sdk-invalid');
 
     const unknownUser = await failureOf(admin.liveness.get('999999999'));
-    assert.is(unknownUser.status, 404);
+    assert.equal([unknownUser.status, unknownUser.reason], [404, 'user_not_found']);
     assert.is(unknownUser.idempotencyKey, undefined, 'reads carry no key');
   }));
 
@@ -129,7 +129,7 @@ test('POSTs carry a fresh Idempotency-Key each (or the one given); GETs none', (
     assert.equal([read!.method, read!.idempotencyKey], ['GET', undefined]);
   }));
 
-test('an outcome-unknown write is retried with the same key and reaches the platform once; the error names the operation', () =>
+test('an outcome-unknown write is not sent again and reaches the platform once; the error names the operation', () =>
   withClient(async (h, options) => {
     const recorder = recordingFetch();
     const admin = createAdminClient({ ...options, fetch: recorder.fetch });
@@ -137,15 +137,16 @@ test('an outcome-unknown write is retried with the same key and reaches the plat
     h.sim.faultNext(POINTS_PATH, { kind: 'applyThenReset' });
     const memo = 'sdk: reset';
     const error = await failureOf(admin.points.edit({ oId: ALICE.oId, point: 1, memo }));
-    assert.ok([502, 504].includes(error.status), `${error.status} ${error.message}`);
-    assert.match(error.message, /^Outcome unknown: /);
-    assert.type(error.data.operationId, 'string');
-    assert.is(recorder.sent.length, 3, 'three attempts');
-    assert.equal(new Set(recorder.sent.map((s) => s.idempotencyKey)).size, 1, 'one key for all of them');
-    assert.is(error.idempotencyKey, recorder.sent[0]!.idempotencyKey);
+    assert.instance(error, OutcomeUnknownError);
+    const unknown = error as OutcomeUnknownError;
+    assert.ok(unknown.status === 502 || unknown.status === 504, `${unknown.status} ${unknown.message}`);
+    assert.match(unknown.message, /^Outcome unknown: /);
+    assert.equal([unknown.reason, unknown.operationId, unknown.operationStatus], ['outcome_unknown', unknown.data.operationId, 'unknown']);
+    assert.is(recorder.sent.length, 1, 'the service will not send it again: neither does the client');
+    assert.is(unknown.idempotencyKey, recorder.sent[0]!.idempotencyKey);
     assert.is(h.sim.arrivals(POINTS_PATH).filter((a) => a.body.memo === memo).length, 1, 'sent to the platform once');
     const audit = await admin.audit.points(ALICE.oId);
-    assert.equal(audit.data.items.map((e) => [e.operationId, e.outcome.status]), [[error.data.operationId, 'unknown']]);
+    assert.equal(audit.data.items.map((e) => [e.operationId, e.outcome.status]), [[unknown.operationId, 'unknown']]);
   }));
 
 test('an answer lost on the way back: the retry gets the stored answer, applied once', () =>
@@ -183,7 +184,8 @@ test('timeoutMs bounds the call; the error keeps the key, and a later retry with
     const memo = 'sdk: timeout';
     const started = Date.now();
     const error = await failureOf(admin.points.edit({ oId: ALICE.oId, point: 1, memo }));
-    assert.equal([error.status, error.message], [0, 'No answer within 300 ms']);
+    assert.instance(error, ConnectionError);
+    assert.equal([error.status, error.reason, error.message], [undefined, 'timeout', 'No answer within 300 ms']);
     assert.ok(Date.now() - started < 600, `gave up after ${Date.now() - started} ms`);
     assert.type(error.idempotencyKey, 'string');
     await new Promise((resolve) => setTimeout(resolve, 800));
@@ -198,7 +200,8 @@ test('no service at all: a network error after the bounded attempts', async () =
   const baseUrl = h.url;
   await h.close();
   const error = await failureOf(createAdminClient({ baseUrl, apiKey: key, maxAttempts: 2 }).vip.get(ALICE.oId));
-  assert.is(error.status, 0);
+  assert.instance(error, ConnectionError);
+  assert.equal([error.status, error.reason], [undefined, 'connection_failed']);
   assert.match(error.message, /^Network error: fetch failed \(connect ECONNREFUSED /);
 });
 

@@ -113,6 +113,7 @@ test('no failure of any kind shows the key: refused, timed out, 401, 403, 5xx, n
     ['no answer in time', () => failureFrom(() => undefined, key, { timeoutMs: 200 })],
     // Hostile answers echo the key, in any case, in the message, the data and its field names.
     ['401 echoing the key', () => failureFrom((_q, res) => json(res, 401, { code: 401, message: `Invalid apiKey ${key}`, data: { apiKey: key, [key]: true } }), key)],
+    ['401 echoing it as X-Request-Id', () => failureFrom((_q, res) => json(res, 401, { code: 401, message: 'Invalid apiKey', data: {} }, { 'X-Request-Id': key }), key)],
     ['403 echoing it upper-cased', () => failureFrom((_q, res) => json(res, 403, { code: 403, message: `No permission: ${key.toUpperCase()}`, data: {} }), key, { method: 'POST' })],
     ['403 echoing it JSON-escaped', () => failureFrom((_q, res) => res.writeHead(403).end(`{"message":"${key.replace('c', '\\u0063')}"}`), key)],
     ['500 not JSON', () => failureFrom((_q, res) => res.writeHead(500, { 'Content-Type': 'text/html' }).end(`<h1>error for ${key}</h1>`), key)],

@@ -3,7 +3,7 @@
 // apiKey, and a POST's body, to whoever is there. The SDK must not follow any 3xx, on GET or POST,
 // and must say so with a BridgeRedirectError naming the status and where it pointed, once (no
 // retry), without the key.
-import { BridgeError, BridgeRedirectError, createAdminClient } from '@community-bridge/sdk';
+import { BridgeError, BridgeRedirectError, createAdminClient, type Fetch } from '@community-bridge/sdk';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rejectionOf, startLoopback, wellFormedKey, type Loopback } from '../sdk/loopback.js';
@@ -43,7 +43,8 @@ for (const status of [301, 302, 303, 307, 308]) {
         assert.instance(error, BridgeRedirectError);
         assert.instance(error, BridgeError);
         const redirect = error as BridgeRedirectError;
-        assert.is(redirect.status, status);
+        assert.equal([redirect.status, redirect.reason], [status, 'redirect']);
+        assert.is(redirect.requestId, service.received[0]!.headers['x-request-id'], 'the request id the call sent');
         assert.is(redirect.locationOrigin, elsewhere.url);
         assert.ok(redirect.message.includes(`HTTP ${status}`) && redirect.message.includes(elsewhere.url), redirect.message);
         assert.not.ok(redirect.message.includes('?from=redirect'), 'only the origin is named');
@@ -74,6 +75,15 @@ test('a 3xx with no Location, or one that is not a URL, is an error too', async 
     assert.equal([error.status, error.locationOrigin], [302, undefined]);
     assert.match(error.message, /HTTP 302 to a Location that is not a URL/);
   });
+});
+
+test('a redirect a browser hides (an opaque answer) has no status, not 0', async () => {
+  const opaque: Fetch = async () => ({ type: 'opaqueredirect', status: 0, headers: new Headers(), text: async () => '', body: null });
+  const error = await rejectionOf(calls.POST(createAdminClient({ baseUrl: 'http://127.0.0.1:1', apiKey: wellFormedKey(), fetch: opaque })));
+  assert.instance(error, BridgeRedirectError);
+  const redirect = error as BridgeRedirectError;
+  assert.equal([redirect.status, redirect.reason, redirect.locationOrigin], [undefined, 'redirect', undefined]);
+  assert.match(redirect.message, /the browser hides where to/);
 });
 
 test.run();

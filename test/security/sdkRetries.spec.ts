@@ -1,8 +1,9 @@
 // Attack on the SDK's retries: a failure that sending again cannot mend (a refusal, a redirect, a
 // malformed key, Idempotency-Key or body) must not be sent again, or every call multiplies the
 // requests, and the key, put on the wire. Only a request whose fate is open (no answer, 502, 504,
-// a 409 saying an attempt with the same Idempotency-Key is still running) is, with that same key.
-import { BridgeError, createAdminClient } from '@community-bridge/sdk';
+// a 409 saying an attempt with the same Idempotency-Key is still running) is, with that same key;
+// never an outcome_unknown, which the service will not send on again whatever comes.
+import { BridgeError, OutcomeUnknownError, createAdminClient } from '@community-bridge/sdk';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { countingFetch, json, rejectionOf, startLoopback, wellFormedKey, type Loopback, type Responder } from '../sdk/loopback.js';
@@ -20,7 +21,8 @@ async function withService(respond: Responder, run: (service: Loopback, admin: R
   }
 }
 
-const answering = (status: number, headers: Record<string, string> = {}): Responder => (_q, res) => json(res, status, { code: status, message: `status ${status}`, data: {} }, headers);
+const answering = (status: number, headers: Record<string, string> = {}, data: Record<string, unknown> = {}): Responder => (_q, res) =>
+  json(res, status, { code: status, message: `status ${status}`, data }, headers);
 
 for (const status of [400, 401, 403, 404, 405, 409, 410, 413, 415, 422, 431]) {
   test(`a ${status} is sent once, on GET and POST`, () =>
@@ -80,9 +82,18 @@ for (const status of [502, 504]) {
     }));
 }
 
+for (const status of [502, 504]) {
+  test(`a ${status} outcome_unknown is sent once`, () =>
+    withService(answering(status, {}, { reason: 'outcome_unknown', operationId: 'op1234567890abc', status: 'unknown' }), async (service, admin) => {
+      assert.instance(await rejectionOf(admin.points.edit(POINTS)), OutcomeUnknownError);
+      assert.is(service.received.length, 1);
+    }));
+}
+
 test('a 409 still-running with a short Retry-After is sent again, then answered', () =>
   withService(
-    (_q, res, n) => (n === 1 ? answering(409, { 'Retry-After': '1' })(_q, res, n) : json(res, 200, { code: 0, msg: 'success', data: {} })),
+    (_q, res, n) =>
+      n === 1 ? answering(409, { 'Retry-After': '1' }, { reason: 'claim_in_progress', retryAfterSeconds: 1 })(_q, res, n) : json(res, 200, { code: 0, msg: 'success', data: {} }),
     async (service, admin) => {
       assert.is((await admin.points.edit(POINTS)).code, 0);
       assert.is(service.received.length, 2);

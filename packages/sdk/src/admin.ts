@@ -1,6 +1,6 @@
 // The admin API (`/adm/…`) for application servers: one method per endpoint, typed bodies in and
-// out, failures as BridgeError. Every POST carries an Idempotency-Key so that its retries
-// (transport.ts) cannot apply it twice.
+// out, failures as the BridgeError subclass that says how to handle them (errors.ts). Every POST
+// carries an Idempotency-Key so that its retries (transport.ts) cannot apply it twice.
 import { idempotencyKeyOf } from './idempotencyKey.js';
 import { createTransport, expectSuccess, type Send, type TransportOptions } from './transport.js';
 import type * as api from './types.js';

@@ -1,6 +1,21 @@
 // @community-bridge/sdk: the admin client for application servers, the realtime client for browsers.
 export { createAdminClient, type AdminClient, type AdminClientOptions, type AuditPaging, type CallOptions } from './admin.js';
-export { BridgeError, BridgeRedirectError, type BridgeErrorData } from './errors.js';
+export {
+  AuthError,
+  BridgeError,
+  BridgeRedirectError,
+  ConnectionError,
+  OutcomeUnknownError,
+  PermissionError,
+  PlatformError,
+  RateLimitError,
+  ValidationError,
+  type BridgeErrorData,
+  type BridgeErrorInit,
+  type BridgeErrorReason,
+  type ClientErrorReason,
+  type ServiceErrorReason,
+} from './errors.js';
 export type { LoginFrame, MessageFrame, PbConnectFrame, RealtimeUser } from './frames.js';
 export { connectRealtime, type EventSourceConstructor, type EventSourceLike, type RealtimeConnection, type RealtimeOptions } from './realtime.js';
 export type { Fetch, FetchResponse } from './transport.js';

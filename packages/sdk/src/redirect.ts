@@ -12,12 +12,12 @@ export function isRedirect(response: FetchResponse): boolean {
 
 export function redirectError(
   response: FetchResponse,
-  context: { requestUrl: string; origin: string; redact: Redactor; idempotencyKey: string | undefined },
+  context: { requestUrl: string; origin: string; redact: Redactor; requestId: string; idempotencyKey: string | undefined },
 ): BridgeRedirectError {
   // Nothing of it is read: the request is over.
   response.body?.cancel().catch(() => undefined);
   const hidden = response.type === 'opaqueredirect';
-  const status = hidden ? 0 : response.status;
+  const status = hidden ? undefined : response.status;
   const location = hidden ? null : response.headers.get('location');
   const target = location === null ? undefined : originOf(location, context.requestUrl);
   const locationOrigin = target === undefined ? undefined : context.redact.text(target);
@@ -25,7 +25,7 @@ export function redirectError(
     ? 'a redirect (the browser hides where to)'
     : `HTTP ${status} ${location === null ? 'with no Location' : `to ${nameOf(locationOrigin)}`}`;
   const message = `Redirect not followed: ${where}; the apiKey is sent to ${context.redact.text(context.origin)} only (set baseUrl to the service's own address)`;
-  return new BridgeRedirectError(status, message, locationOrigin, context.idempotencyKey === undefined ? {} : { idempotencyKey: context.idempotencyKey });
+  return new BridgeRedirectError(message, { status, locationOrigin, requestId: context.requestId, idempotencyKey: context.idempotencyKey });
 }
 
 /** The Location's origin: 'null' for a scheme without one (data:, file:, …), undefined for no URL at all. */

@@ -1,11 +1,24 @@
 // One admin API call: JSON in and out, the apiKey header, one deadline over every attempt, and
-// retries (retry.ts) of the failures that leave the request's fate open, with the same
-// Idempotency-Key, which the service answers from its record instead of acting twice. The key is
-// sent to baseUrl's origin only (redirects are not followed) and kept out of every error.
-import { BridgeError, type BridgeErrorData } from './errors.js';
+// retries (retry.ts) of the failures that sending again can mend, with the same Idempotency-Key
+// and X-Request-Id, so the service answers from its record instead of acting twice and its log
+// ties the attempts together. The key is sent to baseUrl's origin only (redirects are not
+// followed) and kept out of every error.
+import {
+  AuthError,
+  BridgeError,
+  ConnectionError,
+  OutcomeUnknownError,
+  PermissionError,
+  PlatformError,
+  RateLimitError,
+  ValidationError,
+  type BridgeErrorData,
+  type BridgeErrorInit,
+  type BridgeErrorReason,
+} from './errors.js';
 import { createRedactor, type Redactor } from './redact.js';
 import { isRedirect, redirectError } from './redirect.js';
-import { backoff, retryDelay } from './retry.js';
+import { backoff, retryAfterSecondsOf, retryDelay } from './retry.js';
 import { readSettings } from './settings.js';
 
 /** The part of a fetch Response the client reads. */
@@ -34,7 +47,7 @@ export interface TransportOptions {
   /** An API key issued with `keys create` (`cbk_…`); checked when the client is made. */
   apiKey: string;
   fetch?: Fetch;
-  /** The longest one call may take, retries included (default 30 000). */
+  /** The longest one call may take, retries and their waits included (default 30 000). */
   timeoutMs?: number;
   /** How many times one call is sent at most (default 3, at most 10; 1 turns retries off). */
   maxAttempts?: number;
@@ -44,6 +57,10 @@ export interface Answer {
   status: number;
   /** The parsed JSON body, undefined when it was not JSON. */
   body: unknown;
+  /** The answer's X-Request-Id when it has a well-formed one, else the one the call sent (if any). */
+  requestId: string | undefined;
+  /** Its Retry-After, in seconds (else its `data.retryAfterSeconds`). */
+  retryAfterSeconds: number | undefined;
 }
 
 export interface RequestInput {
@@ -56,6 +73,9 @@ export interface RequestInput {
 
 export type Send = (input: RequestInput) => Promise<Answer>;
 
+/** What the service takes as X-Request-Id; anything else in an answer is not kept. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
 /** Throws a TypeError for options no call could succeed with (see settings.ts). */
 export function createTransport(options: TransportOptions): Send {
   const settings = readSettings(options);
@@ -63,44 +83,47 @@ export function createTransport(options: TransportOptions): Send {
 
   return async function send(input) {
     const url = settings.base + input.path + queryString(input.query);
-    const headers: Record<string, string> = { apiKey: settings.apiKey, Accept: 'application/json' };
+    const requestId = crypto.randomUUID();
+    const headers: Record<string, string> = { apiKey: settings.apiKey, Accept: 'application/json', 'X-Request-Id': requestId };
     if (input.body !== undefined) headers['Content-Type'] = 'application/json';
     if (input.idempotencyKey !== undefined) headers['Idempotency-Key'] = input.idempotencyKey;
     const body = input.body === undefined ? undefined : jsonOf(input.body);
+    const endsAt = Date.now() + settings.timeoutMs;
     const deadline = AbortSignal.timeout(settings.timeoutMs);
-    const keyOption = input.idempotencyKey !== undefined ? { idempotencyKey: input.idempotencyKey } : {};
-    const timedOut = (cause: unknown) => noAnswer(`No answer within ${settings.timeoutMs} ms`, undefined, cause, redact, keyOption);
+    const context: Context = { requestId, idempotencyKey: input.idempotencyKey };
+    const timedOut = (cause: unknown) => noAnswer('timeout', `No answer within ${settings.timeoutMs} ms`, undefined, cause, redact, context);
 
     for (let attempt = 1; ; attempt++) {
       let answer: Answer | undefined;
-      let retryAfter: string | null = null;
       let redirected: FetchResponse | undefined;
       let failure: unknown;
       try {
         const response = await settings.fetch(url, { method: input.method, headers, ...(body !== undefined && { body }), signal: deadline, redirect: 'manual' });
         if (isRedirect(response)) redirected = response;
-        else {
-          answer = cleaned(await readAnswer(response), redact);
-          retryAfter = response.headers.get('retry-after');
-        }
+        else answer = cleaned(await readAnswer(response, requestId), redact);
       } catch (error) {
         if (deadline.aborted) throw timedOut(error);
         failure = error;
       }
-      if (redirected) throw redirectError(redirected, { requestUrl: url, origin: settings.origin, redact, idempotencyKey: input.idempotencyKey });
-      const delay = answer ? retryDelay(answer.status, retryAfter, attempt) : backoff(attempt);
-      if (delay === undefined || attempt >= settings.maxAttempts) {
+      if (redirected) throw redirectError(redirected, { requestUrl: url, origin: settings.origin, redact, ...context });
+      const delay = answer ? retryDelay({ status: answer.status, reason: reasonOf(answer.body), retryAfterSeconds: answer.retryAfterSeconds }, attempt) : backoff(attempt);
+      // A wait that would end past the deadline is not begun: what this attempt got stands.
+      if (delay === undefined || attempt >= settings.maxAttempts || Date.now() + delay >= endsAt) {
         if (answer) return answer;
-        throw noAnswer('Network error', describe(failure), failure, redact, keyOption);
+        throw noAnswer('connection_failed', 'Network error', describe(failure), failure, redact, context);
       }
       await sleep(delay, deadline);
       if (deadline.aborted) {
-        // The deadline cut the retries short: the last answer stands.
         if (answer) return answer;
         throw timedOut(failure);
       }
     }
   };
+}
+
+interface Context {
+  requestId: string;
+  idempotencyKey: string | undefined;
 }
 
 /** The request body as JSON; a value JSON cannot carry (a BigInt, a cycle) fails before sending. */
@@ -113,14 +136,16 @@ function jsonOf(body: unknown): string {
 }
 
 /** A call that got no answer. A failure that mentions the apiKey (a custom fetch's) is left out whole. */
-function noAnswer(title: string, detail: string | undefined, cause: unknown, redact: Redactor, keyOption: { idempotencyKey?: string }): BridgeError {
-  if (redact.mentions(detail) || redact.mentions(cause)) return new BridgeError(0, `${title} (its description mentions the apiKey and is left out)`, {}, keyOption);
-  return new BridgeError(0, detail === undefined ? title : `${title}: ${detail}`, {}, { ...keyOption, cause });
+function noAnswer(reason: 'connection_failed' | 'timeout', title: string, detail: string | undefined, cause: unknown, redact: Redactor, context: Context): ConnectionError {
+  const init = { reason, requestId: context.requestId, idempotencyKey: context.idempotencyKey };
+  if (redact.mentions(detail) || redact.mentions(cause)) return new ConnectionError(`${title} (its description mentions the apiKey and is left out)`, init);
+  return new ConnectionError(detail === undefined ? title : `${title}: ${detail}`, { ...init, cause });
 }
 
 /** An answer that is not a success may be turned into an error: the apiKey is masked in it. */
 function cleaned(answer: Answer, redact: Redactor): Answer {
-  return answer.status >= 200 && answer.status < 300 ? answer : { status: answer.status, body: redact.json(answer.body) };
+  if (answer.status >= 200 && answer.status < 300) return answer;
+  return { ...answer, body: redact.json(answer.body), requestId: answer.requestId === undefined ? undefined : redact.text(answer.requestId) };
 }
 
 /** An error's message with its cause's (fetch says only "fetch failed"; the cause says why). */
@@ -136,14 +161,24 @@ function queryString(query: RequestInput['query']): string {
   return text ? `?${text}` : '';
 }
 
-/** Status and JSON body of a response (undefined for a body that is not JSON). */
-export async function readAnswer(response: FetchResponse): Promise<Answer> {
+/** A response as an Answer (its body undefined when not JSON); `sentRequestId` stands when it carries no X-Request-Id. */
+export async function readAnswer(response: FetchResponse, sentRequestId: string | undefined): Promise<Answer> {
   const text = await response.text();
+  let body: unknown;
   try {
-    return { status: response.status, body: JSON.parse(text) };
+    body = JSON.parse(text);
   } catch {
-    return { status: response.status, body: undefined };
+    body = undefined;
   }
+  const answered = response.headers.get('x-request-id');
+  const data = isObject(body) && isObject(body.data) ? body.data : {};
+  const dataSeconds = typeof data.retryAfterSeconds === 'number' && Number.isInteger(data.retryAfterSeconds) && data.retryAfterSeconds >= 0 ? data.retryAfterSeconds : undefined;
+  return {
+    status: response.status,
+    body,
+    requestId: answered !== null && REQUEST_ID.test(answered) ? answered : sentRequestId,
+    retryAfterSeconds: retryAfterSecondsOf(response.headers.get('retry-after')) ?? dataSeconds,
+  };
 }
 
 /** Resolves after `ms`, or as soon as the signal aborts. */
@@ -167,10 +202,37 @@ export function expectSuccess<T>(answer: Answer, idempotencyKey?: string): T {
   throw errorFrom(answer, idempotencyKey);
 }
 
-/** The service's `{code, message, data}` error, or what can be said of an answer that is not one. */
+/** The answer's `data.reason`, when it is an error body with one. */
+function reasonOf(body: unknown): string | undefined {
+  const data = isObject(body) ? body.data : undefined;
+  return isObject(data) && typeof data.reason === 'string' ? data.reason : undefined;
+}
+
+const PLATFORM_REASONS: ReadonlySet<string> = new Set(['platform_rejected', 'platform_failed', 'platform_timeout']);
+
+/** The service's `{code, message, data}` error as the class its status and reason call for, or what can be said of an answer that is not one. */
 export function errorFrom(answer: Answer, idempotencyKey?: string): BridgeError {
   const body = isObject(answer.body) ? answer.body : {};
-  const message = typeof body.message === 'string' ? body.message : answer.status < 300 ? `Unexpected answer (HTTP ${answer.status}, not a JSON object)` : `HTTP ${answer.status}`;
-  const data = isObject(body.data) ? (body.data as BridgeErrorData) : {};
-  return new BridgeError(answer.status, message, data, idempotencyKey === undefined ? {} : { idempotencyKey });
+  const { status } = answer;
+  const message = typeof body.message === 'string' ? body.message : status < 300 ? `Unexpected answer (HTTP ${status}, not a JSON object)` : `HTTP ${status}`;
+  const data: BridgeErrorData = isObject(body.data) ? body.data : {};
+  // The service's list is closed and the types are made from it; a newer service's reason still passes through.
+  const reason = reasonOf(answer.body) as BridgeErrorReason | undefined;
+  const init: BridgeErrorInit = { status, reason, requestId: answer.requestId, data, idempotencyKey };
+  if (reason === 'outcome_unknown' && (status === 502 || status === 504) && typeof data.operationId === 'string') {
+    return new OutcomeUnknownError(message, { ...init, operationId: data.operationId, operationStatus: data.status === 'pending' ? 'pending' : 'unknown' });
+  }
+  if (reason !== undefined && PLATFORM_REASONS.has(reason)) {
+    return new PlatformError(message, { ...init, platformMessage: typeof data.platformMessage === 'string' ? data.platformMessage : undefined });
+  }
+  if (status === 400) return new ValidationError(message, { ...init, issues: issuesOf(data.issues) });
+  if (status === 401) return new AuthError(message, init);
+  if (status === 403) return new PermissionError(message, init);
+  if (status === 429) return new RateLimitError(message, { ...init, retryAfterSeconds: answer.retryAfterSeconds });
+  return new BridgeError(message, init);
+}
+
+function issuesOf(value: unknown): Array<{ field: string; message: string }> {
+  if (!Array.isArray(value)) return [];
+  return value.filter((issue): issue is { field: string; message: string } => isObject(issue) && typeof issue.field === 'string' && typeof issue.message === 'string');
 }

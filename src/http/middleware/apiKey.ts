@@ -7,6 +7,7 @@ import { allows, type Permission } from '../../domain/permissions.js';
 import type { ApiKeyRecord, ApiKeysReadModel } from '../../projections/apiKeys.js';
 import { hashApiKey } from '../../services/apiKeys.js';
 import type { Clock } from '../../system/clock.js';
+import { runAsApp } from '../../system/requestContext.js';
 
 export interface AuthState {
   /** `allApps`: the key reaches every app's records, not only its own app's. */
@@ -45,6 +46,7 @@ export function requirePermission(keys: ApiKeysReadModel, clock: Clock, permissi
     if (!allows(key.permissions, permission)) throw new PermissionDeniedError();
     ctx.state.apiKey = key;
     ctx.state.actor = { appId: key.appId, keyId: key.keyId, app: key.app, allApps: key.allApps };
-    return next();
+    // What the request appends names the app and key.
+    return runAsApp(key.appId, key.keyId, next);
   };
 }

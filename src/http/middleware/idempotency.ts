@@ -3,7 +3,7 @@
 // lets the handler run, and keeps the answer exactly as the client received it. A key bound to a
 // platform operation answers for that operation from the log, whatever became of the request.
 import type { Middleware } from 'koa';
-import { AppError, changedNothing, ConflictError, ValidationError } from '../../domain/errors.js';
+import { AppError, changedNothing, ClaimInProgressError, ValidationError } from '../../domain/errors.js';
 import { IdempotencyService, type Claim } from '../../services/idempotency.js';
 import type { OperationOutcomes } from '../../services/operationOutcomes.js';
 import type { OperationClaim } from '../../services/platformOperations.js';
@@ -57,8 +57,7 @@ export function idempotency(
     const decision = await service.begin(ctx.state.actor.appId, idempotencyKey, IdempotencyService.requestHash(ctx.method, ctx.path, ctx.request.body));
     switch (decision.action) {
       case 'wait':
-        ctx.set('Retry-After', '1');
-        throw new ConflictError('Idempotency-Key: a request with this key is still being processed; retry in a few seconds');
+        throw new ClaimInProgressError(1);
       case 'replay':
         ctx.set('Idempotent-Replayed', 'true');
         ctx.status = decision.status;

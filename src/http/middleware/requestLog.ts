@@ -1,9 +1,13 @@
 // One JSON log line and one metrics sample per request: request id, app, route, status, duration.
 // Runs outermost so it sees the final status. Never logs headers or bodies (keys, cookies).
+// The one place that decides a request's id: the caller's X-Request-Id when it is well formed,
+// else a new one; echoed in the answer, and the rest of the request runs in its context, so the
+// events it appends carry it.
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Logger } from '../../log.js';
 import type { Metrics } from '../../metrics.js';
+import { runAsRequest } from '../../system/requestContext.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -15,7 +19,7 @@ export function requestLog(log: Logger, metrics: Pick<Metrics, 'httpRequests' | 
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     try {
-      await next();
+      await runAsRequest(requestId, next);
     } finally {
       const durationMs = performance.now() - started;
       // The route pattern, not the path, keeps the label set small (/adm/vip/:oId, not every oId).

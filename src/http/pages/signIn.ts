@@ -1,4 +1,4 @@
-// The small HTML pages of the sign-in flow (spec §4.8): opened in a popup or a tab, they say in
+// The small HTML pages of the sign-in flow (docs/api.md, `GET /fishpi/login`): opened in a popup or a tab, they say in
 // Chinese and English what happened and what to do next. No stack, no internal detail. Their
 // one style sheet and one script are inline and allowed by hash: the policy allows nothing else.
 import type { Context } from 'koa';

@@ -554,16 +554,20 @@ export interface components {
                 };
             };
         };
-        ErrorBody: {
-            /** @description the HTTP status */
-            code: number;
-            message: string;
-            data: {
-                issues?: {
-                    field: string;
-                    message: string;
-                }[];
-            };
+        ErrorBody: components["schemas"]["InvalidApiKeyBody"] | components["schemas"]["PermissionDeniedBody"] | components["schemas"]["Error400"] | components["schemas"]["Error403"] | components["schemas"]["Error404"] | components["schemas"]["Error405"] | components["schemas"]["Error409"] | components["schemas"]["Error413"] | components["schemas"]["Error422"] | components["schemas"]["Error429"] | components["schemas"]["Error500"] | components["schemas"]["Error501"] | components["schemas"]["Error502"] | components["schemas"]["Error503"] | components["schemas"]["Error504"];
+        InvalidApiKeyBody: {
+            /** @constant */
+            code: 401;
+            /** @constant */
+            message: "Invalid apiKey";
+            data: Record<string, never>;
+        };
+        PermissionDeniedBody: {
+            /** @constant */
+            code: 403;
+            /** @constant */
+            message: "No permission to access this resource";
+            data: Record<string, never>;
         };
         ItemsBody: {
             /** @constant */
@@ -709,6 +713,8 @@ export interface components {
             appId: string;
             /** @description the API key it used */
             keyId: string;
+            /** @description the X-Request-Id of the request that made it (the caller's, or the one the service gave it); absent when the log recorded none */
+            requestId?: string;
             operationId: string;
             request: {
                 point: number;
@@ -773,6 +779,8 @@ export interface components {
             appId: string;
             /** @description the API key it used */
             keyId: string;
+            /** @description the X-Request-Id of the request that made it (the caller's, or the one the service gave it); absent when the log recorded none */
+            requestId?: string;
             /** @enum {string} */
             action: "granted" | "renewed";
             recordId: string;
@@ -854,6 +862,348 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran */
+        ValidationFailedData: {
+            /** @constant */
+            reason: "validation_failed";
+            issues: {
+                /** @description dot path; `body` for the whole body */
+                field: string;
+                message: string;
+            }[];
+        };
+        /** @description A browser page on an origin that is neither the service's nor in CORS_ORIGINS; nothing changed */
+        ForeignOriginData: {
+            /** @constant */
+            reason: "foreign_origin";
+        };
+        /** @description The platform has no user with this oId; nothing was recorded */
+        UserNotFoundData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "user_not_found";
+            /** @description the oId asked for */
+            oId: string;
+        };
+        /** @description No such record (an operation, or one of another app) */
+        NotFoundData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "not_found";
+        };
+        /** @description No route for this method and path (paths match exactly: case and trailing slash included) */
+        RouteNotFoundData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "route_not_found";
+        };
+        /** @description The path does not take this method (`Allow` lists the ones it takes) */
+        MethodNotAllowedData: {
+            /** @constant */
+            reason: "method_not_allowed";
+        };
+        /** @description Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent */
+        ConflictData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "conflict";
+        };
+        /** @description The record was changed by concurrent requests for too long; nothing was written: send it again */
+        ConcurrentUpdateData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "concurrent_update";
+        };
+        /** @description A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds` */
+        ClaimInProgressData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "claim_in_progress";
+            /** @description seconds to wait before sending it again (the `Retry-After` header says the same) */
+            retryAfterSeconds: number;
+        };
+        /** @description This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key) */
+        ClaimLostData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "claim_lost";
+        };
+        /** @description The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted` */
+        OperationNotAppliedData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "operation_not_applied";
+            /** @description the platform operation: in the audit, `operations list`, and `POST /adm/operations/{operationId}/resolve` */
+            operationId: string;
+            /** @description true: the platform said afterwards that it applied it; check the user on the platform before sending it again */
+            contradicted: boolean;
+        };
+        /** @description The body, or the events it would record, are larger than the service takes; nothing was recorded */
+        PayloadTooLargeData: {
+            /** @constant */
+            reason: "payload_too_large";
+        };
+        /** @description The Idempotency-Key was used with a different request; use a new key for a new request */
+        IdempotencyKeyReusedData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "idempotency_key_reused";
+        };
+        /** @description The platform answered and refused the operation: it did not happen */
+        PlatformRejectedData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "platform_rejected";
+            /** @description the platform's own message (e.g. 积分不足) */
+            platformMessage: string;
+        };
+        /** @description Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran */
+        RateLimitedData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "rate_limited";
+            /** @description seconds to wait before sending it again (the `Retry-After` header says the same) */
+            retryAfterSeconds: number;
+        };
+        /** @description This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP) */
+        TooManyConnectionsData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "too_many_connections";
+            /** @description seconds to wait before sending it again (the `Retry-After` header says the same) */
+            retryAfterSeconds: number;
+        };
+        /** @description The service failed unexpectedly (the log has the cause) */
+        InternalErrorData: {
+            /** @constant */
+            reason: "internal_error";
+        };
+        /** @description The platform failed (unreachable, an HTTP error, an answer that could not be read) and nothing was changed: a read, or a write that was never sent */
+        PlatformFailedData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "platform_failed";
+        };
+        /** @description A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it */
+        OutcomeUnknownData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "outcome_unknown";
+            /** @description the platform operation: in the audit, `operations list`, and `POST /adm/operations/{operationId}/resolve` */
+            operationId: string;
+            /**
+             * @description unknown: sent, no usable answer; pending: the service could not record what happened
+             * @enum {string}
+             */
+            status: "pending" | "unknown";
+        };
+        /** @description A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded */
+        NotConfiguredData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "not_configured";
+        };
+        /** @description The node is starting: it is catching up with the event store */
+        NotReadyData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "not_ready";
+            /** @description seconds to wait before sending it again (the `Retry-After` header says the same) */
+            retryAfterSeconds: number;
+        };
+        /** @description This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node) */
+        UnavailableData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "unavailable";
+            /** @description seconds to wait before sending it again (the `Retry-After` header says the same) */
+            retryAfterSeconds?: number;
+        };
+        /** @description The platform did not answer a read in time (COMMUNITY_TIMEOUT_MS); nothing was changed */
+        PlatformTimeoutData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "platform_timeout";
+        };
+        /** @description An error answered with HTTP 400; `data.reason` is `validation_failed` */
+        Error400: {
+            /**
+             * @description the HTTP status
+             * @constant
+             */
+            code: 400;
+            /** @description what happened and what to do, for people; match on `data.reason`, not on this */
+            message: string;
+            data: components["schemas"]["ValidationFailedData"];
+        };
+        /** @description An error answered with HTTP 403; `data.reason` is `foreign_origin` */
+        Error403: {
+            /**
+             * @description the HTTP status
+             * @constant
+             */
+            code: 403;
+            /** @description what happened and what to do, for people; match on `data.reason`, not on this */
+            message: string;
+            data: components["schemas"]["ForeignOriginData"];
+        };
+        /** @description An error answered with HTTP 404; `data.reason` is `user_not_found`, `not_found`, `route_not_found` */
+        Error404: {
+            /**
+             * @description the HTTP status
+             * @constant
+             */
+            code: 404;
+            /** @description what happened and what to do, for people; match on `data.reason`, not on this */
+            message: string;
+            data: components["schemas"]["UserNotFoundData"] | components["schemas"]["NotFoundData"] | components["schemas"]["RouteNotFoundData"];
+        };
+        /** @description An error answered with HTTP 405; `data.reason` is `method_not_allowed` */
+        Error405: {
+            /**
+             * @description the HTTP status
+             * @constant
+             */
+            code: 405;
+            /** @description what happened and what to do, for people; match on `data.reason`, not on this */
+            message: string;
+            data: components["schemas"]["MethodNotAllowedData"];
+        };
+        /** @description An error answered with HTTP 409; `data.reason` is `conflict`, `concurrent_update`, `claim_in_progress`, `claim_lost`, `operation_not_applied` */
+        Error409: {
+            /**
+             * @description the HTTP status
+             * @constant
+             */
+            code: 409;
+            /** @description what happened and what to do, for people; match on `data.reason`, not on this */
+            message: string;
+            data: components["schemas"]["ConflictData"] | components["schemas"]["ConcurrentUpdateData"] | components["schemas"]["ClaimInProgressData"] | components["schemas"]["ClaimLostData"] | components["schemas"]["OperationNotAppliedData"];
+        };
+        /** @description An error answered with HTTP 413; `data.reason` is `payload_too_large` */
+        Error413: {
+            /**
+             * @description the HTTP status
+             * @constant
+             */
+            code: 413;
+            /** @description what happened and what to do, for people; match on `data.reason`, not on this */
+            message: string;
+            data: components["schemas"]["PayloadTooLargeData"];
+        };
+        /** @description An error answered with HTTP 422; `data.reason` is `idempotency_key_reused`, `platform_rejected` */
+        Error422: {
+            /**
+             * @description the HTTP status
+             * @constant
+             */
+            code: 422;
+            /** @description what happened and what to do, for people; match on `data.reason`, not on this */
+            message: string;
+            data: components["schemas"]["IdempotencyKeyReusedData"] | components["schemas"]["PlatformRejectedData"];
+        };
+        /** @description An error answered with HTTP 429; `data.reason` is `rate_limited`, `too_many_connections` */
+        Error429: {
+            /**
+             * @description the HTTP status
+             * @constant
+             */
+            code: 429;
+            /** @description what happened and what to do, for people; match on `data.reason`, not on this */
+            message: string;
+            data: components["schemas"]["RateLimitedData"] | components["schemas"]["TooManyConnectionsData"];
+        };
+        /** @description An error answered with HTTP 500; `data.reason` is `internal_error` */
+        Error500: {
+            /**
+             * @description the HTTP status
+             * @constant
+             */
+            code: 500;
+            /** @description what happened and what to do, for people; match on `data.reason`, not on this */
+            message: string;
+            data: components["schemas"]["InternalErrorData"];
+        };
+        /** @description An error answered with HTTP 501; `data.reason` is `method_not_allowed` */
+        Error501: {
+            /**
+             * @description the HTTP status
+             * @constant
+             */
+            code: 501;
+            /** @description what happened and what to do, for people; match on `data.reason`, not on this */
+            message: string;
+            data: components["schemas"]["MethodNotAllowedData"];
+        };
+        /** @description An error answered with HTTP 502; `data.reason` is `platform_failed`, `outcome_unknown` */
+        Error502: {
+            /**
+             * @description the HTTP status
+             * @constant
+             */
+            code: 502;
+            /** @description what happened and what to do, for people; match on `data.reason`, not on this */
+            message: string;
+            data: components["schemas"]["PlatformFailedData"] | components["schemas"]["OutcomeUnknownData"];
+        };
+        /** @description An error answered with HTTP 503; `data.reason` is `not_configured`, `not_ready`, `unavailable` */
+        Error503: {
+            /**
+             * @description the HTTP status
+             * @constant
+             */
+            code: 503;
+            /** @description what happened and what to do, for people; match on `data.reason`, not on this */
+            message: string;
+            data: components["schemas"]["NotConfiguredData"] | components["schemas"]["NotReadyData"] | components["schemas"]["UnavailableData"];
+        };
+        /** @description An error answered with HTTP 504; `data.reason` is `outcome_unknown`, `platform_timeout` */
+        Error504: {
+            /**
+             * @description the HTTP status
+             * @constant
+             */
+            code: 504;
+            /** @description what happened and what to do, for people; match on `data.reason`, not on this */
+            message: string;
+            data: components["schemas"]["OutcomeUnknownData"] | components["schemas"]["PlatformTimeoutData"];
+        };
     };
     responses: never;
     parameters: {
@@ -878,6 +1228,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "oId": "1630399136785",
+                 *       "point": 10,
+                 *       "memo": "daily quest"
+                 *     }
+                 */
                 "application/json": components["schemas"]["PointsEditBody"];
             };
         };
@@ -893,27 +1250,16 @@ export interface operations {
                     "application/json": components["schemas"]["OperationAnswer"];
                 };
             };
-            /** @description Invalid input: `message` names the first field, `data.issues` lists every problem */
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": 400,
-                     *       "message": "oId: is required",
-                     *       "data": {
-                     *         "issues": [
-                     *           {
-                     *             "field": "oId",
-                     *             "message": "is required"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
@@ -929,7 +1275,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
                 };
             };
             /** @description The key lacks the permission */
@@ -945,81 +1291,133 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
-            /** @description Unknown user on the platform, or no such record */
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description Conflicts with the current state: a deduction the user cannot afford, a request with the same Idempotency-Key still running (retry after `Retry-After`), or an operation an operator resolved as not applied */
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
             409: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description Body over 1 MiB */
+            /**
+             * @description Body over 1 MiB. `data.reason`:
+             *     - `payload_too_large`: The body, or the events it would record, are larger than the service takes; nothing was recorded
+             */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error413"];
                 };
             };
-            /** @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body */
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error422"];
                 };
             };
-            /** @description Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds */
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
-                    /** @description seconds to wait */
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
-            /** @description The platform failed. For a write it was sent to: the outcome is unknown, `data.operationId` names it, and it is never sent again */
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description The platform failed. For a write it was sent to: the outcome is unknown, and it is never sent again. `data.reason`:
+             *     - `platform_failed`: The platform failed (unreachable, an HTTP error, an answer that could not be read) and nothing was changed: a read, or a write that was never sent
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             */
             502: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error502"];
                 };
             };
-            /** @description A setting this operation needs is missing on the service (the platform key: COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>); nothing was recorded */
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
             503: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error503"];
                 };
             };
-            /** @description The platform did not answer in time. For a write: the outcome is unknown (`data: {operationId, status}`); a retry with the same Idempotency-Key answers this again and never re-sends it */
+            /**
+             * @description The platform did not answer in time. For a write: the outcome is unknown; a retry with the same Idempotency-Key answers this again and never re-sends it. `data.reason`:
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             *     - `platform_timeout`: The platform did not answer a read in time (COMMUNITY_TIMEOUT_MS); nothing was changed
+             */
             504: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error504"];
                 };
             };
         };
@@ -1036,6 +1434,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "oId": "1630399136785",
+                 *       "name": "Pioneer",
+                 *       "description": "Played in the first season",
+                 *       "attr": "url=https://example.com/pioneer.png&backcolor=ffffff&fontcolor=ff3030"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MedalGiveBody"];
             };
         };
@@ -1051,27 +1457,16 @@ export interface operations {
                     "application/json": components["schemas"]["SuccessBody"];
                 };
             };
-            /** @description Invalid input: `message` names the first field, `data.issues` lists every problem */
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": 400,
-                     *       "message": "oId: is required",
-                     *       "data": {
-                     *         "issues": [
-                     *           {
-                     *             "field": "oId",
-                     *             "message": "is required"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
@@ -1087,7 +1482,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
                 };
             };
             /** @description The key lacks the permission */
@@ -1103,81 +1498,133 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
-            /** @description Unknown user on the platform, or no such record */
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description Conflicts with the current state: a deduction the user cannot afford, a request with the same Idempotency-Key still running (retry after `Retry-After`), or an operation an operator resolved as not applied */
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
             409: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description Body over 1 MiB */
+            /**
+             * @description Body over 1 MiB. `data.reason`:
+             *     - `payload_too_large`: The body, or the events it would record, are larger than the service takes; nothing was recorded
+             */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error413"];
                 };
             };
-            /** @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body */
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error422"];
                 };
             };
-            /** @description Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds */
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
-                    /** @description seconds to wait */
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
-            /** @description The platform failed. For a write it was sent to: the outcome is unknown, `data.operationId` names it, and it is never sent again */
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description The platform failed. For a write it was sent to: the outcome is unknown, and it is never sent again. `data.reason`:
+             *     - `platform_failed`: The platform failed (unreachable, an HTTP error, an answer that could not be read) and nothing was changed: a read, or a write that was never sent
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             */
             502: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error502"];
                 };
             };
-            /** @description A setting this operation needs is missing on the service (the platform key: COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>); nothing was recorded */
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
             503: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error503"];
                 };
             };
-            /** @description The platform did not answer in time. For a write: the outcome is unknown (`data: {operationId, status}`); a retry with the same Idempotency-Key answers this again and never re-sends it */
+            /**
+             * @description The platform did not answer in time. For a write: the outcome is unknown; a retry with the same Idempotency-Key answers this again and never re-sends it. `data.reason`:
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             *     - `platform_timeout`: The platform did not answer a read in time (COMMUNITY_TIMEOUT_MS); nothing was changed
+             */
             504: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error504"];
                 };
             };
         };
@@ -1194,6 +1641,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "oId": "1630399136785",
+                 *       "name": "Pioneer"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MedalRemoveBody"];
             };
         };
@@ -1209,27 +1662,16 @@ export interface operations {
                     "application/json": components["schemas"]["SuccessBody"];
                 };
             };
-            /** @description Invalid input: `message` names the first field, `data.issues` lists every problem */
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": 400,
-                     *       "message": "oId: is required",
-                     *       "data": {
-                     *         "issues": [
-                     *           {
-                     *             "field": "oId",
-                     *             "message": "is required"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
@@ -1245,7 +1687,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
                 };
             };
             /** @description The key lacks the permission */
@@ -1261,81 +1703,133 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
-            /** @description Unknown user on the platform, or no such record */
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description Conflicts with the current state: a deduction the user cannot afford, a request with the same Idempotency-Key still running (retry after `Retry-After`), or an operation an operator resolved as not applied */
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
             409: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description Body over 1 MiB */
+            /**
+             * @description Body over 1 MiB. `data.reason`:
+             *     - `payload_too_large`: The body, or the events it would record, are larger than the service takes; nothing was recorded
+             */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error413"];
                 };
             };
-            /** @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body */
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error422"];
                 };
             };
-            /** @description Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds */
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
-                    /** @description seconds to wait */
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
-            /** @description The platform failed. For a write it was sent to: the outcome is unknown, `data.operationId` names it, and it is never sent again */
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description The platform failed. For a write it was sent to: the outcome is unknown, and it is never sent again. `data.reason`:
+             *     - `platform_failed`: The platform failed (unreachable, an HTTP error, an answer that could not be read) and nothing was changed: a read, or a write that was never sent
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             */
             502: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error502"];
                 };
             };
-            /** @description A setting this operation needs is missing on the service (the platform key: COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>); nothing was recorded */
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
             503: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error503"];
                 };
             };
-            /** @description The platform did not answer in time. For a write: the outcome is unknown (`data: {operationId, status}`); a retry with the same Idempotency-Key answers this again and never re-sends it */
+            /**
+             * @description The platform did not answer in time. For a write: the outcome is unknown; a retry with the same Idempotency-Key answers this again and never re-sends it. `data.reason`:
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             *     - `platform_timeout`: The platform did not answer a read in time (COMMUNITY_TIMEOUT_MS); nothing was changed
+             */
             504: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error504"];
                 };
             };
         };
@@ -1352,6 +1846,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "oId": "1630399136785"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ItemsQueryBody"];
             };
         };
@@ -1367,27 +1866,16 @@ export interface operations {
                     "application/json": components["schemas"]["ItemsBody"];
                 };
             };
-            /** @description Invalid input: `message` names the first field, `data.issues` lists every problem */
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": 400,
-                     *       "message": "oId: is required",
-                     *       "data": {
-                     *         "issues": [
-                     *           {
-                     *             "field": "oId",
-                     *             "message": "is required"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
@@ -1403,7 +1891,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
                 };
             };
             /** @description The key lacks the permission */
@@ -1419,81 +1907,133 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
-            /** @description Unknown user on the platform, or no such record */
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description Conflicts with the current state: a deduction the user cannot afford, a request with the same Idempotency-Key still running (retry after `Retry-After`), or an operation an operator resolved as not applied */
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
             409: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description Body over 1 MiB */
+            /**
+             * @description Body over 1 MiB. `data.reason`:
+             *     - `payload_too_large`: The body, or the events it would record, are larger than the service takes; nothing was recorded
+             */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error413"];
                 };
             };
-            /** @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body */
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error422"];
                 };
             };
-            /** @description Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds */
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
-                    /** @description seconds to wait */
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
-            /** @description The platform failed. For a write it was sent to: the outcome is unknown, `data.operationId` names it, and it is never sent again */
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description The platform failed. For a write it was sent to: the outcome is unknown, and it is never sent again. `data.reason`:
+             *     - `platform_failed`: The platform failed (unreachable, an HTTP error, an answer that could not be read) and nothing was changed: a read, or a write that was never sent
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             */
             502: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error502"];
                 };
             };
-            /** @description A setting this operation needs is missing on the service (the platform key: COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>); nothing was recorded */
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
             503: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error503"];
                 };
             };
-            /** @description The platform did not answer in time. For a write: the outcome is unknown (`data: {operationId, status}`); a retry with the same Idempotency-Key answers this again and never re-sends it */
+            /**
+             * @description The platform did not answer in time. For a write: the outcome is unknown; a retry with the same Idempotency-Key answers this again and never re-sends it. `data.reason`:
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             *     - `platform_timeout`: The platform did not answer a read in time (COMMUNITY_TIMEOUT_MS); nothing was changed
+             */
             504: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error504"];
                 };
             };
         };
@@ -1510,6 +2050,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "oId": "1630399136785",
+                 *       "item": "checkin1day",
+                 *       "sum": 1
+                 *     }
+                 */
                 "application/json": components["schemas"]["ItemsEditBody"];
             };
         };
@@ -1525,27 +2072,16 @@ export interface operations {
                     "application/json": components["schemas"]["SuccessBody"];
                 };
             };
-            /** @description Invalid input: `message` names the first field, `data.issues` lists every problem */
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": 400,
-                     *       "message": "oId: is required",
-                     *       "data": {
-                     *         "issues": [
-                     *           {
-                     *             "field": "oId",
-                     *             "message": "is required"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
@@ -1561,7 +2097,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
                 };
             };
             /** @description The key lacks the permission */
@@ -1577,81 +2113,133 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
-            /** @description Unknown user on the platform, or no such record */
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description Conflicts with the current state: a deduction the user cannot afford, a request with the same Idempotency-Key still running (retry after `Retry-After`), or an operation an operator resolved as not applied */
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
             409: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description Body over 1 MiB */
+            /**
+             * @description Body over 1 MiB. `data.reason`:
+             *     - `payload_too_large`: The body, or the events it would record, are larger than the service takes; nothing was recorded
+             */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error413"];
                 };
             };
-            /** @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body */
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error422"];
                 };
             };
-            /** @description Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds */
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
-                    /** @description seconds to wait */
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
-            /** @description The platform failed. For a write it was sent to: the outcome is unknown, `data.operationId` names it, and it is never sent again */
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description The platform failed. For a write it was sent to: the outcome is unknown, and it is never sent again. `data.reason`:
+             *     - `platform_failed`: The platform failed (unreachable, an HTTP error, an answer that could not be read) and nothing was changed: a read, or a write that was never sent
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             */
             502: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error502"];
                 };
             };
-            /** @description A setting this operation needs is missing on the service (the platform key: COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>); nothing was recorded */
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
             503: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error503"];
                 };
             };
-            /** @description The platform did not answer in time. For a write: the outcome is unknown (`data: {operationId, status}`); a retry with the same Idempotency-Key answers this again and never re-sends it */
+            /**
+             * @description The platform did not answer in time. For a write: the outcome is unknown; a retry with the same Idempotency-Key answers this again and never re-sends it. `data.reason`:
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             *     - `platform_timeout`: The platform did not answer a read in time (COMMUNITY_TIMEOUT_MS); nothing was changed
+             */
             504: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error504"];
                 };
             };
         };
@@ -1661,7 +2249,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the community user id */
+                /**
+                 * @description the community user id
+                 * @example 1630399136785
+                 */
                 oId: string;
             };
             cookie?: never;
@@ -1677,27 +2268,16 @@ export interface operations {
                     "application/json": components["schemas"]["LivenessBody"];
                 };
             };
-            /** @description Invalid input: `message` names the first field, `data.issues` lists every problem */
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": 400,
-                     *       "message": "oId: is required",
-                     *       "data": {
-                     *         "issues": [
-                     *           {
-                     *             "field": "oId",
-                     *             "message": "is required"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
@@ -1713,7 +2293,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
                 };
             };
             /** @description The key lacks the permission */
@@ -1729,54 +2309,90 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
-            /** @description Unknown user on the platform, or no such record */
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds */
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
-                    /** @description seconds to wait */
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
-            /** @description The platform failed. For a write it was sent to: the outcome is unknown, `data.operationId` names it, and it is never sent again */
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description The platform failed. For a write it was sent to: the outcome is unknown, and it is never sent again. `data.reason`:
+             *     - `platform_failed`: The platform failed (unreachable, an HTTP error, an answer that could not be read) and nothing was changed: a read, or a write that was never sent
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             */
             502: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error502"];
                 };
             };
-            /** @description A setting this operation needs is missing on the service (the platform key: COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>); nothing was recorded */
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
             503: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error503"];
                 };
             };
-            /** @description The platform did not answer in time. For a write: the outcome is unknown (`data: {operationId, status}`); a retry with the same Idempotency-Key answers this again and never re-sends it */
+            /**
+             * @description The platform did not answer in time. For a write: the outcome is unknown; a retry with the same Idempotency-Key answers this again and never re-sends it. `data.reason`:
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             *     - `platform_timeout`: The platform did not answer a read in time (COMMUNITY_TIMEOUT_MS); nothing was changed
+             */
             504: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error504"];
                 };
             };
         };
@@ -1786,7 +2402,10 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description the community user id */
+                /**
+                 * @description the community user id
+                 * @example 1630399136785
+                 */
                 oId: string;
             };
             cookie?: never;
@@ -1802,27 +2421,16 @@ export interface operations {
                     "application/json": components["schemas"]["VipListBody"];
                 };
             };
-            /** @description Invalid input: `message` names the first field, `data.issues` lists every problem */
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": 400,
-                     *       "message": "oId: is required",
-                     *       "data": {
-                     *         "issues": [
-                     *           {
-                     *             "field": "oId",
-                     *             "message": "is required"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
@@ -1838,7 +2446,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
                 };
             };
             /** @description The key lacks the permission */
@@ -1854,45 +2462,90 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
-            /** @description Unknown user on the platform, or no such record */
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds */
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
-                    /** @description seconds to wait */
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
-            /** @description The platform failed. For a write it was sent to: the outcome is unknown, `data.operationId` names it, and it is never sent again */
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description The platform failed. For a write it was sent to: the outcome is unknown, and it is never sent again. `data.reason`:
+             *     - `platform_failed`: The platform failed (unreachable, an HTTP error, an answer that could not be read) and nothing was changed: a read, or a write that was never sent
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             */
             502: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error502"];
                 };
             };
-            /** @description The platform did not answer in time. For a write: the outcome is unknown (`data: {operationId, status}`); a retry with the same Idempotency-Key answers this again and never re-sends it */
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /**
+             * @description The platform did not answer in time. For a write: the outcome is unknown; a retry with the same Idempotency-Key answers this again and never re-sends it. `data.reason`:
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             *     - `platform_timeout`: The platform did not answer a read in time (COMMUNITY_TIMEOUT_MS); nothing was changed
+             */
             504: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error504"];
                 };
             };
         };
@@ -1909,6 +2562,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "oId": "1630399136785",
+                 *       "quality": "vip",
+                 *       "expired": "2027-01-01 00:00:00"
+                 *     }
+                 */
                 "application/json": components["schemas"]["VipSubmitBody"];
             };
         };
@@ -1924,27 +2584,16 @@ export interface operations {
                     "application/json": components["schemas"]["VipSubmitAnswer"];
                 };
             };
-            /** @description Invalid input: `message` names the first field, `data.issues` lists every problem */
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": 400,
-                     *       "message": "oId: is required",
-                     *       "data": {
-                     *         "issues": [
-                     *           {
-                     *             "field": "oId",
-                     *             "message": "is required"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
@@ -1960,7 +2609,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
                 };
             };
             /** @description The key lacks the permission */
@@ -1976,72 +2625,133 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
-            /** @description Unknown user on the platform, or no such record */
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description Conflicts with the current state: a deduction the user cannot afford, a request with the same Idempotency-Key still running (retry after `Retry-After`), or an operation an operator resolved as not applied */
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
             409: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description Body over 1 MiB */
+            /**
+             * @description Body over 1 MiB. `data.reason`:
+             *     - `payload_too_large`: The body, or the events it would record, are larger than the service takes; nothing was recorded
+             */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error413"];
                 };
             };
-            /** @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body */
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error422"];
                 };
             };
-            /** @description Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds */
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
-                    /** @description seconds to wait */
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
-            /** @description The platform failed. For a write it was sent to: the outcome is unknown, `data.operationId` names it, and it is never sent again */
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description The platform failed. For a write it was sent to: the outcome is unknown, and it is never sent again. `data.reason`:
+             *     - `platform_failed`: The platform failed (unreachable, an HTTP error, an answer that could not be read) and nothing was changed: a read, or a write that was never sent
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             */
             502: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error502"];
                 };
             };
-            /** @description The platform did not answer in time. For a write: the outcome is unknown (`data: {operationId, status}`); a retry with the same Idempotency-Key answers this again and never re-sends it */
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /**
+             * @description The platform did not answer in time. For a write: the outcome is unknown; a retry with the same Idempotency-Key answers this again and never re-sends it. `data.reason`:
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             *     - `platform_timeout`: The platform did not answer a read in time (COMMUNITY_TIMEOUT_MS); nothing was changed
+             */
             504: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error504"];
                 };
             };
         };
@@ -2058,6 +2768,21 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "oId": "1630399136785",
+                 *       "vips": [
+                 *         {
+                 *           "quality": "svip",
+                 *           "expired": "2027-06-30 00:00:00"
+                 *         },
+                 *         {
+                 *           "quality": "vip",
+                 *           "expired": "2027-01-01 00:00:00"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["VipBatchBody"];
             };
         };
@@ -2073,27 +2798,16 @@ export interface operations {
                     "application/json": components["schemas"]["VipBatchAnswer"];
                 };
             };
-            /** @description Invalid input: `message` names the first field, `data.issues` lists every problem */
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": 400,
-                     *       "message": "oId: is required",
-                     *       "data": {
-                     *         "issues": [
-                     *           {
-                     *             "field": "oId",
-                     *             "message": "is required"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
@@ -2109,7 +2823,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
                 };
             };
             /** @description The key lacks the permission */
@@ -2125,72 +2839,133 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
-            /** @description Unknown user on the platform, or no such record */
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description Conflicts with the current state: a deduction the user cannot afford, a request with the same Idempotency-Key still running (retry after `Retry-After`), or an operation an operator resolved as not applied */
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
             409: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description Body over 1 MiB */
+            /**
+             * @description Body over 1 MiB. `data.reason`:
+             *     - `payload_too_large`: The body, or the events it would record, are larger than the service takes; nothing was recorded
+             */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error413"];
                 };
             };
-            /** @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body */
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error422"];
                 };
             };
-            /** @description Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds */
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
-                    /** @description seconds to wait */
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
-            /** @description The platform failed. For a write it was sent to: the outcome is unknown, `data.operationId` names it, and it is never sent again */
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description The platform failed. For a write it was sent to: the outcome is unknown, and it is never sent again. `data.reason`:
+             *     - `platform_failed`: The platform failed (unreachable, an HTTP error, an answer that could not be read) and nothing was changed: a read, or a write that was never sent
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             */
             502: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error502"];
                 };
             };
-            /** @description The platform did not answer in time. For a write: the outcome is unknown (`data: {operationId, status}`); a retry with the same Idempotency-Key answers this again and never re-sends it */
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+            /**
+             * @description The platform did not answer in time. For a write: the outcome is unknown; a retry with the same Idempotency-Key answers this again and never re-sends it. `data.reason`:
+             *     - `outcome_unknown`: A write was sent, or may have been, and its result is not known (504: no answer in time; 502: an answer that says nothing). It is never sent again: do not resend it; an operator resolves it
+             *     - `platform_timeout`: The platform did not answer a read in time (COMMUNITY_TIMEOUT_MS); nothing was changed
+             */
             504: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error504"];
                 };
             };
         };
@@ -2207,6 +2982,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "oIds": [
+                 *         "1630399136785"
+                 *       ],
+                 *       "name": "reward",
+                 *       "data": {
+                 *         "gold": 100,
+                 *         "reason": "daily login"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["MessagePushBody"];
             };
         };
@@ -2222,27 +3009,16 @@ export interface operations {
                     "application/json": components["schemas"]["PushAnswer"];
                 };
             };
-            /** @description Invalid input: `message` names the first field, `data.issues` lists every problem */
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": 400,
-                     *       "message": "oId: is required",
-                     *       "data": {
-                     *         "issues": [
-                     *           {
-                     *             "field": "oId",
-                     *             "message": "is required"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
@@ -2258,7 +3034,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
                 };
             };
             /** @description The key lacks the permission */
@@ -2274,45 +3050,93 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
-            /** @description Conflicts with the current state: a deduction the user cannot afford, a request with the same Idempotency-Key still running (retry after `Retry-After`), or an operation an operator resolved as not applied */
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
             409: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description Body over 1 MiB */
+            /**
+             * @description Body over 1 MiB. `data.reason`:
+             *     - `payload_too_large`: The body, or the events it would record, are larger than the service takes; nothing was recorded
+             */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error413"];
                 };
             };
-            /** @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body */
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error422"];
                 };
             };
-            /** @description Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds */
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
-                    /** @description seconds to wait */
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
                 };
             };
         };
@@ -2338,27 +3162,16 @@ export interface operations {
                     "application/json": components["schemas"]["UserGetAnswer"];
                 };
             };
-            /** @description Invalid input: `message` names the first field, `data.issues` lists every problem */
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": 400,
-                     *       "message": "oId: is required",
-                     *       "data": {
-                     *         "issues": [
-                     *           {
-                     *             "field": "oId",
-                     *             "message": "is required"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
@@ -2374,7 +3187,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
                 };
             };
             /** @description The key lacks the permission */
@@ -2390,7 +3203,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
             /** @description Unknown or disconnected client: the spec's own body */
@@ -2399,18 +3212,57 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": {},
+                     *       "message": "Client not found or disconnected.",
+                     *       "status": 404
+                     *     }
+                     */
                     "application/json": components["schemas"]["ClientNotFoundBody"];
                 };
             };
-            /** @description Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds */
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
-                    /** @description seconds to wait */
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
                 };
             };
         };
@@ -2423,13 +3275,22 @@ export interface operations {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
-                /** @description from the 502/504 answer, the audit or `cli operations list --unknown` */
+                /**
+                 * @description from the 502/504 answer, the audit or `cli operations list --unknown`
+                 * @example qnaivgfy0durkko
+                 */
                 operationId: string;
             };
             cookie?: never;
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "applied": true,
+                 *       "note": "seen in the ledger"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ResolveBody"];
             };
         };
@@ -2445,27 +3306,16 @@ export interface operations {
                     "application/json": components["schemas"]["ResolveAnswer"];
                 };
             };
-            /** @description Invalid input: `message` names the first field, `data.issues` lists every problem */
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": 400,
-                     *       "message": "oId: is required",
-                     *       "data": {
-                     *         "issues": [
-                     *           {
-                     *             "field": "oId",
-                     *             "message": "is required"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
@@ -2481,7 +3331,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
                 };
             };
             /** @description The key lacks the permission */
@@ -2497,54 +3347,107 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
-            /** @description Unknown user on the platform, or no such record */
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error404"];
                 };
             };
-            /** @description Conflicts with the current state: a deduction the user cannot afford, a request with the same Idempotency-Key still running (retry after `Retry-After`), or an operation an operator resolved as not applied */
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
             409: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error409"];
                 };
             };
-            /** @description Body over 1 MiB */
+            /**
+             * @description Body over 1 MiB. `data.reason`:
+             *     - `payload_too_large`: The body, or the events it would record, are larger than the service takes; nothing was recorded
+             */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error413"];
                 };
             };
-            /** @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body */
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error422"];
                 };
             };
-            /** @description Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds */
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
-                    /** @description seconds to wait */
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
                 };
             };
         };
@@ -2561,7 +3464,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description the community user id */
+                /**
+                 * @description the community user id
+                 * @example 1630399136785
+                 */
                 oId: string;
             };
             cookie?: never;
@@ -2577,27 +3483,16 @@ export interface operations {
                     "application/json": components["schemas"]["PointsAuditPage"];
                 };
             };
-            /** @description Invalid input: `message` names the first field, `data.issues` lists every problem */
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": 400,
-                     *       "message": "oId: is required",
-                     *       "data": {
-                     *         "issues": [
-                     *           {
-                     *             "field": "oId",
-                     *             "message": "is required"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
@@ -2613,7 +3508,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
                 };
             };
             /** @description The key lacks the permission */
@@ -2629,18 +3524,50 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
-            /** @description Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds */
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
-                    /** @description seconds to wait */
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
                 };
             };
         };
@@ -2657,7 +3584,10 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description the community user id */
+                /**
+                 * @description the community user id
+                 * @example 1630399136785
+                 */
                 oId: string;
             };
             cookie?: never;
@@ -2673,27 +3603,16 @@ export interface operations {
                     "application/json": components["schemas"]["VipAuditPage"];
                 };
             };
-            /** @description Invalid input: `message` names the first field, `data.issues` lists every problem */
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    /**
-                     * @example {
-                     *       "code": 400,
-                     *       "message": "oId: is required",
-                     *       "data": {
-                     *         "issues": [
-                     *           {
-                     *             "field": "oId",
-                     *             "message": "is required"
-                     *           }
-                     *         ]
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error400"];
                 };
             };
             /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
@@ -2709,7 +3628,7 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
                 };
             };
             /** @description The key lacks the permission */
@@ -2725,18 +3644,50 @@ export interface operations {
                      *       "data": {}
                      *     }
                      */
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
-            /** @description Over the per-key rate limit (when RATE_LIMIT_PER_SECOND is set); retry after `Retry-After` seconds */
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
-                    /** @description seconds to wait */
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
                 };
             };
         };
@@ -2780,22 +3731,35 @@ export interface operations {
                     })[];
                 };
             };
-            /** @description This address holds REALTIME_MAX_CONNECTIONS_PER_IP streams already; retry after `Retry-After` seconds */
+            /**
+             * @description This address holds REALTIME_MAX_CONNECTIONS_PER_IP streams already; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
             429: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error429"];
                 };
             };
-            /** @description The service is shutting down, or the node holds REALTIME_MAX_CONNECTIONS streams; reconnect in a moment */
+            /**
+             * @description The service is shutting down, or the node holds REALTIME_MAX_CONNECTIONS streams; reconnect in a moment. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
             503: {
                 headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error503"];
                 };
             };
         };
@@ -2818,13 +3782,16 @@ export interface operations {
                     "application/json": components["schemas"]["SuccessBody"];
                 };
             };
-            /** @description Sent from a page on an origin that is neither the service's nor in CORS_ORIGINS */
+            /**
+             * @description Sent from a page on an origin that is neither the service's nor in CORS_ORIGINS. `data.reason`:
+             *     - `foreign_origin`: A browser page on an origin that is neither the service's nor in CORS_ORIGINS; nothing changed
+             */
             403: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ErrorBody"];
+                    "application/json": components["schemas"]["Error403"];
                 };
             };
         };
@@ -2971,6 +3938,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "not ready",
+                     *       "reason": "catching up with the event store (at position 1200)",
+                     *       "position": 1200,
+                     *       "clockOffsetMs": 0
+                     *     }
+                     */
                     "application/json": components["schemas"]["NotReadyBody"];
                 };
             };

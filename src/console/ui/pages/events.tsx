@@ -1,7 +1,9 @@
 // The event log: filtered by stream, category and type, paged forward by position, or followed
-// live as events are appended.
+// live as events are appended. Each event says where it came from (its metadata): the request,
+// the app and key or the operator, the node, the event that caused it.
 import { useEffect, useState } from 'preact/hooks';
 import type { EventView, EventsPage } from '../../../contract/console.js';
+import { metadataPairs, readEventMetadata } from '../../../system/eventMetadata.js';
 import { json, when } from '../format.js';
 import { useApi } from '../hooks.js';
 import { Failure, Loading } from '../states.js';
@@ -18,6 +20,13 @@ const queryOf = (filter: Filter) =>
     .map(([name, value]) => `&${name}=${encodeURIComponent(value.trim())}`)
     .join('');
 
+/** `request trace-123 · app game-one · key k1 · node a`; nothing for an event without metadata. */
+function Origin({ event }: { event: EventView }) {
+  const pairs = metadataPairs(readEventMetadata(event.metadata));
+  if (pairs.length === 0) return null;
+  return <span class="subtle"> · {pairs.map(([name, value]) => `${name} ${value}`).join(' · ')}</span>;
+}
+
 function EventRows({ events }: { events: EventView[] }) {
   if (events.length === 0) return <p class="empty">No matching event here.</p>;
   return (
@@ -27,6 +36,7 @@ function EventRows({ events }: { events: EventView[] }) {
           <details>
             <summary>
               <span class="position">#{event.position}</span> <strong>{event.type}</strong> <code>{event.stream}</code>@{event.revision} <span class="subtle">{when(event.created)}</span>
+              <Origin event={event} />
             </summary>
             <pre>{json({ data: event.data, ...(event.metadata && { metadata: event.metadata }) })}</pre>
           </details>

@@ -1,0 +1,198 @@
+// login-flood: what a flood of anonymous login pages does to admin writes, on SQLite. One
+// service; one SSE connection held open for the run, whose client_id every flooding request
+// names (GET /<community>/login?client_id=…, no cookie: the confirmation page, 200). Admin
+// writes are paced (the bench's latency client), a small share of what the service sustains, so
+// their p50 is a request's own time rather than queueing, and are measured without a flood and
+// under each flood of FLOODS in turn. Login pages record nothing: the log is read after the
+// floods for any login event.
+//
+// The floods: the bench's latency client sending 1,000 and 2,000 pages/s spread evenly over the
+// second; and autocannon at 2,000/s, whose rate limit lets each connection send its second's
+// quota at once and then wait for the next second (a burst at the top of every second, as a
+// crude flood would send). A closed-loop pair (64 connections of writes, with and without the
+// evenly spread 2,000/s) is reported too, without a goal: at saturation the flood's CPU is taken
+// from the writes, whatever the log does.
+import Database from 'better-sqlite3';
+import { request } from 'node:http';
+import { join } from 'node:path';
+import { log, round, startChild, type Child } from '../lib/proc.js';
+import type { ScenarioReport } from '../lib/report.js';
+import { autocannon, USERS, warmThenMeasure } from './admin.js';
+import { loadProblems, row, startBenchService, type BenchContext, type LoadResult } from './common.js';
+
+interface FloodKind {
+  rate: number;
+  /** `even`: bench/latency.ts, paced; `bursts`: autocannon's per-second quota per connection. */
+  shape: 'even' | 'bursts';
+}
+/** Each round measures the writes under each of these, in this order. */
+const FLOODS: FloodKind[] = [
+  { rate: 1000, shape: 'even' },
+  { rate: 2000, shape: 'even' },
+  { rate: 2000, shape: 'bursts' },
+];
+const FLOOD_CONNECTIONS = 32;
+const floodLabel = ({ rate, shape }: FloodKind) => `${rate.toLocaleString('en-US')}/s ${shape === 'even' ? 'spread evenly' : 'in bursts (autocannon)'}`;
+/** The paced writes: requests per second over connections. */
+const WRITE_RATE = 200;
+const WRITE_CONNECTIONS = 16;
+
+/** Opens /api/realtime and resolves with the client_id of its PB_CONNECT frame; close() ends it. */
+function connectClient(url: string): Promise<{ clientId: string; close(): void }> {
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/api/realtime`, { agent: false, headers: { accept: 'text/event-stream' } }, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`/api/realtime answered ${res.statusCode}`));
+      let buffer = '';
+      res.setEncoding('utf8');
+      const onData = (chunk: string) => {
+        buffer += chunk;
+        const data = /event: PB_CONNECT\ndata: (.*)\n/.exec(buffer)?.[1];
+        if (!data) return;
+        res.off('data', onData);
+        res.resume();
+        resolve({ clientId: (JSON.parse(data) as { client_id: string }).client_id, close: () => req.destroy() });
+      };
+      res.on('data', onData);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+interface Flood {
+  child: Child;
+  /** The flood's figures once it ends. */
+  result: Promise<LoadResult>;
+}
+
+/** Starts the flood and resolves once it is flooding (after its own warm-up). */
+async function startFlood(url: string, clientId: string, kind: FloodKind, durationS: number): Promise<Flood> {
+  const common = { url, workload: 'login-page', users: USERS, clientId, connections: FLOOD_CONNECTIONS, durationS };
+  const child =
+    kind.shape === 'even'
+      ? startChild('flood', 'bench/latency.ts', { args: [JSON.stringify({ ...common, rate: kind.rate, warmupS: 0.5, announce: true })], expectReady: false })
+      : startChild('flood', 'bench/load.ts', { args: [JSON.stringify({ ...common, overallRate: kind.rate, warmupAmount: kind.rate / 4 })], expectReady: false });
+  await child.nextResult();
+  const result = child.nextResult() as Promise<LoadResult>;
+  result.catch(() => undefined);
+  return { child, result };
+}
+
+function pacedWrites(url: string, apiKey: string, durationS: number, warmupS: number): Promise<LoadResult & { cpuS?: number }> {
+  const child = startChild('latency', 'bench/latency.ts', {
+    args: [JSON.stringify({ url, workload: 'vip-submit', users: USERS, apiKey, connections: WRITE_CONNECTIONS, durationS, rate: WRITE_RATE, warmupS })],
+    expectReady: false,
+  });
+  return child.nextResult().finally(() => child.stop());
+}
+
+const describe = (r: LoadResult) => `p50 ${round(r.p50, 2)} ms, p99 ${round(r.p99, 2)} ms (${round(r.rps)} req/s)`;
+
+export async function loginFlood(ctx: BenchContext): Promise<ScenarioReport> {
+  const durationS = ctx.quick ? 2 : 10;
+  const warmupS = ctx.quick ? 0.5 : 2;
+  const rounds = ctx.quick ? 1 : 2;
+  const notes: string[] = [];
+  const sim = await ctx.simulator();
+  const service = await startBenchService(ctx, 'login-flood', sim.url);
+  // Every user known and holding both records: each paced write is a renewal.
+  notes.push(...loadProblems('warm-up', await autocannon({ url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections: 64, amount: 2 * USERS })));
+  const client = await connectClient(service.url);
+  service.memory.markRest();
+
+  /** Writes (and the flood's own figures) under the flood `kind`, for `seconds` of writes. */
+  async function underFlood(kind: FloodKind, run: () => Promise<LoadResult>, seconds: number) {
+    // The flood outlasts the writes' start, warm-up and run.
+    const flood = await startFlood(service.url, client.clientId, kind, seconds + 3);
+    const writes = await run();
+    const floodResult = await flood.result;
+    await flood.child.stop();
+    return { writes, flood: floodResult };
+  }
+
+  const quiet: LoadResult[] = [];
+  const flooded = FLOODS.map(() => [] as LoadResult[]);
+  const floods = FLOODS.map(() => [] as LoadResult[]);
+  // Alternating, so a change in what else the machine does falls on every side.
+  for (let r = 0; r < rounds; r++) {
+    const without = await pacedWrites(service.url, service.apiKey, durationS, warmupS);
+    log(`login-flood writes without a flood: ${describe(without)}`);
+    quiet.push(without);
+    notes.push(...loadProblems(`writes without a flood, round ${r + 1}`, without));
+    for (const [k, kind] of FLOODS.entries()) {
+      const { writes, flood } = await underFlood(kind, () => pacedWrites(service.url, service.apiKey, durationS, warmupS), warmupS + durationS);
+      log(`login-flood writes under ${floodLabel(kind)}: ${describe(writes)}; the flood: ${round(flood.rps)} login pages/s, p50 ${round(flood.p50, 2)} ms`);
+      flooded[k]!.push(writes);
+      floods[k]!.push(flood);
+      notes.push(...loadProblems(`writes under ${floodLabel(kind)}, round ${r + 1}`, writes), ...loadProblems(`flood ${floodLabel(kind)}, round ${r + 1}`, flood));
+    }
+  }
+
+  // Closed loop, for what the evenly spread 2,000/s takes at saturation (full runs only).
+  const saturating = FLOODS[1]!;
+  let closed: { without: LoadResult; with: LoadResult; flood: LoadResult } | undefined;
+  if (!ctx.quick) {
+    const saturate = () => warmThenMeasure({ url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections: 64, durationS: 10, warmupAmount: 0 }, {}).then((r) => r.result);
+    const without = await saturate();
+    const { writes, flood } = await underFlood(saturating, saturate, 11);
+    closed = { without, with: writes, flood };
+    log(`login-flood closed loop: without ${round(without.rps)} req/s p50 ${without.p50} ms; with ${round(writes.rps)} req/s p50 ${writes.p50} ms`);
+  }
+  client.close();
+
+  // What the login pages left in the log: nothing, by design.
+  const db = new Database(join(service.dataDir, 'events.sqlite'), { readonly: true });
+  const loginEvents = (db.prepare("SELECT count(*) AS n FROM events WHERE type LIKE 'Login%'").get() as { n: number }).n;
+  db.close();
+  const memory = service.memory.stop();
+  await service.child.stop();
+
+  const mean = (list: LoadResult[], p: 'p50' | 'p99' | 'rps') => list.reduce((a, r) => a + r[p], 0) / list.length;
+  const pages = floods.flat().reduce((a, r) => a + r.ok, 0) + (closed?.flood.ok ?? 0);
+  notes.push(
+    `paced writes: ${WRITE_RATE} VIP submits/s over ${WRITE_CONNECTIONS} connections, ${durationS} s after ${warmupS} s of warm-up, ${rounds} round(s) alternating; ` +
+      `p50 without ${quiet.map((r) => round(r.p50, 2)).join(', ')} ms; ` +
+      FLOODS.map((kind, k) => `under ${floodLabel(kind)} ${flooded[k]!.map((r) => round(r.p50, 2)).join(', ')} ms`).join('; ') +
+      ' (the table: means of the rounds)',
+    `floods over ${FLOOD_CONNECTIONS} connections: ` +
+      FLOODS.map((kind, k) => `${floodLabel(kind)} answered ${floods[k]!.map((r) => `${round(r.rps)}/s (p50 ${round(r.p50, 1)} ms, p99 ${round(r.p99, 1)} ms)`).join(', ')}`).join('; '),
+    ...(closed
+      ? [
+          `closed loop (64 connections of writes, 10 s, no goal): ${round(closed.without.rps)} req/s, p50 ${closed.without.p50} ms without; ` +
+            `${round(closed.with.rps)} req/s, p50 ${closed.with.p50} ms under ${floodLabel(saturating)} (${round(closed.flood.rps)} login pages/s answered)`,
+        ]
+      : []),
+  );
+  return {
+    name: 'login-flood',
+    memory,
+    notes,
+    rows: [
+      ...FLOODS.flatMap((kind, k) => [
+        row({
+          name: 'login-flood',
+          metric: `admin-write p50 ms, paced ${WRITE_RATE}/s, under ${floodLabel(kind)}`,
+          value: mean(flooded[k]!, 'p50'),
+          baseline: mean(quiet, 'p50'),
+          goal: '≤ 1.2 × without',
+          met: mean(flooded[k]!, 'p50') <= 1.2 * mean(quiet, 'p50'),
+          p99: mean(flooded[k]!, 'p99'),
+          baselineP99: mean(quiet, 'p99'),
+          floodRps: mean(floods[k]!, 'rps'),
+          baselineKind: 'the same writes without a flood',
+        }),
+      ]),
+      ...FLOODS.map((kind, k) =>
+        row({
+          name: 'login-flood',
+          metric: `login pages answered per s, ${floodLabel(kind)}`,
+          value: mean(floods[k]!, 'rps'),
+          baseline: null,
+          goal: `≥ ${(0.95 * kind.rate).toLocaleString('en-US')}`,
+          met: mean(floods[k]!, 'rps') >= 0.95 * kind.rate,
+        }),
+      ),
+      row({ name: 'login-flood', metric: `login events in the log after ${pages.toLocaleString('en-US')} login pages`, value: loginEvents, baseline: null, goal: '0', met: loginEvents === 0 }),
+    ],
+  };
+}

@@ -231,7 +231,7 @@ export const ResolveAnswer = success({
 /** Any JSON object: what a push carries in `data`, delivered as it was given. */
 const FreeObject = v.record(v.string(), v.unknown());
 
-/** The user in `PB_CONNECT` and `login` frames (spec §2.1). */
+/** The user in `PB_CONNECT` and `login` frames (docs/api.md, `GET /api/realtime`). */
 export const RealtimeUser = v.object({
   id: v.pipe(v.string(), v.description("this service's user id (`userIds` of a push)")),
   oId: v.pipe(v.string(), v.description("the platform's user id (`oIds` of a push)")),
@@ -246,7 +246,7 @@ export const RealtimeUser = v.object({
   created: SpecTimestamp,
   updated: SpecTimestamp,
 });
-/** Realtime frames (spec §6): the JSON `data` line of each server-sent event, by event name. */
+/** Realtime frames (docs/api.md, `GET /api/realtime`): the JSON `data` line of each server-sent event, by event name. */
 export const PbConnectFrame = v.object({ client_id: v.string(), login_status: v.boolean(), user: v.optional(v.pipe(RealtimeUser, v.description('when `login_status` is true'))) });
 export const LoginFrame = v.object({ action: v.literal('login'), user: RealtimeUser });
 export const MessageFrame = v.object({

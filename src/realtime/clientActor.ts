@@ -1,4 +1,4 @@
-// One realtime client (spec §3.1, design.md §4): a state machine, `anonymous` —SIGNED_IN→
+// One realtime client (docs/architecture.md, "Realtime"): a state machine, `anonymous` —SIGNED_IN→
 // `signedIn` —CLOSE→ `closed`, or `anonymous` —CLOSE→ `closed`; a connection opened with a live
 // session starts in `signedIn`. Every frame the connection sends is emitted by a transition of this
 // machine (XState's `emit`, declared in `types.emitted`), except a live message: one push is one

@@ -1,4 +1,4 @@
-// A signed-in user's live messages on this node (design.md §4): `open` —CLOSE→ `closed` once the
+// A signed-in user's live messages on this node (docs/architecture.md, "Realtime"): `open` —CLOSE→ `closed` once the
 // user's last connection here closed. A push is one MESSAGE event for each user it names, however
 // many connections the user holds, and its transition emits the one message frame the hub writes
 // to each of them (to those whose client machine has not sent that id yet, see clientActor.ts).

@@ -1,4 +1,4 @@
-// design.md §5 and issue 2 "API keys": the operator CLI, run as a child process exactly as an
+// README "API keys (operator CLI)": the operator CLI, run as a child process exactly as an
 // operator would, on the store a service uses. `--json` prints exactly one JSON document; the
 // clear key is shown once and only its hash is stored; a key disabled by the CLI stops working
 // on a running service within a second or two.

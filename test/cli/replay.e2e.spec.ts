@@ -1,4 +1,4 @@
-// Issue 4, replay (design.md §5): `events`, `audit points|vip` and `projections rebuild`, run as
+// Replay (README, "API keys (operator CLI)"): `events`, `audit points|vip` and `projections rebuild`, run as
 // the operator runs them — a child process on the service's data directory.
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -1,4 +1,4 @@
-// Issue 4, audit: GET /adm/audit/points/:oId and /adm/audit/vip/:oId answer a user's history,
+// Audit: GET /adm/audit/points/:oId and /adm/audit/vip/:oId answer a user's history,
 // oldest first, each entry with time, app, key, request and outcome, paged by log position
 // (docs/decisions.md "Operations").
 import { createServer } from 'node:http';

@@ -1,4 +1,4 @@
-// Issue 4, API description: GET /openapi.json is an OpenAPI 3.1 document of every endpoint,
+// API description: GET /openapi.json is an OpenAPI 3.1 document of every endpoint,
 // generated from the handlers' own valibot schemas; GET /docs renders it from local assets.
 import type Router from '@koa/router';
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 4, "Idempotent writes" and "Running it": Idempotency-Key, rate limits, health,
+// Idempotent writes and running it (README, Operating): Idempotency-Key, rate limits, health,
 // readiness and metrics, through real HTTP against the simulator.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';

@@ -1,4 +1,4 @@
-// Spec §4.1–4.4 and §1 (user sync), design.md "the platform is the truth": points, medals,
+// docs/api.md (points, medals, items, liveness, user sync), docs/architecture.md "the platform owns": points, medals,
 // items and liveness are forwarded to the platform (the simulator here), each write is recorded
 // as an intent event and an outcome event, and every way the platform can fail has its answer.
 import { suite } from 'uvu';

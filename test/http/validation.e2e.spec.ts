@@ -1,4 +1,4 @@
-// Bad input (issue 2 "Errors for bad input", docs/decisions.md "Errors for what the spec does not
+// Bad input (docs/decisions.md "Errors for what the spec does not
 // show"): HTTP 400 `{"code":400,"message":"<field>: <problem>","data":{"issues":[…]}}`, 413 for a
 // body over 1 MiB, a JSON 404 for unknown routes, the error form for a wrong method, and never a
 // stack trace in any answer.

@@ -1,4 +1,4 @@
-// Issue 4, "Running it": the service as an operator runs it — a child process started like
+// "Running it" (README, Operating): the service as an operator runs it — a child process started like
 // `npm start`, JSON logs on stdout, and SIGTERM.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

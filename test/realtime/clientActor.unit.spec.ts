@@ -1,4 +1,4 @@
-// The realtime client's machine on its own (design.md §6): xstate's pure `initialTransition` and
+// The realtime client's machine on its own (docs/architecture.md, "Realtime"): xstate's pure `initialTransition` and
 // `transition` calls, no actor, no socket. Every transition is checked for the state it reaches
 // and the frames it emits.
 import { test } from 'uvu';

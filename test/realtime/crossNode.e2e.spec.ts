@@ -1,4 +1,4 @@
-// design.md §1 "one write path": two nodes share one store (here one SQLite file). A sign-in,
+// docs/architecture.md "one write path": two nodes share one store (here one SQLite file). A sign-in,
 // a push or a logout handled by node B reaches the connection node A holds, because delivery
 // follows the store's subscription and never the handler that wrote.
 import { test } from 'uvu';

@@ -1,4 +1,4 @@
-// Deciders tested as given(events).when(command).then(events) (design.md §6): the history is
+// Deciders tested as given(events).when(command).then(events) (docs/architecture.md): the history is
 // folded with the decider's own evolve, the command decided on that state, and the answer is
 // either the events decided or a typed domain error.
 import * as assert from 'uvu/assert';

@@ -8,9 +8,9 @@
 //   COMMIT says. `adapter`: as the adapter commits an append: BEGIN and the append lock in one
 //   round trip, the adapter's INSERT (positions drawn under the lock, pg_notify), COMMIT; so
 //   commits go one at a time across every process on the database. Diagnostics, for what each
-//   part costs (neither is what the adapter may do): `notify`, the same without the advisory
-//   lock (PostgreSQL still queues notifying commits one at a time); `plain`, BEGIN, an INSERT
-//   drawing its position from the sequence, COMMIT, so commits overlap and share WAL flushes.
+//   part costs (neither is what the adapter may do): `plain`, BEGIN, an INSERT drawing its
+//   position from the sequence, COMMIT, so commits overlap and share WAL flushes; `notify`, the
+//   same INSERT notifying as the adapter's does (PostgreSQL queues notifying commits one at a time).
 // - MODE=read (GET /adm/vip/:oId): the user's events read from the table by stream, as
 //   readStream reads a stream (SEED=1 first writes two VIP events for each of BENCH_USERS users).
 //
@@ -45,6 +45,10 @@ const PLAIN_INSERT = `
   INSERT INTO events (position, stream, revision, type, data, metadata, created)
   VALUES (nextval('events_position'), $1, $2, $3, $4, NULL, statement_timestamp())
   RETURNING position`;
+// Without the lock the adapter's setval would hand one position out twice: nextval, and the notification.
+const NOTIFYING_INSERT = `
+  WITH inserted AS (${PLAIN_INSERT})
+  SELECT position, pg_notify('${APPENDED_CHANNEL}', position::text) FROM inserted`;
 
 /** Revisions of this process's streams: each (stream, revision) is new, as the unique index requires. */
 const revisions = new Map<string, number>();
@@ -55,9 +59,9 @@ async function insertDurably(oId: string, event: object): Promise<number> {
   revisions.set(stream, revision);
   const data = JSON.stringify(event);
   const { rows } = await transaction(pool, commit === 'adapter' ? `SELECT pg_advisory_xact_lock(${APPEND_LOCK})` : '', (client) =>
-    commit === 'plain'
-      ? client.query<{ position: number }>(PLAIN_INSERT, [stream, revision, 'VipRenewed', data])
-      : client.query<{ position: number }>(ADAPTER_INSERT, [1, [stream], [revision], ['VipRenewed'], [data], [null]]),
+    commit === 'adapter'
+      ? client.query<{ position: number }>(ADAPTER_INSERT, [1, [stream], [revision], ['VipRenewed'], [data], [null]])
+      : client.query<{ position: number }>(commit === 'notify' ? NOTIFYING_INSERT : PLAIN_INSERT, [stream, revision, 'VipRenewed', data]),
   );
   return rows[0]!.position;
 }

@@ -7,32 +7,41 @@
 // floods for any login event.
 //
 // The floods: the bench's latency client sending 1,000 and 2,000 pages/s spread evenly over the
-// second; and autocannon at 2,000/s, whose rate limit lets each connection send its second's
-// quota at once and then wait for the next second (a burst at the top of every second, as a
-// crude flood would send). A closed-loop pair (64 connections of writes, with and without the
+// second; autocannon at 2,000/s, whose rate limit lets each connection send its second's quota
+// at once and then wait for the next second (a burst at the top of every second, as a crude
+// flood would send); and, as a control, the evenly spread 1,000/s aimed at a bare server, for
+// what the flood's client alone costs writes on a machine it shares. A closed-loop pair (64 connections of writes, with and without the
 // evenly spread 2,000/s) is reported too, without a goal: at saturation the flood's CPU is taken
 // from the writes, whatever the log does.
 import Database from 'better-sqlite3';
 import { request } from 'node:http';
 import { join } from 'node:path';
-import { log, round, startChild, type Child } from '../lib/proc.js';
+import { CpuMeter, log, round, startChild, type Child } from '../lib/proc.js';
 import type { ScenarioReport } from '../lib/report.js';
 import { autocannon, USERS, warmThenMeasure } from './admin.js';
-import { loadProblems, row, startBenchService, type BenchContext, type LoadResult } from './common.js';
+import { loadProblems, row, startBaseline, startBenchService, type BenchContext, type LoadResult } from './common.js';
 
 interface FloodKind {
   rate: number;
   /** `even`: bench/latency.ts, paced; `bursts`: autocannon's per-second quota per connection. */
   shape: 'even' | 'bursts';
+  /**
+   * `service`: login pages on the service; `bare`: the same generator at the same rate sending
+   * reads to a bare node:http server (bench/baselines/read-server.ts) instead, the control: what
+   * sharing two cores with a flood's client costs the writes, the service doing nothing for it.
+   */
+  at: 'service' | 'bare';
 }
 /** Each round measures the writes under each of these, in this order. */
 const FLOODS: FloodKind[] = [
-  { rate: 1000, shape: 'even' },
-  { rate: 2000, shape: 'even' },
-  { rate: 2000, shape: 'bursts' },
+  { rate: 1000, shape: 'even', at: 'bare' },
+  { rate: 1000, shape: 'even', at: 'service' },
+  { rate: 2000, shape: 'even', at: 'service' },
+  { rate: 2000, shape: 'bursts', at: 'service' },
 ];
 const FLOOD_CONNECTIONS = 32;
-const floodLabel = ({ rate, shape }: FloodKind) => `${rate.toLocaleString('en-US')}/s ${shape === 'even' ? 'spread evenly' : 'in bursts (autocannon)'}`;
+const floodLabel = ({ rate, shape, at }: FloodKind) =>
+  `${rate.toLocaleString('en-US')}/s ${shape === 'even' ? 'spread evenly' : 'in bursts (autocannon)'}${at === 'bare' ? ' at a bare server (control)' : ''}`;
 /** The paced writes: requests per second over connections. */
 const WRITE_RATE = 200;
 const WRITE_CONNECTIONS = 16;
@@ -67,7 +76,7 @@ interface Flood {
 
 /** Starts the flood and resolves once it is flooding (after its own warm-up). */
 async function startFlood(url: string, clientId: string, kind: FloodKind, durationS: number): Promise<Flood> {
-  const common = { url, workload: 'login-page', users: USERS, clientId, connections: FLOOD_CONNECTIONS, durationS };
+  const common = { url, workload: kind.at === 'bare' ? 'vip-read' : 'login-page', users: USERS, clientId, connections: FLOOD_CONNECTIONS, durationS };
   const child =
     kind.shape === 'even'
       ? startChild('flood', 'bench/latency.ts', { args: [JSON.stringify({ ...common, rate: kind.rate, warmupS: 0.5, announce: true })], expectReady: false })
@@ -98,12 +107,13 @@ export async function loginFlood(ctx: BenchContext): Promise<ScenarioReport> {
   // Every user known and holding both records: each paced write is a renewal.
   notes.push(...loadProblems('warm-up', await autocannon({ url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections: 64, amount: 2 * USERS })));
   const client = await connectClient(service.url);
+  const bare = await startBaseline('flood-target', 'bench/baselines/read-server.ts', { BENCH_USERS: String(USERS) });
   service.memory.markRest();
 
   /** Writes (and the flood's own figures) under the flood `kind`, for `seconds` of writes. */
   async function underFlood(kind: FloodKind, run: () => Promise<LoadResult>, seconds: number) {
     // The flood outlasts the writes' start, warm-up and run.
-    const flood = await startFlood(service.url, client.clientId, kind, seconds + 3);
+    const flood = await startFlood(kind.at === 'bare' ? bare.url : service.url, client.clientId, kind, seconds + 3);
     const writes = await run();
     const floodResult = await flood.result;
     await flood.child.stop();
@@ -113,14 +123,25 @@ export async function loginFlood(ctx: BenchContext): Promise<ScenarioReport> {
   const quiet: LoadResult[] = [];
   const flooded = FLOODS.map(() => [] as LoadResult[]);
   const floods = FLOODS.map(() => [] as LoadResult[]);
+  // The service's CPU (cores) over each paced run, warm-up included: the quiet runs', and each flood's.
+  const quietCores: number[] = [];
+  const floodCores = FLOODS.map(() => [] as number[]);
+  const metered = async (cores: number[], run: () => Promise<LoadResult>) => {
+    const cpu = new CpuMeter({ service: service.child.pid }).start();
+    const started = performance.now();
+    const result = await run();
+    cores.push(cpu.stop().service! / ((performance.now() - started) / 1000));
+    return result;
+  };
+  const paced = () => pacedWrites(service.url, service.apiKey, durationS, warmupS);
   // Alternating, so a change in what else the machine does falls on every side.
   for (let r = 0; r < rounds; r++) {
-    const without = await pacedWrites(service.url, service.apiKey, durationS, warmupS);
+    const without = await metered(quietCores, paced);
     log(`login-flood writes without a flood: ${describe(without)}`);
     quiet.push(without);
     notes.push(...loadProblems(`writes without a flood, round ${r + 1}`, without));
     for (const [k, kind] of FLOODS.entries()) {
-      const { writes, flood } = await underFlood(kind, () => pacedWrites(service.url, service.apiKey, durationS, warmupS), warmupS + durationS);
+      const { writes, flood } = await underFlood(kind, () => metered(floodCores[k]!, paced), warmupS + durationS);
       log(`login-flood writes under ${floodLabel(kind)}: ${describe(writes)}; the flood: ${round(flood.rps)} login pages/s, p50 ${round(flood.p50, 2)} ms`);
       flooded[k]!.push(writes);
       floods[k]!.push(flood);
@@ -129,7 +150,7 @@ export async function loginFlood(ctx: BenchContext): Promise<ScenarioReport> {
   }
 
   // Closed loop, for what the evenly spread 2,000/s takes at saturation (full runs only).
-  const saturating = FLOODS[1]!;
+  const saturating = FLOODS.find((kind) => kind.at === 'service' && kind.shape === 'even' && kind.rate === 2000)!;
   let closed: { without: LoadResult; with: LoadResult; flood: LoadResult } | undefined;
   if (!ctx.quick) {
     const saturate = () => warmThenMeasure({ url: service.url, workload: 'vip-submit', apiKey: service.apiKey, connections: 64, durationS: 10, warmupAmount: 0 }, {}).then((r) => r.result);
@@ -139,6 +160,8 @@ export async function loginFlood(ctx: BenchContext): Promise<ScenarioReport> {
     log(`login-flood closed loop: without ${round(without.rps)} req/s p50 ${without.p50} ms; with ${round(writes.rps)} req/s p50 ${writes.p50} ms`);
   }
   client.close();
+  bare.memory.stop();
+  await bare.child.stop();
 
   // What the login pages left in the log: nothing, by design.
   const db = new Database(join(service.dataDir, 'events.sqlite'), { readonly: true });
@@ -148,12 +171,19 @@ export async function loginFlood(ctx: BenchContext): Promise<ScenarioReport> {
   await service.child.stop();
 
   const mean = (list: LoadResult[], p: 'p50' | 'p99' | 'rps') => list.reduce((a, r) => a + r[p], 0) / list.length;
-  const pages = floods.flat().reduce((a, r) => a + r.ok, 0) + (closed?.flood.ok ?? 0);
+  const mean2 = (list: number[]) => list.reduce((a, b) => a + b, 0) / list.length;
+  const pages = FLOODS.reduce((a, kind, k) => (kind.at === 'service' ? a + floods[k]!.reduce((b, r) => b + r.ok, 0) : a), 0) + (closed?.flood.ok ?? 0);
   notes.push(
     `paced writes: ${WRITE_RATE} VIP submits/s over ${WRITE_CONNECTIONS} connections, ${durationS} s after ${warmupS} s of warm-up, ${rounds} round(s) alternating; ` +
       `p50 without ${quiet.map((r) => round(r.p50, 2)).join(', ')} ms; ` +
       FLOODS.map((kind, k) => `under ${floodLabel(kind)} ${flooded[k]!.map((r) => round(r.p50, 2)).join(', ')} ms`).join('; ') +
       ' (the table: means of the rounds)',
+    `the service's CPU over the paced runs: ${round(mean2(quietCores), 2)} cores without a flood; ` +
+      FLOODS.map((kind, k) =>
+        kind.at === 'bare'
+          ? `${round(mean2(floodCores[k]!), 2)} under ${floodLabel(kind)}`
+          : `${round(mean2(floodCores[k]!), 2)} under ${floodLabel(kind)} (≈ ${Math.round(((mean2(floodCores[k]!) - mean2(quietCores)) * 1e6) / mean(floods[k]!, 'rps'))} µs per login page)`,
+      ).join('; '),
     `floods over ${FLOOD_CONNECTIONS} connections: ` +
       FLOODS.map((kind, k) => `${floodLabel(kind)} answered ${floods[k]!.map((r) => `${round(r.rps)}/s (p50 ${round(r.p50, 1)} ms, p99 ${round(r.p99, 1)} ms)`).join(', ')}`).join('; '),
     ...(closed
@@ -174,8 +204,8 @@ export async function loginFlood(ctx: BenchContext): Promise<ScenarioReport> {
           metric: `admin-write p50 ms, paced ${WRITE_RATE}/s, under ${floodLabel(kind)}`,
           value: mean(flooded[k]!, 'p50'),
           baseline: mean(quiet, 'p50'),
-          goal: '≤ 1.2 × without',
-          met: mean(flooded[k]!, 'p50') <= 1.2 * mean(quiet, 'p50'),
+          goal: kind.at === 'service' ? '≤ 1.2 × without' : '—',
+          met: kind.at === 'service' ? mean(flooded[k]!, 'p50') <= 1.2 * mean(quiet, 'p50') : null,
           p99: mean(flooded[k]!, 'p99'),
           baselineP99: mean(quiet, 'p99'),
           floodRps: mean(floods[k]!, 'rps'),
@@ -185,7 +215,7 @@ export async function loginFlood(ctx: BenchContext): Promise<ScenarioReport> {
       ...FLOODS.map((kind, k) =>
         row({
           name: 'login-flood',
-          metric: `login pages answered per s, ${floodLabel(kind)}`,
+          metric: `${kind.at === 'service' ? 'login pages' : 'reads'} answered per s, ${floodLabel(kind)}`,
           value: mean(floods[k]!, 'rps'),
           baseline: null,
           goal: `≥ ${(0.95 * kind.rate).toLocaleString('en-US')}`,

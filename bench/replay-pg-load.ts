@@ -1,7 +1,7 @@
 // Copies a generated SQLite log (bench/replay-gen.ts) into a PostgreSQL database, row for row
 // (positions, streams, revisions, types, JSON, timestamps), in the adapter's own tables: the
 // same events, so pg-replay and replay replay one log. Through the adapter it would take as many
-// one-at-a-time commits as appends; copied in batches it takes seconds. Then the position
+// one-at-a-time commits as appends; in batches it takes a few hundred commits. Then the position
 // sequence is set past the last row, and VACUUM ANALYZE and a checkpoint leave the table as a
 // long-running database holds it (hint bits set, statistics known, nothing left to flush), so
 // the first scan does not pay for the load.

@@ -1,6 +1,6 @@
 // `npm run bench [-- --quick] [--json] [--only <name>[,<name>…]] [--profile]`
 //
-// Runs every scenario of issue 5, each with its servers and its load generators in separate
+// Runs every scenario, each with its servers and its load generators in separate
 // processes, each figure beside a baseline measured in the same run. Progress goes to stderr;
 // stdout gets the table, or with --json one JSON document {machine, scenarios: [rows]}.
 // --quick shrinks every scenario (the whole run in under a minute); --profile starts the

@@ -10,7 +10,9 @@
 //   commits go one at a time across every process on the database. Diagnostics, for what each
 //   part costs (neither is what the adapter may do): `plain`, BEGIN, an INSERT drawing its
 //   position from the sequence, COMMIT, so commits overlap and share WAL flushes; `notify`, the
-//   same INSERT notifying as the adapter's does (PostgreSQL queues notifying commits one at a time).
+//   same INSERT notifying as the adapter's does (PostgreSQL queues notifying commits one at a
+//   time); `adapter-async`, the adapter's way with synchronous_commit off for the transaction (the
+//   commit does not wait for its WAL flush: what the lock's hold time is without the disk).
 // - MODE=read (GET /adm/vip/:oId): the user's events read from the table by stream, as
 //   readStream reads a stream (SEED=1 first writes two VIP events for each of BENCH_USERS users).
 //
@@ -25,7 +27,13 @@ import { userLookup } from '../lib/userLookup.js';
 import { benchOid } from '../lib/users.js';
 
 const mode = process.env.MODE === 'read' ? 'read' : 'write';
-const commit = (['adapter', 'notify', 'plain'] as const).find((c) => c === process.env.COMMIT) ?? 'adapter';
+const commit = (['adapter', 'adapter-async', 'notify', 'plain'] as const).find((c) => c === process.env.COMMIT) ?? 'adapter';
+const PRELUDE = {
+  adapter: `SELECT pg_advisory_xact_lock(${APPEND_LOCK})`,
+  'adapter-async': `SET LOCAL synchronous_commit = off; SELECT pg_advisory_xact_lock(${APPEND_LOCK})`,
+  notify: '',
+  plain: '',
+}[commit];
 const users = Number(process.env.BENCH_USERS ?? 1000);
 const platform = userLookup(process.env.SIM_URL!);
 const { pool } = openPool(process.env.DATABASE_URL!);
@@ -58,8 +66,8 @@ async function insertDurably(oId: string, event: object): Promise<number> {
   const revision = (revisions.get(stream) ?? -1) + 1;
   revisions.set(stream, revision);
   const data = JSON.stringify(event);
-  const { rows } = await transaction(pool, commit === 'adapter' ? `SELECT pg_advisory_xact_lock(${APPEND_LOCK})` : '', (client) =>
-    commit === 'adapter'
+  const { rows } = await transaction(pool, PRELUDE, (client) =>
+    commit === 'adapter' || commit === 'adapter-async'
       ? client.query<{ position: number }>(ADAPTER_INSERT, [1, [stream], [revision], ['VipRenewed'], [data], [null]])
       : client.query<{ position: number }>(commit === 'notify' ? NOTIFYING_INSERT : PLAIN_INSERT, [stream, revision, 'VipRenewed', data]),
   );

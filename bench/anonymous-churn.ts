@@ -81,14 +81,15 @@ await marker();
 const retained = measure();
 const seconds = (Date.now() - started) / 1000;
 
-const row = (label: string, m: { events: number; bytes: number }) =>
-  `| ${label} | ${m.events - before.events} | ${((m.bytes - before.bytes) / 1024).toFixed(1)} KiB |`;
-console.log(`${total} anonymous connect/disconnects in ${seconds.toFixed(1)} s (concurrency ${concurrency}); ${deleted} streams deleted by the retention (${config.anonymousRetentionMs} ms)`);
+const row = (label: string, m: { events: number; bytes: number }) => `| ${label} | ${m.events - before.events} | ${((m.bytes - before.bytes) / 1024).toFixed(1)} KiB |`;
+console.log(
+  `${total} anonymous connect/disconnects in ${seconds.toFixed(1)} s (concurrency ${concurrency}); ${deleted} streams deleted by the retention (${config.anonymousRetentionMs} ms)`,
+);
 console.log('| | events added | store bytes added |');
 console.log('|---|---|---|');
 console.log(row('after the churn', churned));
 console.log(row('after the retention ran', retained));
-console.log('(the rows include the bench\'s own 3 marker events)');
+console.log("(the rows include the bench's own 3 marker events)");
 
 probe.close();
 await service.close();

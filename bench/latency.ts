@@ -3,7 +3,9 @@
 // generator sends `rate` per second, spread evenly over the connections); with 0 every
 // connection sends again as soon as its answer arrives (closed loop, i.e. saturation).
 // Latencies are timed with process.hrtime (autocannon rounds to whole milliseconds).
-// Argument: JSON {url, workload, users, apiKey?, keyPrefix?, clientId?, connections, durationS, rate, warmupS?, windowS?, announce?}.
+// Argument: JSON {url, workload, users, apiKey?, keyPrefix?, clientId?, connections, durationS, rate, warmupS?, windowS?, announce?, localAddresses?}.
+// With `localAddresses` the connections are spread over those source addresses (loopback ones:
+// 127.0.0.0/8 is all this host's), as a flood from many clients would be.
 // With `announce`, a first `RESULT {"warmedUp":true}` says the warm-up is over (the parent may
 // start what is to run alongside the measured run).
 // With `windowS` the measured run is also cut into consecutive windows of that length (by when
@@ -25,6 +27,7 @@ interface LatencyArgs {
   warmupS?: number;
   windowS?: number;
   announce?: boolean;
+  localAddresses?: string[];
 }
 
 const args = JSON.parse(process.argv[2]!) as LatencyArgs;
@@ -33,18 +36,28 @@ const target = new URL(args.url);
 const agent = new Agent({ keepAlive: true, maxSockets: args.connections });
 let counter = 0;
 
-function send(): Promise<number> {
+/** An answer's time, and whether it was the workload's refusal by design. */
+function send(localAddress: string | undefined): Promise<{ ms: number; refused: boolean }> {
   const { path, body, headers } = w.request(counter++);
   const started = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: target.hostname, port: target.port, method: w.method, path, agent, headers: { ...w.headers, ...headers, ...(body && { 'content-length': Buffer.byteLength(body) }) } },
+      {
+        host: target.hostname,
+        port: target.port,
+        method: w.method,
+        path,
+        agent,
+        ...(localAddress && { localAddress }),
+        headers: { ...w.headers, ...headers, ...(body && { 'content-length': Buffer.byteLength(body) }) },
+      },
       (res) => {
         res.resume();
         res.on('end', () => {
           const ms = Number(process.hrtime.bigint() - started) / 1e6;
-          if (res.statusCode !== (w.status ?? 200)) reject(new Error(`HTTP ${res.statusCode} for ${path}`));
-          else resolve(ms);
+          if (res.statusCode === (w.status ?? 200)) resolve({ ms, refused: false });
+          else if (w.refusedStatus !== undefined && res.statusCode === w.refusedStatus) resolve({ ms, refused: true });
+          else reject(new Error(`HTTP ${res.statusCode} for ${path}`));
         });
       },
     );
@@ -56,10 +69,11 @@ function send(): Promise<number> {
 interface Window {
   latencies: number[];
   errors: number;
+  refused: number;
 }
 
 async function phase(seconds: number, windowS = seconds): Promise<{ windows: Window[]; elapsedS: number; startedAt: number }> {
-  const windows: Window[] = Array.from({ length: Math.max(1, Math.ceil(seconds / windowS - 1e-9)) }, () => ({ latencies: [], errors: 0 }));
+  const windows: Window[] = Array.from({ length: Math.max(1, Math.ceil(seconds / windowS - 1e-9)) }, () => ({ latencies: [], errors: 0, refused: 0 }));
   const start = performance.now();
   const end = start + seconds * 1000;
   const windowOf = () => windows[Math.min(windows.length - 1, Math.floor((performance.now() - start) / (windowS * 1000)))]!;
@@ -71,14 +85,17 @@ async function phase(seconds: number, windowS = seconds): Promise<{ windows: Win
       let next = start + (interval * c) / args.connections;
       for (;;) {
         if (interval > 0) {
+          // A paced connection sends nothing past the end, so the run lasts what was asked.
+          if (next >= end) return;
           const wait = next - performance.now();
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
           next += interval;
         }
         if (performance.now() >= end) return;
         try {
-          const ms = await send();
+          const { ms, refused } = await send(args.localAddresses?.[c % args.localAddresses.length]);
           windowOf().latencies.push(ms);
+          if (refused) windowOf().refused++;
         } catch (error) {
           windowOf().errors++;
           if (++errors <= 3) process.stderr.write(`${(error as Error).message}\n`);
@@ -92,9 +109,10 @@ async function phase(seconds: number, windowS = seconds): Promise<{ windows: Win
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 /** The figures of one list of latencies over `seconds`. */
-function summarise(latencies: number[], errors: number, seconds: number) {
+function summarise(latencies: number[], errors: number, seconds: number, refused = 0) {
   latencies.sort((a, b) => a - b);
   return {
+    refused,
     ok: latencies.length,
     rps: latencies.length / seconds,
     p50: pct(latencies, 50),
@@ -115,6 +133,7 @@ const all = summarise(
   windows.flatMap((w) => w.latencies),
   windows.reduce((a, w) => a + w.errors, 0),
   elapsedS,
+  windows.reduce((a, w) => a + w.refused, 0),
 );
 process.stdout.write(
   `RESULT ${JSON.stringify({
@@ -122,7 +141,7 @@ process.stdout.write(
     cpuS: (({ user, system }) => (user + system) / 1e6)(process.cpuUsage(cpuBefore)),
     ...(args.windowS && {
       startedAt,
-      windows: windows.map((w, k) => summarise(w.latencies, w.errors, Math.min(args.windowS!, elapsedS - k * args.windowS!))),
+      windows: windows.map((w, k) => summarise(w.latencies, w.errors, Math.min(args.windowS!, elapsedS - k * args.windowS!), w.refused)),
     }),
   })}\n`,
 );

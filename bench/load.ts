@@ -64,8 +64,8 @@ async function run(limit: { amount: number } | { duration: number }): Promise<au
   if (targets.length === 1) return runOn(targets[0]!, args.connections, limit, false);
   const n = targets.length;
   const shares = targets.map((_, k) => Math.floor(args.connections / n) + (k < args.connections % n ? 1 : 0));
-  const each = (k: number) => ('amount' in limit ? { amount: Math.ceil(limit.amount / n) } : limit);
-  const results = await Promise.all(targets.map((target, k) => runOn(target, shares[k]!, each(k), true)));
+  const each = 'amount' in limit ? { amount: Math.ceil(limit.amount / n) } : limit;
+  const results = await Promise.all(targets.map((target, k) => runOn(target, shares[k]!, each, true)));
   return aggregateResult(results, { url: targets[0]!.url, connections: args.connections });
 }
 

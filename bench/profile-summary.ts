@@ -25,10 +25,14 @@ const top = Number(topArg ?? 25);
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const selfUs = new Map<number, number>();
-profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+for (const [i, id] of profile.samples.entries()) selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
 const total = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
-const shortUrl = (url: string) => url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, 'nm:').replace(/^.*\/work\/main\//, '');
+const shortUrl = (url: string) =>
+  url
+    .replace(/^file:\/\//, '')
+    .replace(/^.*\/node_modules\//, 'nm:')
+    .replace(/^.*\/work\/main\//, '');
 const sum = (key: (n: ProfileNode) => string) => {
   const totals = new Map<string, number>();
   for (const [id, us] of selfUs) {
@@ -42,11 +46,20 @@ const print = (title: string, rows: Array<[string, number]>) => {
   for (const [k, us] of rows) process.stdout.write(`${((100 * us) / total).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${k}\n`);
 };
 process.stdout.write(`${file}: ${(total / 1e6).toFixed(2)} s sampled\n`);
-print('self time by function', sum((n) => `${n.callFrame.functionName || '(anonymous)'}  ${shortUrl(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`));
-print('self time by file', sum((n) => shortUrl(n.callFrame.url) || `(${n.callFrame.functionName})`));
+print(
+  'self time by function',
+  sum((n) => `${n.callFrame.functionName || '(anonymous)'}  ${shortUrl(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`),
+);
+print(
+  'self time by file',
+  sum((n) => shortUrl(n.callFrame.url) || `(${n.callFrame.functionName})`),
+);
 // Inclusive-ish view by package: everything under one node_modules package summed.
-print('self time by package', sum((n) => {
-  const url = n.callFrame.url;
-  const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
-  return m ? m[1]! : url.includes('/src/') ? 'src (service)' : url.startsWith('node:') ? 'node core' : url ? url : `(${n.callFrame.functionName})`;
-}));
+print(
+  'self time by package',
+  sum((n) => {
+    const url = n.callFrame.url;
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+    return m ? m[1]! : url.includes('/src/') ? 'src (service)' : url.startsWith('node:') ? 'node core' : url ? url : `(${n.callFrame.functionName})`;
+  }),
+);

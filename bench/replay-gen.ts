@@ -39,7 +39,10 @@ const users = Array.from({ length: USERS }, (_, i) => ({
 }));
 
 let clock = Date.parse('2026-01-01T00:00:00Z');
-const at = () => new Date((clock += 37)).toISOString();
+const at = () => {
+  clock += 37;
+  return new Date(clock).toISOString();
+};
 
 const store = new SqliteEventStore({ file });
 let written = 0;
@@ -56,7 +59,14 @@ function register(user: (typeof users)[number]): void {
   append(streams.user(user.oId), [
     {
       type: 'UserRegistered',
-      data: { userId: user.userId, oId: user.oId, name: user.name, nickname: `${user.name} 的昵称`, avatar: `https://file.fishpi.cn/avatar/${user.oId}.png?imageView2/1/w/210/h/210/interlace/0/q/100`, at: at() },
+      data: {
+        userId: user.userId,
+        oId: user.oId,
+        name: user.name,
+        nickname: `${user.name} 的昵称`,
+        avatar: `https://file.fishpi.cn/avatar/${user.oId}.png?imageView2/1/w/210/h/210/interlace/0/q/100`,
+        at: at(),
+      },
     },
   ]);
 }
@@ -70,14 +80,28 @@ function operation(user: (typeof users)[number]): void {
   let requested: DomainEvent;
   let bag: Record<string, number> | undefined;
   if (roll < 0.75) {
-    requested = { type: 'PointsEditRequested', data: { ...base, request: { point: Math.floor(random() * 200) - 50 || 1, memo: pick(['每日签到奖励', 'game reward: level cleared', 'shop purchase', '活动奖励 — 周末钓鱼大赛']) } } };
+    requested = {
+      type: 'PointsEditRequested',
+      data: {
+        ...base,
+        request: { point: Math.floor(random() * 200) - 50 || 1, memo: pick(['每日签到奖励', 'game reward: level cleared', 'shop purchase', '活动奖励 — 周末钓鱼大赛']) },
+      },
+    };
   } else if (roll < 0.9) {
     requested = { type: 'ItemsEditRequested', data: { ...base, request: { item: pick(['checkin1day', 'patchCheckinCard', 'metalTicket', 'nameCard']), sum: pick([1, 2, -1]) } } };
     bag = { checkin1day: Math.floor(random() * 5), patchCheckinCard: Math.floor(random() * 3), metalTicket: 1 };
   } else if (roll < 0.97) {
     requested = {
       type: 'MedalGiveRequested',
-      data: { ...base, request: { name: pick(['摸鱼达人', 'Fishing Champion', '签到王']), description: 'Given for an outstanding season in the fishing game', attr: 'url=https://file.fishpi.cn/medal/fish.png&backcolor=ffffff&fontcolor=ff3030', data: '' } },
+      data: {
+        ...base,
+        request: {
+          name: pick(['摸鱼达人', 'Fishing Champion', '签到王']),
+          description: 'Given for an outstanding season in the fishing game',
+          attr: 'url=https://file.fishpi.cn/medal/fish.png&backcolor=ffffff&fontcolor=ff3030',
+          data: '',
+        },
+      },
     };
   } else {
     requested = { type: 'MedalRemoveRequested', data: { ...base, request: { name: '签到王' } } };
@@ -117,7 +141,15 @@ function push(): void {
   append(streams.message(messageId), [
     {
       type: 'MessagePushed',
-      data: { messageId, name: pick(['reward', 'notice', 'chat']), data: { title: '你获得了新的奖励', body: 'Level 12 cleared — 50 points added', level: 12 }, oIds: targets.map((u) => u.oId), userIds: [], at: at(), ...app },
+      data: {
+        messageId,
+        name: pick(['reward', 'notice', 'chat']),
+        data: { title: '你获得了新的奖励', body: 'Level 12 cleared — 50 points added', level: 12 },
+        oIds: targets.map((u) => u.oId),
+        userIds: [],
+        at: at(),
+        ...app,
+      },
     },
   ]);
 }
@@ -144,7 +176,9 @@ function visit(user: (typeof users)[number]): void {
 
 const started = performance.now();
 for (const app of APPS) {
-  append(streams.apiKey(app.keyId), [{ type: 'ApiKeyIssued', data: { keyId: app.keyId, appId: app.appId, app: app.appId, hash: id() + id() + id() + id(), permissions: ['*'], expires: null, at: at() } }]);
+  append(streams.apiKey(app.keyId), [
+    { type: 'ApiKeyIssued', data: { keyId: app.keyId, appId: app.appId, app: app.appId, hash: id() + id() + id() + id(), permissions: ['*'], expires: null, at: at() } },
+  ]);
 }
 while (written < target) {
   while (batch.length < 2000 && written < target) {
@@ -158,7 +192,10 @@ while (written < target) {
     else if (roll < 0.8) vip(user);
     else if (roll < 0.9) push();
     else if (roll < 0.97) visit(user);
-    else append(streams.user(user.oId), [{ type: 'UserProfileChanged', data: { userId: user.userId, oId: user.oId, changes: { nickname: `${user.name} ✨${Math.floor(random() * 100)}` }, at: at() } }]);
+    else
+      append(streams.user(user.oId), [
+        { type: 'UserProfileChanged', data: { userId: user.userId, oId: user.oId, changes: { nickname: `${user.name} ✨${Math.floor(random() * 100)}` }, at: at() } },
+      ]);
   }
   await Promise.all(batch);
   batch = [];

@@ -20,18 +20,23 @@ const { dataDir, mode, connectionString } = JSON.parse(process.argv[2]!) as { da
 const file = join(dataDir, 'events.sqlite');
 const rest = memoryOf(process.pid).rssKb;
 let events = 0;
+let seconds: number;
 const cpuBefore = process.cpuUsage();
 const started = performance.now();
 if (mode === 'runner') {
   const core = await openCore(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...(connectionString && { EVENTSTORE_CONNECTION_STRING: connectionString }) }));
   events = core.runner.position;
-  var seconds = (performance.now() - started) / 1000;
+  seconds = (performance.now() - started) / 1000;
   await core.runner.stop();
   await core.store.close();
 } else if (mode === 'pg-baseline') {
   const client = new pg.Client({ connectionString });
   await client.connect();
-  const page = { name: 'replay-page', text: 'SELECT position, stream, revision, type, data, metadata, created FROM events WHERE position > $1 ORDER BY position LIMIT $2', rowMode: 'array' as const };
+  const page = {
+    name: 'replay-page',
+    text: 'SELECT position, stream, revision, type, data, metadata, created FROM events WHERE position > $1 ORDER BY position LIMIT $2',
+    rowMode: 'array' as const,
+  };
   let after = '0';
   for (;;) {
     const { rows } = await client.query<[string, string, number, string, unknown, unknown, Date]>({ ...page, values: [after, CATCH_UP_PAGE] });
@@ -39,7 +44,7 @@ if (mode === 'runner') {
     if (rows.length < CATCH_UP_PAGE) break;
     after = rows[rows.length - 1]![0];
   }
-  var seconds = (performance.now() - started) / 1000;
+  seconds = (performance.now() - started) / 1000;
   await client.end();
 } else {
   // The quickest plain way to read the table: pages of raw rows (arrays, not objects) by
@@ -53,7 +58,7 @@ if (mode === 'runner') {
     if (rows.length < CATCH_UP_PAGE) break;
     after = rows[rows.length - 1]![0];
   }
-  var seconds = (performance.now() - started) / 1000;
+  seconds = (performance.now() - started) / 1000;
   db.close();
 }
 const peak = memoryOf(process.pid).hwmKb;

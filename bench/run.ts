@@ -70,7 +70,11 @@ const ctx: BenchContext = {
   quick: values.quick,
   tmp,
   profile: values.profile,
-  simulator: () => (simulator ??= startSimulator().then((sim) => ((simPid = sim.child.pid), sim))),
+  simulator: () =>
+    (simulator ??= startSimulator().then((sim) => {
+      simPid = sim.child.pid;
+      return sim;
+    })),
   postgres: () => (postgres ??= startBenchCluster().then((started) => (cluster = started))),
 };
 // Interrupted, the run still removes its cluster: the cluster's exit hook stops the server,
@@ -112,8 +116,8 @@ try {
     log(`  ${name} took ${round((performance.now() - t0) / 1000, 1)} s; other processes kept ${othersCores[name]} cores busy meanwhile`);
   }
 } finally {
-  if (simulator) await (await simulator.catch(() => undefined))?.child.stop();
-  if (postgres) await (await postgres.catch(() => undefined))?.destroy();
+  if (simulator !== undefined) await (await simulator.catch(() => undefined))?.child.stop();
+  if (postgres !== undefined) await (await postgres.catch(() => undefined))?.destroy();
   rmSync(tmp, { recursive: true, force: true });
 }
 log(`done in ${round((performance.now() - started) / 1000, 1)} s`);
@@ -128,14 +132,20 @@ if (values.json) {
       ...(r.notes?.length && { notes: r.notes }),
     })),
   );
-  process.stdout.write(`${JSON.stringify({ machine: host, startedAt: startedAt.toISOString(), quick: ctx.quick, durationS: round((performance.now() - started) / 1000, 1), scenarios }, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ machine: host, startedAt: startedAt.toISOString(), quick: ctx.quick, durationS: round((performance.now() - started) / 1000, 1), scenarios }, null, 2)}\n`,
+  );
 } else {
   const header =
     `Run started ${startedAt.toISOString().slice(0, 16).replace('T', ' ')} UTC${ctx.quick ? ' (--quick)' : ''}, ${round((performance.now() - started) / 1000)} s: ` +
     `${host.cores} cores (${host.cpuModel}), ${host.memoryGb} GB, Node ${host.node}, load average at start ${host.loadAverageAtStart.join(' / ')}`;
   const idleLine =
-    `Machine idle just before each scenario: ${Object.entries(idleAtStart).map(([n, p]) => `${n} ${p}%`).join(', ')}\n` +
-    `Cores kept busy by other processes during each scenario (noise): ${Object.entries(othersCores).map(([n, c]) => `${n} ${c}`).join(', ')}`;
+    `Machine idle just before each scenario: ${Object.entries(idleAtStart)
+      .map(([n, p]) => `${n} ${p}%`)
+      .join(', ')}\n` +
+    `Cores kept busy by other processes during each scenario (noise): ${Object.entries(othersCores)
+      .map(([n, c]) => `${n} ${c}`)
+      .join(', ')}`;
   process.stdout.write(`\n${header}\n${idleLine}\n\n${table(reports)}\n`);
 }
 process.exitCode = failed ? 1 : 0;

@@ -90,7 +90,15 @@ function connect(path: string, headers: Record<string, string> = {}, timeoutMs =
       resolve(connection);
     };
     const req = request(
-      { host: target.hostname, port: target.port, path, method: 'GET', agent: false, ...(options.localAddress && { localAddress: options.localAddress }), headers: { accept: 'text/event-stream', ...headers } },
+      {
+        host: target.hostname,
+        port: target.port,
+        path,
+        method: 'GET',
+        agent: false,
+        ...(options.localAddress && { localAddress: options.localAddress }),
+        headers: { accept: 'text/event-stream', ...headers },
+      },
       (res) => {
         connection.res = res;
         connection.binding = (res.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]!).find((c) => c.startsWith('cb_client='));
@@ -102,8 +110,7 @@ function connect(path: string, headers: Record<string, string> = {}, timeoutMs =
         let buffer = '';
         res.on('data', (chunk: string) => {
           buffer += chunk;
-          let end: number;
-          while ((end = buffer.indexOf('\n\n')) >= 0) {
+          for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
             const frame = buffer.slice(0, end);
             buffer = buffer.slice(end + 2);
             handleFrame(connection, frame);
@@ -125,7 +132,15 @@ function get(url: string, cookie?: string): Promise<{ status: number; location?:
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: u.hostname, port: u.port, path: u.pathname + u.search, method: 'GET', agent: false, ...(options.localAddress && { localAddress: options.localAddress }), headers: { 'user-agent': 'bench-browser', ...(cookie && { cookie }) } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method: 'GET',
+        agent: false,
+        ...(options.localAddress && { localAddress: options.localAddress }),
+        headers: { 'user-agent': 'bench-browser', ...(cookie && { cookie }) },
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -144,7 +159,9 @@ function get(url: string, cookie?: string): Promise<{ status: number; location?:
 async function signIn(connection: Connection, oId: string): Promise<string> {
   const jar = new Map<string, string>();
   const cookieHeader = () => [...jar.values()].join('; ') || undefined;
-  const keep = (cookies: string[]) => cookies.forEach((c) => jar.set(c.split('=')[0]!, c));
+  const keep = (cookies: string[]) => {
+    for (const c of cookies) jar.set(c.split('=')[0]!, c);
+  };
   const loggedIn = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('no login frame within 30 s')), 30_000);
     connection.onFrame = (event) => {
@@ -199,7 +216,7 @@ const summary = (list: number[]) => {
   return { count: sorted.length, p50: at(0.5), p99: at(0.99), max: sorted.at(-1) ?? NaN };
 };
 
-const handlers: Record<string, (command: any) => Promise<object>> = {
+const handlers = {
   async open({ count, concurrency }: { count: number; concurrency: number }) {
     const started = performance.now();
     const { failures, ms } = await pool(Array.from({ length: count }), concurrency, () => connect('/api/realtime'));
@@ -219,7 +236,15 @@ const handlers: Record<string, (command: any) => Promise<object>> = {
         if (!more.loginStatus) anonymousAfterCookie++;
       }
     });
-    return { users: ms.length, opened, anonymousAfterCookie, failed: failures.length, failures: failures.slice(0, 5), elapsedMs: performance.now() - started, perUserMs: summary(ms) };
+    return {
+      users: ms.length,
+      opened,
+      anonymousAfterCookie,
+      failed: failures.length,
+      failures: failures.slice(0, 5),
+      elapsedMs: performance.now() - started,
+      perUserMs: summary(ms),
+    };
   },
   async baseline({ oIds, perUser, concurrency }: { oIds: string[]; perUser: number; concurrency: number }) {
     const started = performance.now();
@@ -246,9 +271,14 @@ const handlers: Record<string, (command: any) => Promise<object>> = {
   },
 };
 
+type Handlers = typeof handlers;
+/** What each command answers (besides `type`, and `error` when it failed). */
+export type WorkerAnswers = { [K in keyof Handlers]: Awaited<ReturnType<Handlers[K]>> };
+
 process.on('message', (command: { type: string }) => {
-  const handler = handlers[command.type];
-  if (!handler) return process.send!({ type: `${command.type}:done`, error: `unknown command ${command.type}` });
+  if (!Object.hasOwn(handlers, command.type)) return process.send!({ type: `${command.type}:done`, error: `unknown command ${command.type}` });
+  // The scenario sends each command with the fields its handler reads.
+  const handler = handlers[command.type as keyof Handlers] as (command: unknown) => Promise<object>;
   handler(command).then(
     (result) => process.send!({ type: `${command.type}:done`, ...result }),
     (error: Error) => process.send!({ type: `${command.type}:done`, error: error.stack ?? String(error) }),

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { cpus } from 'node:os';
+import { stripVTControlCharacters } from 'node:util';
 
 const root = new URL('..', import.meta.url).pathname;
 const filter = process.argv[2] ? new RegExp(process.argv[2]) : null;
@@ -25,8 +26,6 @@ const files = findSpecs(join(root, 'test'))
   .filter((f) => !filter || filter.test(f))
   .sort();
 
-const stripAnsi = (s) => s.replace(/\x1b\[[0-9;]*m/g, '');
-
 function runFile(file) {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', file], {
@@ -43,7 +42,7 @@ function runFile(file) {
     }, perFileTimeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
-      const text = stripAnsi(out);
+      const text = stripVTControlCharacters(out);
       const total = Number(/Total:\s+(\d+)/.exec(text)?.[1] ?? 0);
       const passed = Number(/Passed:\s+(\d+)/.exec(text)?.[1] ?? 0);
       const skipped = Number(/Skipped:\s+(\d+)/.exec(text)?.[1] ?? 0);
@@ -65,11 +64,10 @@ await Promise.all(
       results.push(r);
       const mark = r.failed ? 'FAIL' : 'ok  ';
       process.stdout.write(`${mark} ${file}  (${r.passed} passed${r.skipped ? `, ${r.skipped} skipped` : ''}${r.failed ? `, ${r.failed} failed` : ''})\n`);
-      if (r.failed || /skipped:/i.test(r.text)) {
-        const lines = r.text.split('\n').filter((l) => l.trim() && !/^\s*(Total|Passed|Skipped|Duration):/.test(l));
-        if (r.failed) process.stdout.write(lines.map((l) => `     ${l}`).join('\n') + '\n');
-        else process.stdout.write(lines.filter((l) => /skipped:/i.test(l)).map((l) => `     ${l.trim()}`).join('\n') + '\n');
-      }
+      const lines = r.text.split('\n').filter((l) => l.trim() && !/^\s*(Total|Passed|Skipped|Duration):/.test(l));
+      // A failure shows its output; a pass shows only the reasons of what it skipped.
+      const shown = r.failed ? lines : lines.filter((l) => /skipped:/i.test(l)).map((l) => l.trim());
+      if (shown.length) process.stdout.write(`${shown.map((l) => `     ${l}`).join('\n')}\n`);
     }
   }),
 );

@@ -11,9 +11,7 @@ const shellQuote = (text: string) => (/^[\w./-]+$/.test(text) ? text : `'${text.
 export const FROM_SOURCES = import.meta.url.endsWith('.ts');
 
 /** The command that runs the operator CLI from the current directory. */
-export const CLI_COMMAND = FROM_SOURCES
-  ? 'npm run --silent cli --'
-  : `node ${shellQuote(relative(process.cwd(), fileURLToPath(new URL('./cli/main.js', import.meta.url))))}`;
+export const CLI_COMMAND = FROM_SOURCES ? 'npm run --silent cli --' : `node ${shellQuote(relative(process.cwd(), fileURLToPath(new URL('./cli/main.js', import.meta.url))))}`;
 
 /**
  * The CLI command with the setting it needs to reach this configuration's store. An EventStoreDB

@@ -5,16 +5,16 @@ import * as v from 'valibot';
 import { connectionStringProblem } from './store/connectionString.js';
 import { defaultMaxConnections } from './openFilesLimit.js';
 import { OID_PATTERN, OID_RULE } from './domain/user.js';
-import { readSecretFiles } from './secretFiles.js';
+import { readSecretFiles, type SecretFiles } from './secretFiles.js';
 
-const port = (fallback: string) =>
-  v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.integer('must be a whole number'), v.minValue(0), v.maxValue(65535));
-const positiveInt = (fallback: string) =>
-  v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'));
-const nonNegativeNumber = (fallback: string) =>
-  v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.number('must be a number'), v.minValue(0, 'must be 0 or more'));
+const port = (fallback: string) => v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.integer('must be a whole number'), v.minValue(0), v.maxValue(65535));
+const positiveInt = (fallback: string) => v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'));
+const nonNegativeNumber = (fallback: string) => v.pipe(v.optional(v.string(), fallback), v.transform(Number), v.number('must be a number'), v.minValue(0, 'must be 0 or more'));
 const flag = (fallback: 'true' | 'false') =>
-  v.pipe(v.optional(v.picklist(['true', 'false', '1', '0'], 'must be true or false'), fallback), v.transform((f) => f === 'true' || f === '1'));
+  v.pipe(
+    v.optional(v.picklist(['true', 'false', '1', '0'], 'must be true or false'), fallback),
+    v.transform((f) => f === 'true' || f === '1'),
+  );
 const optionalText = v.optional(v.pipe(v.string(), v.trim(), v.minLength(1)));
 const url = v.pipe(v.string(), v.url('must be a URL'));
 
@@ -22,11 +22,19 @@ const EnvSchema = v.object({
   PORT: port('8090'),
   HOST: v.optional(v.string(), '127.0.0.1'),
   DATA_DIR: v.optional(v.string(), './data'),
-  EVENTSTORE_CONNECTION_STRING: v.optional(v.pipe(v.string(), v.check((s) => !connectionStringProblem(s), (issue) => connectionStringProblem(String(issue.input))!))),
+  EVENTSTORE_CONNECTION_STRING: v.optional(
+    v.pipe(
+      v.string(),
+      v.check(
+        (s) => !connectionStringProblem(s),
+        (issue) => connectionStringProblem(String(issue.input))!,
+      ),
+    ),
+  ),
   COMMUNITY_URL: v.optional(url, 'https://fishpi.cn'),
   COMMUNITY_KEY: optionalText,
   COMMUNITY_KEY_POINT: optionalText,
-  COMMUNITY_KEY_METAL: optionalText,
+  COMMUNITY_KEY_MEDAL: optionalText,
   COMMUNITY_KEY_ITEM: optionalText,
   COMMUNITY_KEY_LIVENESS: optionalText,
   COMMUNITY_NAME: v.optional(v.pipe(v.string(), v.regex(/^[a-z0-9-]+$/, 'must be a path segment of [a-z0-9-]')), 'fishpi'),
@@ -53,13 +61,21 @@ const EnvSchema = v.object({
   PUSH_MAX_DEPTH: v.pipe(positiveInt('32'), v.maxValue(1000, 'must be at most 1000')),
   PUSH_MAX_BYTES: positiveInt('65536'),
   REALTIME_MAX_CONNECTIONS_PER_IP: positiveInt('200'),
+  SIGN_IN_PAGES_PER_SECOND: nonNegativeNumber('5'),
+  SIGN_IN_PAGES_BURST: positiveInt('30'),
+  SIGN_IN_PAGES_PER_NODE_PER_SECOND: nonNegativeNumber('200'),
   REALTIME_MAX_CONNECTIONS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
   TRUST_PROXY: flag('false'),
   ANONYMOUS_RETENTION_MS: nonNegativeNumber('3600000'),
   CONSOLE_ADMINS: v.optional(
     v.pipe(
       v.string(),
-      v.transform((list) => list.split(',').map((oId) => oId.trim()).filter(Boolean)),
+      v.transform((list) =>
+        list
+          .split(',')
+          .map((oId) => oId.trim())
+          .filter(Boolean),
+      ),
       v.check((oIds) => oIds.every((oId) => OID_PATTERN.test(oId)), `must be comma-separated oIds (${OID_RULE})`),
     ),
   ),
@@ -78,6 +94,7 @@ export interface Config {
     url: string;
     name: string;
     timeoutMs: number;
+    /** By the platform's key types (GoldFingerType): `metal` is the medals' key. */
     keys: { point?: string; metal?: string; item?: string; liveness?: string };
     /** Send the platform's source fields with points edits (newer builds: end-to-end dedup). */
     pointsSource: boolean;
@@ -116,6 +133,8 @@ export interface Config {
   push: { maxDepth: number; maxBytes: number };
   /** The client address is taken from X-Forwarded-For (a reverse proxy in front), else the socket. */
   trustProxy: boolean;
+  /** Login pages and sign-in callbacks one client address, and the whole node, may serve (429 past either). */
+  signInPageRates: { perAddress: { perSecond: number; burst: number } | undefined; perNode: { perSecond: number; burst: number } | undefined };
   /** Ended anonymous client streams and finished login streams are deleted this long after they end. */
   anonymousRetentionMs: number;
   /** Lifetime of a sign-in session (its cookie). */
@@ -128,13 +147,39 @@ export interface Config {
    */
   console: { admins: string[]; sessionTtlMs: number; liveReload: boolean } | undefined;
   logLevel: Env['LOG_LEVEL'];
+  /** One line for each deprecated variable name in use, for the start-up output. */
+  deprecatedNames?: string[];
 }
 
 export class ConfigError extends Error {}
 
+/** Old variable names still read, each as its new name (with its `_FILE` form). */
+const DEPRECATED_NAMES: Record<string, string> = { COMMUNITY_KEY_METAL: 'COMMUNITY_KEY_MEDAL' };
+
+/** Moves each deprecated variable in use to its new name; returns a warning line for each. */
+function adoptDeprecatedNames({ env, sources, problems }: SecretFiles): string[] {
+  const warnings: string[] = [];
+  for (const [old, current] of Object.entries(DEPRECATED_NAMES)) {
+    const value = env[old];
+    delete env[old];
+    if (value === undefined || value === '') continue;
+    const suffix = sources.has(old) ? '_FILE' : '';
+    if (env[current] !== undefined && env[current] !== '') {
+      problems.push(`${old}${suffix} and ${current}${sources.has(current) ? '_FILE' : ''} are both set: set only ${current}`);
+      continue;
+    }
+    env[current] = value;
+    sources.set(current, sources.get(old) ?? old);
+    sources.delete(old);
+    warnings.push(`${old}${suffix} is deprecated: rename it ${current}${suffix}`);
+  }
+  return warnings;
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   // Secrets may come from files (`COMMUNITY_KEY_FILE`, …); a value read there is checked like one set directly.
   const secrets = readSecretFiles(env);
+  const deprecatedNames = adoptDeprecatedNames(secrets);
   // An empty variable means "not set", as compose files and shells commonly pass them.
   const present = Object.fromEntries(Object.entries(secrets.env).filter(([, value]) => value !== undefined && value !== ''));
   const result = v.safeParse(EnvSchema, present);
@@ -154,7 +199,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.COMMUNITY_TIMEOUT_MS,
       keys: {
         point: key(e.COMMUNITY_KEY_POINT),
-        metal: key(e.COMMUNITY_KEY_METAL),
+        metal: key(e.COMMUNITY_KEY_MEDAL),
         item: key(e.COMMUNITY_KEY_ITEM),
         liveness: key(e.COMMUNITY_KEY_LIVENESS),
       },
@@ -167,7 +212,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ''),
     sessionSecret: e.SESSION_SECRET,
-    corsOrigins: e.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean),
+    corsOrigins: e.CORS_ORIGINS.split(',')
+      .map((o) => o.trim())
+      .filter(Boolean),
     realtime: {
       heartbeatMs: e.REALTIME_HEARTBEAT_MS,
       replayMs: e.REALTIME_REPLAY_MS,
@@ -177,15 +224,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     push: { maxDepth: e.PUSH_MAX_DEPTH, maxBytes: e.PUSH_MAX_BYTES },
     trustProxy: e.TRUST_PROXY,
+    signInPageRates: {
+      perAddress: e.SIGN_IN_PAGES_PER_SECOND > 0 ? { perSecond: e.SIGN_IN_PAGES_PER_SECOND, burst: e.SIGN_IN_PAGES_BURST } : undefined,
+      // A second's worth at once: a node-wide bound is for floods, not for spreading a burst.
+      perNode:
+        e.SIGN_IN_PAGES_PER_NODE_PER_SECOND > 0
+          ? { perSecond: e.SIGN_IN_PAGES_PER_NODE_PER_SECOND, burst: Math.max(1, Math.ceil(e.SIGN_IN_PAGES_PER_NODE_PER_SECOND)) }
+          : undefined,
+    },
     anonymousRetentionMs: e.ANONYMOUS_RETENTION_MS,
     sessionTtlDays: e.SESSION_TTL_DAYS,
     loginStateTtlMs: e.LOGIN_STATE_TTL_MS,
-    console: e.CONSOLE_ADMINS?.length
-      ? { admins: e.CONSOLE_ADMINS, sessionTtlMs: e.CONSOLE_SESSION_TTL_MINUTES * 60_000, liveReload: e.CONSOLE_LIVE_RELOAD }
-      : undefined,
+    console: e.CONSOLE_ADMINS?.length ? { admins: e.CONSOLE_ADMINS, sessionTtlMs: e.CONSOLE_SESSION_TTL_MINUTES * 60_000, liveReload: e.CONSOLE_LIVE_RELOAD } : undefined,
     nodeId: e.NODE_ID ?? hostname(),
     nodeHeartbeatMs: e.NODE_HEARTBEAT_MS,
     clockMaxOffsetMs: e.CLOCK_MAX_OFFSET_MS,
     logLevel: e.LOG_LEVEL,
+    ...(deprecatedNames.length > 0 && { deprecatedNames }),
   };
 }

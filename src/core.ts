@@ -43,11 +43,7 @@ const reason = (error: unknown) => (error instanceof Error ? error.message : Str
  * `wrapAdapter` goes between the two (tests inject faults there); `clock` stamps the embedded
  * store's events.
  */
-export async function openStore(
-  config: CoreConfig,
-  wrapAdapter: (store: EventStore) => EventStore = (store) => store,
-  clock: Clock = systemClock,
-): Promise<EventStore> {
+export async function openStore(config: CoreConfig, wrapAdapter: (store: EventStore) => EventStore = (store) => store, clock: Clock = systemClock): Promise<EventStore> {
   let adapter: EventStore;
   try {
     if (config.eventStoreConnectionString && storeKindOf(config.eventStoreConnectionString) === 'postgresql') {
@@ -99,12 +95,7 @@ export interface CoreOptions {
 }
 
 /** Opens the store and brings every read model up to date with the log. */
-export async function openCore(
-  config: CoreConfig,
-  clock: Clock = systemClock,
-  metrics?: Pick<Metrics, 'eventsAppended' | 'storeAppendFailures'>,
-  options: CoreOptions = {},
-) {
+export async function openCore(config: CoreConfig, clock: Clock = systemClock, metrics?: Pick<Metrics, 'eventsAppended' | 'storeAppendFailures'>, options: CoreOptions = {}) {
   // Read at each append: the clock may still be replaced below (clockFor).
   const opened = await openStore(config, options.wrapAdapter, { now: () => clock.now() });
   const store = metrics ? instrumentedStore(opened, metrics, options.writeHealth) : opened;
@@ -113,7 +104,9 @@ export async function openCore(
       clock = await options.clockFor(store);
     } catch (error) {
       await store.close().catch(() => undefined);
-      throw error instanceof DuplicateNodeError ? new StoreOpenError(error.message) : new StoreOpenError(`Cannot record this node's heartbeat in the event store (${describeStore(config)}): ${reason(error)}`);
+      throw error instanceof DuplicateNodeError
+        ? new StoreOpenError(error.message)
+        : new StoreOpenError(`Cannot record this node's heartbeat in the event store (${describeStore(config)}): ${reason(error)}`);
     }
   }
   const readModels = createReadModels(clock, readModelOptions(config));

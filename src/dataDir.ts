@@ -1,6 +1,6 @@
 // DATA_DIR holds the event log (session ids, user profiles, the audit trail) and the generated
 // session secret: only the service's own user may read it. The directory is made 0700 and every
-// file in it 0600, also when an older version created them readable by everyone. SQLite creates
+// file in it 0600, also when they already exist readable by others. SQLite creates
 // its -wal and -shm files with the mode of the database file, so that file is created 0600 first.
 import { chmodSync, closeSync, mkdirSync, openSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';

@@ -6,7 +6,7 @@ import { FishpiPlatform } from './community/fishpi.js';
 import type { CommunityPlatform } from './community/port.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
 import { ConsoleIndex } from './console/consoleIndex.js';
-import { createConsole } from './console/index.js';
+import { consoleOffRoutes, createConsole } from './console/index.js';
 import { createRequestListener } from './http/app.js';
 import { startingResponder } from './http/starting.js';
 import type { HttpDeps } from './http/deps.js';
@@ -30,7 +30,6 @@ import type { EventStore } from './store/port.js';
 import { StreamRetention } from './services/retention.js';
 import { UserSync } from './services/userSync.js';
 import { runAsNode } from './system/requestContext.js';
-
 
 export interface RunningService {
   url: string;
@@ -119,8 +118,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
   const clockReading = () => logClock!.reading();
   metrics.measureClockOffset(() => logClock!.reading().offsetMs);
   const platform = instrumentedPlatform(
-    overrides.platform ??
-      new FishpiPlatform({ baseUrl: config.community.url, keys: config.community.keys, timeoutMs: config.community.timeoutMs, userAgent: USER_AGENT }),
+    overrides.platform ?? new FishpiPlatform({ baseUrl: config.community.url, keys: config.community.keys, timeoutMs: config.community.timeoutMs, userAgent: USER_AGENT }),
     metrics,
   );
   const userSync = new UserSync({ store, platform, runner, users: readModels.users, clock });
@@ -152,6 +150,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     pointsSource: config.community.pointsSource,
     pushLimits: config.push,
     trustProxy: config.trustProxy,
+    signInPageRates: config.signInPageRates,
     api: apiSettings(config, () => publicUrl!),
   };
   try {
@@ -164,7 +163,9 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     await runner.stop();
     await store.close();
     // Like a store that cannot be opened: what the operator must fix, in one line.
-    throw new StoreOpenError(`Cannot record what an earlier run of node ${config.nodeId} left half-done in the event store (${describeStore(config)}): ${(error as Error).message}`);
+    throw new StoreOpenError(
+      `Cannot record what an earlier run of node ${config.nodeId} left half-done in the event store (${describeStore(config)}): ${(error as Error).message}`,
+    );
   }
   const stopSweeping = sweepPendingOperations(deps.outcomes, config, clock, clockReading, log);
   const retention = new StreamRetention({
@@ -180,7 +181,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
   retention.start();
   metrics.countOpenConnections(() => deps.realtime.hub.size);
   const operatorConsole = config.console && consoleIndex && createConsole(config.console, config, deps, consoleIndex, log);
-  handle = createRequestListener(deps, log, operatorConsole ? [operatorConsole.routes] : []);
+  handle = createRequestListener(deps, log, [operatorConsole ? operatorConsole.routes : consoleOffRoutes]);
   log.info({ url, store: describeStore(config), community: config.community.url }, 'listening');
   return {
     url,
@@ -258,6 +259,7 @@ function nextSteps(config: Config, url: string): string {
     `  Create an API key:               ${cliOnStore(config)} keys create --app-id <your-game> --app "<Your Game>" --permissions '*'`,
     ...(FROM_SOURCES ? ['  Everything with a simulated platform, no account needed: npm run dev'] : []),
     ...(missingKeys ? [`  Warning: ${missingKeys}.`] : []),
+    ...(config.deprecatedNames ?? []).map((line) => `  Warning: ${line}.`),
     '',
   ].join('\n');
 }

@@ -12,7 +12,13 @@ export function createMetrics() {
   return {
     registry,
     httpRequests: new Counter({ name: 'http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] }),
-    httpDuration: new Histogram({ name: 'http_request_duration_seconds', help: 'HTTP request duration by route and status', labelNames: ['method', 'route', 'status'], buckets: seconds, registers: [registry] }),
+    httpDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration by route and status',
+      labelNames: ['method', 'route', 'status'],
+      buckets: seconds,
+      registers: [registry],
+    }),
     sseConnections: new Gauge({
       name: 'sse_connections_open',
       help: 'Open realtime (SSE) connections on this node',
@@ -36,12 +42,44 @@ export function createMetrics() {
       clockOffsetMs = offsetMs;
     },
     eventsAppended: new Counter({ name: 'events_appended_total', help: 'Events appended to the store by this node', registers: [registry] }),
-    storeAppendFailures: new Counter({ name: 'store_append_failures_total', help: 'Appends that failed because of the event store (not a conflict or an oversized append)', registers: [registry] }),
-    subscriptionResumes: new Counter({ name: 'store_subscription_resumes_total', help: 'Interruptions of the live subscription to the event store, each followed by a resume', registers: [registry] }),
+    storeAppendFailures: new Counter({
+      name: 'store_append_failures_total',
+      help: 'Appends that failed because of the event store (not a conflict or an oversized append)',
+      registers: [registry],
+    }),
+    subscriptionResumes: new Counter({
+      name: 'store_subscription_resumes_total',
+      help: 'Interruptions of the live subscription to the event store, each followed by a resume',
+      registers: [registry],
+    }),
     projectionErrors: new Counter({ name: 'projection_errors_total', help: 'Events a read model threw on, by read model', labelNames: ['read_model'], registers: [registry] }),
     projectionLag: new Gauge({ name: 'projection_lag_events', help: 'Events in the store that the read models have not applied yet', registers: [registry] }),
-    platformCalls: new Counter({ name: 'platform_calls_total', help: 'Calls to the community platform by endpoint and outcome', labelNames: ['endpoint', 'outcome'], registers: [registry] }),
-    platformDuration: new Histogram({ name: 'platform_call_duration_seconds', help: 'Duration of calls to the community platform', labelNames: ['endpoint', 'outcome'], buckets: seconds, registers: [registry] }),
+    // Both set when scraped (GET /metrics), like the lag.
+    ready: new Gauge({ name: 'service_ready', help: '1 when this node would answer /readyz with 200, else 0', registers: [registry] }),
+    unknownOutcomes: new Gauge({
+      name: 'operations_outcome_unknown',
+      help: 'Platform operations whose outcome is unknown and not resolved by an operator (the whole log: every node reports the same)',
+      registers: [registry],
+    }),
+    signInPagesRefused: new Counter({
+      name: 'sign_in_pages_refused_total',
+      help: 'Login pages and sign-in callbacks refused, by the bound they were past (address or node)',
+      labelNames: ['bound'],
+      registers: [registry],
+    }),
+    platformCalls: new Counter({
+      name: 'platform_calls_total',
+      help: 'Calls to the community platform by endpoint and outcome',
+      labelNames: ['endpoint', 'outcome'],
+      registers: [registry],
+    }),
+    platformDuration: new Histogram({
+      name: 'platform_call_duration_seconds',
+      help: 'Duration of calls to the community platform',
+      labelNames: ['endpoint', 'outcome'],
+      buckets: seconds,
+      registers: [registry],
+    }),
   };
 }
 

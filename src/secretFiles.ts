@@ -7,6 +7,8 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 export const SECRET_VARIABLES = [
   'COMMUNITY_KEY',
   'COMMUNITY_KEY_POINT',
+  'COMMUNITY_KEY_MEDAL',
+  // The deprecated name of COMMUNITY_KEY_MEDAL (config.ts reads it as that).
   'COMMUNITY_KEY_METAL',
   'COMMUNITY_KEY_ITEM',
   'COMMUNITY_KEY_LIVENESS',
@@ -80,7 +82,10 @@ function readSecretFile(path: string): string | { problem: string } {
       length += n;
     }
     if (length > SECRET_FILE_MAX_BYTES) return { problem: `${path} is larger than ${SECRET_FILE_MAX_BYTES / 1024} KiB` };
-    const text = buffer.subarray(0, length).toString('utf8').replace(/[\r\n]+$/, '');
+    const text = buffer
+      .subarray(0, length)
+      .toString('utf8')
+      .replace(/[\r\n]+$/, '');
     // An empty secret is a mistake in the mount, not a wish to leave the variable unset.
     if (text === '') return { problem: `${path} is empty` };
     return text;

@@ -73,7 +73,7 @@ if (mode === 'write') {
     const batch = inFlight!;
     inFlight = undefined;
     commitNext();
-    batch.forEach((pending, i) => pending.committed(ids[i]!));
+    for (const [i, pending] of batch.entries()) pending.committed(ids[i]!);
   });
 }
 

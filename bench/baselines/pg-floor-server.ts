@@ -82,7 +82,13 @@ if (mode === 'read' && process.env.SEED === '1') {
     ['svip', 'vip'].map((quality, revision) => ({
       stream: vipStream(benchOid(i)),
       revision,
-      data: JSON.stringify({ recordId: `r${String(i * 2 + revision).padStart(14, '0')}`, userId: `u${String(i).padStart(14, '0')}`, quality, expired: '2030-01-01T00:00:00.000Z', at }),
+      data: JSON.stringify({
+        recordId: `r${String(i * 2 + revision).padStart(14, '0')}`,
+        userId: `u${String(i).padStart(14, '0')}`,
+        quality,
+        expired: '2030-01-01T00:00:00.000Z',
+        at,
+      }),
     })),
   ).flat();
   await pool.query(
@@ -127,8 +133,17 @@ interface StreamRow {
 
 async function read(oId: string, res: ServerResponse): Promise<void> {
   if (!(await platform.lookUp(oId))) return json(res, 404, { code: -1, msg: 'no such user' });
-  const { rows } = await pool.query<StreamRow>('SELECT position, stream, revision, type, data, metadata, created FROM events WHERE stream = $1 ORDER BY revision', [vipStream(oId)]);
-  const data = rows.map(({ data: r, created }) => ({ id: r.recordId, userId: r.userId, quality: r.quality, expired: r.expired, created: created.toISOString(), updated: created.toISOString() }));
+  const { rows } = await pool.query<StreamRow>('SELECT position, stream, revision, type, data, metadata, created FROM events WHERE stream = $1 ORDER BY revision', [
+    vipStream(oId),
+  ]);
+  const data = rows.map(({ data: r, created }) => ({
+    id: r.recordId,
+    userId: r.userId,
+    quality: r.quality,
+    expired: r.expired,
+    created: created.toISOString(),
+    updated: created.toISOString(),
+  }));
   json(res, 200, { code: 0, msg: 'success', data });
 }
 

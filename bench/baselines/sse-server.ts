@@ -18,7 +18,10 @@ const server = createServer((req, res) => {
     const clientId = randomBytes(24).toString('base64url');
     res.write(`id: ${++lastId}\nevent: PB_CONNECT\ndata: ${JSON.stringify({ client_id: clientId, login_status: oId !== '' })}\n\n`);
     let set = byOid.get(oId);
-    if (!set) byOid.set(oId, (set = new Set()));
+    if (!set) {
+      set = new Set();
+      byOid.set(oId, set);
+    }
     set.add(res);
     res.on('close', () => set.delete(res));
     return;

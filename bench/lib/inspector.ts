@@ -19,10 +19,10 @@ export function freePort(): Promise<number> {
 }
 
 /** One short inspector session: connect, send each method in turn, collect the results, close. */
-async function session(port: number, calls: Array<{ method: string; params?: object }>): Promise<any[]> {
+async function session(port: number, calls: Array<{ method: string; params?: object }>): Promise<unknown[]> {
   const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ webSocketDebuggerUrl: string }>;
   const socket = new WebSocket(targets[0]!.webSocketDebuggerUrl);
-  const waiting = new Map<number, { resolve(value: any): void; reject(error: Error): void }>();
+  const waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
   socket.addEventListener('message', (event) => {
     const message = JSON.parse(String(event.data)) as { id?: number; result?: unknown; error?: { message: string } };
     const waiter = message.id === undefined ? undefined : waiting.get(message.id);
@@ -36,7 +36,7 @@ async function session(port: number, calls: Array<{ method: string; params?: obj
     socket.addEventListener('error', () => reject(new Error(`cannot reach the inspector on port ${port}`)));
   });
   try {
-    const results: any[] = [];
+    const results: unknown[] = [];
     for (const [id, call] of calls.entries()) {
       results.push(
         await new Promise((resolve, reject) => {

@@ -3,7 +3,7 @@
 //
 // A child announces itself with one stdout line `READY <json>` (servers) and ends a job with one
 // line `RESULT <json>` (load generators); everything else it prints goes to our stderr.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type Serializable } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -14,18 +14,20 @@ export const ROOT_DIR = fileURLToPath(new URL('../..', import.meta.url));
 const benchStarted = performance.now();
 export const log = (...parts: unknown[]) => process.stderr.write(`[bench ${((performance.now() - benchStarted) / 1000).toFixed(1).padStart(5)}s] ${parts.join(' ')}\n`);
 
-export interface Child {
+// Payloads are JSON a bench script of ours printed or sent: the caller names the shape that
+// script announces (`startChild<Ready>`, `nextResult<Result>`, `message<Message>`).
+export interface Child<Ready = unknown> {
   name: string;
   process: ChildProcess;
   pid: number;
   /** The `READY` payload. */
-  ready: Promise<any>;
+  ready: Promise<Ready>;
   /** Resolves with the next `RESULT` payload. */
-  nextResult(): Promise<any>;
+  nextResult<Result = unknown>(): Promise<Result>;
   /** Sends an IPC message (children started with `ipc: true`). */
-  send(message: unknown): void;
+  send(message: Serializable): void;
   /** Resolves with the next IPC message matching `type`. */
-  message(type: string): Promise<any>;
+  message<Message = unknown>(type: string): Promise<Message>;
   /** SIGTERM, then SIGKILL after a grace period; resolves once it exited. */
   stop(graceMs?: number): Promise<void>;
   exited: Promise<number | null>;
@@ -43,13 +45,16 @@ export interface StartOptions {
   expectReady?: boolean;
 }
 
+/** An IPC message from a child: an object with a `type` (or whatever else it sent). */
+type IpcMessage = { type?: unknown } | null | undefined;
+
 /** Children still running: a run that exits early (interrupted, failed) takes them with it. */
 const live = new Set<ChildProcess>();
 process.once('exit', () => {
   for (const child of live) child.kill('SIGKILL');
 });
 
-export function startChild(name: string, script: string, options: StartOptions = {}): Child {
+export function startChild<Ready = unknown>(name: string, script: string, options: StartOptions = {}): Child<Ready> {
   const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', script, ...(options.args ?? [])], {
     cwd: ROOT_DIR,
     env: { ...process.env, ...options.env },
@@ -57,13 +62,13 @@ export function startChild(name: string, script: string, options: StartOptions =
   });
   live.add(child);
   child.once('exit', () => live.delete(child));
-  const results: any[] = [];
-  const resultWaiters: Array<(value: any) => void> = [];
-  const messages: any[] = [];
-  const messageWaiters: Array<{ type: string; resolve(value: any): void; reject(error: Error): void }> = [];
-  let readyResolve!: (value: any) => void;
+  const results: unknown[] = [];
+  const resultWaiters: Array<(value: unknown) => void> = [];
+  const messages: IpcMessage[] = [];
+  const messageWaiters: Array<{ type: string; resolve(value: IpcMessage): void; reject(error: Error): void }> = [];
+  let readyResolve!: (value: Ready) => void;
   let readyReject!: (error: Error) => void;
-  const ready = new Promise<any>((resolve, reject) => {
+  const ready = new Promise<Ready>((resolve, reject) => {
     readyResolve = resolve;
     readyReject = reject;
   });
@@ -85,9 +90,9 @@ export function startChild(name: string, script: string, options: StartOptions =
   createInterface({ input: child.stdout! }).on('line', (line) => {
     if (line.startsWith('READY ')) {
       clearTimeout(readyTimer);
-      readyResolve(JSON.parse(line.slice(6)));
+      readyResolve(JSON.parse(line.slice(6)) as Ready);
     } else if (line.startsWith('RESULT ')) {
-      const value = JSON.parse(line.slice(7));
+      const value: unknown = JSON.parse(line.slice(7));
       const waiter = resultWaiters.shift();
       if (waiter) waiter(value);
       else results.push(value);
@@ -96,7 +101,7 @@ export function startChild(name: string, script: string, options: StartOptions =
     }
   });
   createInterface({ input: child.stderr! }).on('line', (line) => process.stderr.write(`  [${name}!] ${line}\n`));
-  child.on('message', (message: any) => {
+  child.on('message', (message: IpcMessage) => {
     const index = messageWaiters.findIndex((w) => w.type === message?.type);
     if (index >= 0) messageWaiters.splice(index, 1)[0]!.resolve(message);
     else messages.push(message);
@@ -108,22 +113,22 @@ export function startChild(name: string, script: string, options: StartOptions =
     pid: child.pid!,
     ready,
     exited,
-    nextResult() {
-      if (results.length > 0) return Promise.resolve(results.shift());
+    nextResult<Result>() {
+      if (results.length > 0) return Promise.resolve(results.shift() as Result);
       if (exitCode !== undefined) return Promise.reject(new Error(`${name} exited before its result`));
-      return new Promise((resolve, reject) => {
-        resultWaiters.push(resolve);
+      return new Promise<Result>((resolve, reject) => {
+        resultWaiters.push((value) => resolve(value as Result));
         void exited.then(() => reject(new Error(`${name} exited before its result`)));
       });
     },
     send(message) {
-      child.send!(message as any);
+      child.send!(message);
     },
-    message(type) {
+    message<Message>(type: string) {
       const index = messages.findIndex((m) => m?.type === type);
-      if (index >= 0) return Promise.resolve(messages.splice(index, 1)[0]);
+      if (index >= 0) return Promise.resolve(messages.splice(index, 1)[0] as Message);
       if (exitCode !== undefined) return Promise.reject(new Error(`${name} exited before "${type}"`));
-      return new Promise((resolve, reject) => messageWaiters.push({ type, resolve, reject }));
+      return new Promise<Message>((resolve, reject) => messageWaiters.push({ type, resolve: (value) => resolve(value as Message), reject }));
     },
     async stop(graceMs = 5000) {
       if (exitCode !== undefined) return;
@@ -136,10 +141,10 @@ export function startChild(name: string, script: string, options: StartOptions =
 }
 
 /** Runs a child to completion and returns its single RESULT. */
-export async function runToResult(name: string, script: string, options: StartOptions = {}): Promise<any> {
+export async function runToResult<Result>(name: string, script: string, options: StartOptions = {}): Promise<Result> {
   const child = startChild(name, script, { ...options, expectReady: false });
   try {
-    const result = await child.nextResult();
+    const result = await child.nextResult<Result>();
     await child.exited;
     return result;
   } finally {
@@ -163,7 +168,10 @@ export class MemorySampler {
   private peakKb = 0;
   restKb = NaN;
 
-  constructor(private readonly pid: number, private readonly everyMs = 100) {}
+  constructor(
+    private readonly pid: number,
+    private readonly everyMs = 100,
+  ) {}
 
   markRest(): number {
     this.restKb = this.sample();
@@ -272,7 +280,10 @@ export class OthersMeter {
     const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
     const busy = cpu.reduce((a, b) => a + b, 0) - cpu[3]! - (cpu[4] ?? 0);
     const self = readFileSync('/proc/self/stat', 'utf8');
-    const f = self.slice(self.lastIndexOf(')') + 2).split(' ').map(Number);
+    const f = self
+      .slice(self.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
     const ours = (f[11]! + f[12]! + f[13]! + f[14]!) / 100 + this.extraPids().reduce((a, pid) => a + (cpuSecondsOf(pid) || 0), 0) + this.extraSeconds();
     return { busyS: busy / 100, oursS: ours };
   }

@@ -20,6 +20,8 @@ export interface Workload {
   headers: Record<string, string>;
   /** The status every answer must have (200 unless said). */
   status?: number;
+  /** A status that is a refusal by design rather than an error (counted apart, timed like the rest). */
+  refusedStatus?: number;
   /** Path, body and headers of its own of the i-th request. */
   request(i: number): { path: string; body?: string; headers?: Record<string, string> };
 }
@@ -79,7 +81,13 @@ export function workload(name: WorkloadName, { users, apiKey = '', keyPrefix, cl
       };
     case 'login-page':
       // An anonymous visitor opening the login page of a connected client: no cookie, so it is
-      // not the browser holding the connection and gets the confirmation page (200).
-      return { method: 'GET', headers: { 'user-agent': 'community-bridge-bench-flood' }, request: () => ({ path: `/fishpi/login?client_id=${encodeURIComponent(clientId)}` }) };
+      // not the browser holding the connection and gets the confirmation page (200), or 429 once
+      // its address is past its bound of sign-in pages.
+      return {
+        method: 'GET',
+        headers: { 'user-agent': 'community-bridge-bench-flood' },
+        refusedStatus: 429,
+        request: () => ({ path: `/fishpi/login?client_id=${encodeURIComponent(clientId)}` }),
+      };
   }
 }

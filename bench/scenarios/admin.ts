@@ -41,18 +41,26 @@ export async function autocannon(args: LoadArgs): Promise<LoadResult> {
 export async function warmThenMeasure(args: LoadArgs & { warmupAmount: number }, pids: Record<string, number>, meters: Record<string, () => number> = {}) {
   const child = startChild('autocannon', 'bench/load.ts', { args: [JSON.stringify({ users: USERS, ...args })], expectReady: false });
   try {
-    const warm = args.warmupAmount > 0 ? await child.nextResult() : { warmupProblems: 0 };
+    const warm = args.warmupAmount > 0 ? await child.nextResult<{ warmupProblems: number }>() : { warmupProblems: 0 };
     const cpu = new CpuMeter(pids).start();
     const metered = Object.fromEntries(Object.entries(meters).map(([name, read]) => [name, read()]));
     const result: LoadResult = await child.nextResult();
     const cpuS = { ...cpu.stop(), ...Object.fromEntries(Object.entries(meters).map(([name, read]) => [name, read() - metered[name]!])) };
-    return { result, cpuS, warmupProblems: warm.warmupProblems as number };
+    return { result, cpuS, warmupProblems: warm.warmupProblems };
   } finally {
     await child.stop();
   }
 }
 
-export async function latency(args: { url: string; workload: WorkloadName; apiKey?: string; connections: number; durationS: number; rate: number; warmupS?: number }): Promise<LoadResult> {
+export async function latency(args: {
+  url: string;
+  workload: WorkloadName;
+  apiKey?: string;
+  connections: number;
+  durationS: number;
+  rate: number;
+  warmupS?: number;
+}): Promise<LoadResult> {
   return runToResult('latency', 'bench/latency.ts', { args: [JSON.stringify({ users: USERS, ...args })] });
 }
 
@@ -60,7 +68,13 @@ export async function latency(args: { url: string; workload: WorkloadName; apiKe
  * The spec floor under the same load as the service, with the same simulator (whose CPU counts:
  * the floor makes the same platform call per request).
  */
-async function measureFloor(mode: 'write' | 'read', simulator: { url: string; pid: number }, load: Omit<LoadArgs, 'url'> & { warmupAmount: number }, dbFile: string, notes: string[]) {
+async function measureFloor(
+  mode: 'write' | 'read',
+  simulator: { url: string; pid: number },
+  load: Omit<LoadArgs, 'url'> & { warmupAmount: number },
+  dbFile: string,
+  notes: string[],
+) {
   const server = await startBaseline(`${mode}-floor`, 'bench/baselines/floor-server.ts', { MODE: mode, SIM_URL: simulator.url, DB_FILE: dbFile, BENCH_USERS: String(USERS) });
   const run = await warmThenMeasure({ ...load, url: server.url }, { floor: server.child.pid, simulator: simulator.pid });
   notes.push(cpuNote('spec floor run', run.cpuS, run.result, load.durationS ?? 1));
@@ -71,8 +85,7 @@ async function measureFloor(mode: 'write' | 'read', simulator: { url: string; pi
   return run.result;
 }
 
-export const FLOOR_NOTE =
-  'spec floor: bare node:http + the user sync (one GET /api/user/getInfoById on the simulator per request, undici Pool, keep-alive)';
+export const FLOOR_NOTE = 'spec floor: bare node:http + the user sync (one GET /api/user/getInfoById on the simulator per request, undici Pool, keep-alive)';
 
 export const describe = (r: LoadResult) => `${round(r.rps)} req/s, p50 ${round(r.p50, 2)} ms, p99 ${round(r.p99, 2)} ms`;
 
@@ -103,7 +116,10 @@ export async function adminWrite(ctx: BenchContext): Promise<ScenarioReport> {
   // Quick: only the baseline the ratio is taken against.
   for (const sync of ctx.quick ? (['FULL'] as const) : (['FULL', 'NORMAL'] as const)) {
     const server = await startBaseline('write-baseline', 'bench/baselines/write-server.ts', { DB_FILE: join(service.dataDir, `baseline-${sync}.sqlite`), SYNC: sync });
-    const base = await warmThenMeasure({ url: server.url, workload: 'vip-submit', connections, durationS, warmupAmount: Math.min(warmupAmount, 500) }, { baseline: server.child.pid });
+    const base = await warmThenMeasure(
+      { url: server.url, workload: 'vip-submit', connections, durationS, warmupAmount: Math.min(warmupAmount, 500) },
+      { baseline: server.child.pid },
+    );
     baselines[sync] = base.result;
     notes.push(cpuNote(`baseline ${sync} run`, base.cpuS, base.result, durationS));
     log(`admin-write baseline (synchronous=${sync}):`, describe(base.result));
@@ -210,7 +226,16 @@ export async function adminRead(ctx: BenchContext): Promise<ScenarioReport> {
     memory,
     notes,
     rows: [
-      row({ name: 'admin-read', metric: 'req/s (64 conns)', value: measured.rps, baseline: base.rps, goal: '≥ 6,000, ratio ≥ 0.3', met: measured.rps >= 6000 && measured.rps / base.rps >= 0.3, p50: measured.p50, p99: measured.p99 }),
+      row({
+        name: 'admin-read',
+        metric: 'req/s (64 conns)',
+        value: measured.rps,
+        baseline: base.rps,
+        goal: '≥ 6,000, ratio ≥ 0.3',
+        met: measured.rps >= 6000 && measured.rps / base.rps >= 0.3,
+        p50: measured.p50,
+        p99: measured.p99,
+      }),
       row({
         name: 'admin-read',
         metric: 'req/s (64 conns), spec floor',
@@ -287,11 +312,6 @@ export async function forwardOverhead(ctx: BenchContext): Promise<ScenarioReport
     name: 'forward-overhead',
     memory,
     notes,
-    rows: [
-      figure(paced, 'p50', `paced ${rate}/s`, 1.5),
-      figure(paced, 'p99', `paced ${rate}/s`, 5),
-      figure(closed, 'p50', 'closed loop'),
-      figure(closed, 'p99', 'closed loop'),
-    ],
+    rows: [figure(paced, 'p50', `paced ${rate}/s`, 1.5), figure(paced, 'p99', `paced ${rate}/s`, 5), figure(closed, 'p50', 'closed loop'), figure(closed, 'p99', 'closed loop')],
   };
 }

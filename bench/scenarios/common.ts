@@ -34,7 +34,7 @@ export interface Running {
 export const SIM_USERS = 1000;
 
 export async function startSimulator(users: number = SIM_USERS): Promise<Running> {
-  const child = startChild('simulator', 'bench/sim.ts', { env: { BENCH_USERS: String(users) } });
+  const child = startChild<{ url: string }>('simulator', 'bench/sim.ts', { env: { BENCH_USERS: String(users) } });
   const { url } = await child.ready;
   return { child, url };
 }
@@ -54,7 +54,7 @@ export async function startBenchService(
   childName = 'service',
 ): Promise<RunningService> {
   const dataDir = mkdtempSync(join(ctx.tmp, `${scenario}-`));
-  const child = startChild(childName, 'bench/serve.ts', {
+  const child = startChild<{ url: string; apiKey: string }>(childName, 'bench/serve.ts', {
     env: {
       DATA_DIR: dataDir,
       COMMUNITY_URL: simUrl,
@@ -79,7 +79,7 @@ export async function startBenchService(
 }
 
 export async function startBaseline(name: string, script: string, env: Record<string, string> = {}): Promise<Running & { memory: MemorySampler }> {
-  const child = startChild(name, script, { env });
+  const child = startChild<{ url: string }>(name, script, { env });
   const { url } = await child.ready;
   const memory = new MemorySampler(child.pid);
   await sleep(200);
@@ -97,6 +97,10 @@ export interface LoadResult {
   max: number;
   mean: number;
   non2xx?: number;
+  /** Answers that were the workload's refusal by design (bench/latency.ts). */
+  refused?: number;
+  /** How long the measured run took (bench/load.ts). */
+  durationS?: number;
   errors: number;
   timeouts?: number;
   next?: number;

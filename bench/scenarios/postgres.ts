@@ -103,22 +103,35 @@ export async function pgAdminWrite(ctx: BenchContext): Promise<ScenarioReport> {
 
   // The floor as the adapter commits, with as many processes as nodes; then (full runs) the
   // diagnostic ways, for what the WAL flush, the advisory lock and NOTIFY each cost.
-  const diagnosticRuns: Array<[FloorCommit, number]> = [['adapter-async', 1], ['notify', 1], ['plain', 1], ['plain', 2]];
+  const diagnosticRuns: Array<[FloorCommit, number]> = [
+    ['adapter-async', 1],
+    ['notify', 1],
+    ['plain', 1],
+    ['plain', 2],
+  ];
   const runs: Array<[FloorCommit, number]> = [['adapter', 1], ['adapter', 2], ...(ctx.quick ? [] : diagnosticRuns)];
   const floor: Record<string, LoadResult> = {};
   for (const [commit, count] of runs) {
     const url = await freshDatabase(cluster, `write_floor_${commit}_${count}`);
     const floors = await startFloors('pg-write-floor', 'bench/baselines/pg-floor-server.ts', count, () => ({ MODE: 'write', COMMIT: commit, DATABASE_URL: url, SIM_URL: sim.url }));
     const label = `floor (${FLOOR_COMMITS[commit]}) ${processesLabel(count)} run`;
-    floor[`${commit}:${count}`] = await measure(label, floors, 'vip-submit', { durationS, warmupAmount: Math.min(warmupAmount, 500) }, pidsOf(floors, 'floor', sim), cluster, notes);
-    floors.forEach((f) => f.memory.stop());
+    floor[`${commit}:${count}`] = await measure(
+      label,
+      floors,
+      'vip-submit',
+      { durationS, warmupAmount: Math.min(warmupAmount, 500) },
+      pidsOf(floors, 'floor', sim),
+      cluster,
+      notes,
+    );
+    for (const f of floors) f.memory.stop();
     await stopAll(floors);
   }
 
   notes.push(
     `${FLOOR_NOTE} + one event inserted in its own transaction as the adapter commits an append (BEGIN and pg_advisory_xact_lock in one round trip, the adapter's INSERT ` +
       `drawing the position under the lock and notifying, COMMIT: each answer after its own WAL flush), pool of 10 connections per process (the adapter's default pool_size)`,
-    'the adapter per append, under the lock: BEGIN + lock, the streams\' current revisions (SELECT), the INSERT, COMMIT: four round trips and a WAL flush while every other append on the database waits; the floor skips the SELECT',
+    "the adapter per append, under the lock: BEGIN + lock, the streams' current revisions (SELECT), the INSERT, COMMIT: four round trips and a WAL flush while every other append on the database waits; the floor skips the SELECT",
   );
   const diagnostics = runs.filter(([commit]) => commit !== 'adapter');
   // Each request appends once and every append takes the one lock, so in a saturated run one
@@ -196,7 +209,7 @@ export async function pgAdminRead(ctx: BenchContext): Promise<ScenarioReport> {
   // The second node catches up with the first's log before it answers.
   nodes.push(...(await startNodes(ctx, 'pg-admin-read', sim.url, url, 1, 2)));
   service[2] = await measure('2 nodes run', nodes, 'vip-read', { durationS, warmupAmount }, pidsOf(nodes, 'node', sim), cluster, notes);
-  nodes.forEach((n) => n.memory.stop());
+  for (const n of nodes) n.memory.stop();
   await stopAll(nodes);
 
   // The floor for what the service does (its read models answer from memory), then, for
@@ -208,9 +221,23 @@ export async function pgAdminRead(ctx: BenchContext): Promise<ScenarioReport> {
       const floors =
         kind === 'memory'
           ? await startFloors('read-floor', 'bench/baselines/floor-server.ts', count, () => ({ MODE: 'read', SIM_URL: sim.url, DB_FILE: '', BENCH_USERS: String(USERS) }))
-          : await startFloors('pg-read-floor', 'bench/baselines/pg-floor-server.ts', count, (k) => ({ MODE: 'read', SEED: k === 0 ? '1' : '0', DATABASE_URL: db, SIM_URL: sim.url, BENCH_USERS: String(USERS) }));
-      floor[`${kind}:${count}`] = await measure(`${kind} floor ${processesLabel(count)} run`, floors, 'vip-read', { durationS, warmupAmount }, pidsOf(floors, 'floor', sim), cluster, notes);
-      floors.forEach((f) => f.memory.stop());
+          : await startFloors('pg-read-floor', 'bench/baselines/pg-floor-server.ts', count, (k) => ({
+              MODE: 'read',
+              SEED: k === 0 ? '1' : '0',
+              DATABASE_URL: db,
+              SIM_URL: sim.url,
+              BENCH_USERS: String(USERS),
+            }));
+      floor[`${kind}:${count}`] = await measure(
+        `${kind} floor ${processesLabel(count)} run`,
+        floors,
+        'vip-read',
+        { durationS, warmupAmount },
+        pidsOf(floors, 'floor', sim),
+        cluster,
+        notes,
+      );
+      for (const f of floors) f.memory.stop();
       await stopAll(floors);
     }
   }
@@ -248,7 +275,9 @@ export async function pgAdminRead(ctx: BenchContext): Promise<ScenarioReport> {
       }),
     ];
   });
-  rows.push(row({ name: 'pg-admin-read', metric: 'req/s, 2 nodes (baseline: 1 node)', value: service[2]!.rps, baseline: service[1]!.rps, goal: '—', met: null, baselineKind: 'one node' }));
+  rows.push(
+    row({ name: 'pg-admin-read', metric: 'req/s, 2 nodes (baseline: 1 node)', value: service[2]!.rps, baseline: service[1]!.rps, goal: '—', met: null, baselineKind: 'one node' }),
+  );
   return { name: 'pg-admin-read', memory, notes, rows };
 }
 
@@ -266,7 +295,11 @@ export async function pgReplay(ctx: BenchContext): Promise<ScenarioReport> {
   const cluster = await ctx.postgres();
   const url = await freshDatabase(cluster, 'replay');
   log(`pg-replay: copying ${events.toLocaleString('en-US')} events into PostgreSQL…`);
-  const loaded = (await runToResult('replay-pg-load', 'bench/replay-pg-load.ts', { args: [JSON.stringify({ file, connectionString: url })] })) as { events: number; seconds: number; tableMb: number };
+  const loaded = (await runToResult('replay-pg-load', 'bench/replay-pg-load.ts', { args: [JSON.stringify({ file, connectionString: url })] })) as {
+    events: number;
+    seconds: number;
+    tableMb: number;
+  };
   log(`pg-replay: ${loaded.events.toLocaleString('en-US')} events copied in ${round(loaded.seconds, 1)} s (table and indexes ${round(loaded.tableMb)} MB)`);
   const dataDir = mkdtempSync(join(ctx.tmp, 'pg-replay-'));
 

@@ -31,10 +31,10 @@ export function generatedStore(ctx: BenchContext, events: number): Promise<{ fil
   mkdirSync(cacheDir, { recursive: true });
   const scratch = mkdtempSync(join(ctx.tmp, 'replay-gen-'));
   log(`replay: generating ${events.toLocaleString('en-US')} events through the SQLite adapter (cached for later runs)…`);
-  return runToResult('replay-gen', 'bench/replay-gen.ts', { args: [JSON.stringify({ file: join(scratch, 'events.sqlite'), events })] }).then((result) => {
+  return runToResult<{ seconds: number }>('replay-gen', 'bench/replay-gen.ts', { args: [JSON.stringify({ file: join(scratch, 'events.sqlite'), events })] }).then((result) => {
     renameSync(join(scratch, 'events.sqlite'), file);
     rmSync(scratch, { recursive: true, force: true });
-    return { file, generatedS: result.seconds as number };
+    return { file, generatedS: result.seconds };
   });
 }
 
@@ -116,7 +116,14 @@ export async function startToReady(env: Record<string, string>): Promise<{ ready
   const started = performance.now();
   const service = startChild('service-start', 'src/main.ts', { env: { PORT: String(port), LOG_LEVEL: 'warn', COMMUNITY_KEY: 'unused', ...env }, expectReady: false });
   const base = `http://127.0.0.1:${port}`;
-  const status = (path: string) => fetch(`${base}${path}`, { signal: AbortSignal.timeout(2000) }).then((r) => (r.body?.cancel(), r.status), () => 0);
+  const status = (path: string) =>
+    fetch(`${base}${path}`, { signal: AbortSignal.timeout(2000) }).then(
+      (r) => {
+        void r.body?.cancel();
+        return r.status;
+      },
+      () => 0,
+    );
   let healthyWhileStarting = 0;
   try {
     for (;;) {

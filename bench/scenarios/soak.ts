@@ -83,7 +83,9 @@ function churn(workers: Workers) {
       await workers.all('close');
       totals.cycles++;
     }
-  })().catch((error: unknown) => void (failure = error));
+  })().catch((error: unknown) => {
+    failure = error;
+  });
   return {
     totals,
     /** Ends the churn once its current batch left; throws what stopped it early, if anything did. */
@@ -100,7 +102,10 @@ function logSize(dataDir: string) {
   const file = join(dataDir, 'events.sqlite');
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    const { events, bytes } = db.prepare('SELECT count(*) AS events, coalesce(sum(length(data) + coalesce(length(metadata), 0)), 0) AS bytes FROM events').get() as { events: number; bytes: number };
+    const { events, bytes } = db.prepare('SELECT count(*) AS events, coalesce(sum(length(data) + coalesce(length(metadata), 0)), 0) AS bytes FROM events').get() as {
+      events: number;
+      bytes: number;
+    };
     const { keyStreams } = db.prepare("SELECT count(DISTINCT stream) AS keyStreams FROM events WHERE stream LIKE 'idempotency-%'").get() as { keyStreams: number };
     const size = (path: string) => (existsSync(path) ? statSync(path).size : 0);
     return { events, bytes, keyStreams, fileMb: (size(file) + size(`${file}-wal`)) / 1024 ** 2 };
@@ -151,11 +156,14 @@ export async function soak(ctx: BenchContext): Promise<ScenarioReport> {
   const churning = await startWorkers(1, service.url, 'soak-churn');
   let churner: ReturnType<typeof churn> | undefined;
   try {
-    const [signed] = await held.all('signin', () => ({
-      oIds: Array.from({ length: PUSH_USERS }, (_, i) => benchOid(i)),
-      perUser: CONNECTIONS_PER_USER,
-      concurrency: 8,
-    }));
+    // One worker: one answer.
+    const signed = (
+      await held.all('signin', () => ({
+        oIds: Array.from({ length: PUSH_USERS }, (_, i) => benchOid(i)),
+        perUser: CONNECTIONS_PER_USER,
+        concurrency: 8,
+      }))
+    )[0]!;
     if (signed.users !== PUSH_USERS) notes.push(`sign-in: ${signed.users}/${PUSH_USERS} users (${signed.failures.slice(0, 2).join('; ')})`);
 
     // Warm-up: every user known, JIT and pools warm, before the start figure.
@@ -185,7 +193,7 @@ export async function soak(ctx: BenchContext): Promise<ScenarioReport> {
       clearInterval(sampler);
       await churner.stop();
     }
-    const [stats] = await held.all('stats');
+    const stats = (await held.all('stats'))[0]!;
     const end = await settledMemory();
     const logAtEnd = logSize(service.dataDir);
     log(`soak: end RSS ${round(end.rssMb, 1)} MB, heap ${round(end.heapMb, 1)} MB after a full GC`);
@@ -203,7 +211,9 @@ export async function soak(ctx: BenchContext): Promise<ScenarioReport> {
       };
     });
     for (const w of windows) {
-      log(`soak window at ${round(w.minute * 60)} s: RSS ${round(w.rssMb, 1)} MB, p99 submit ${round(w.p99.submit, 1)} / read ${round(w.p99.read, 1)} / push ${round(w.p99.push, 1)} ms; other processes ${round(w.othersCores, 2)} cores`);
+      log(
+        `soak window at ${round(w.minute * 60)} s: RSS ${round(w.rssMb, 1)} MB, p99 submit ${round(w.p99.submit, 1)} / read ${round(w.p99.read, 1)} / push ${round(w.p99.push, 1)} ms; other processes ${round(w.othersCores, 2)} cores`,
+      );
     }
     // The trend leaves out the first window: it holds the heap growing back to its working size
     // after the forced GC that took the start figure, a rise that is no leak.
@@ -238,13 +248,29 @@ export async function soak(ctx: BenchContext): Promise<ScenarioReport> {
     );
 
     const p99Row = (part: Part, label: string) =>
-      row({ name: 'soak', metric: `${label} p99 ms, last window (baseline: first)`, value: last.p99[part], baseline: first.p99[part], goal: '≤ 1.5 × first', met: last.p99[part] <= 1.5 * first.p99[part] });
+      row({
+        name: 'soak',
+        metric: `${label} p99 ms, last window (baseline: first)`,
+        value: last.p99[part],
+        baseline: first.p99[part],
+        goal: '≤ 1.5 × first',
+        met: last.p99[part] <= 1.5 * first.p99[part],
+      });
     return {
       name: 'soak',
       memory: { ...service.memory.stop(), restMb: round(start.rssMb, 1), note: 'service (at rest: after warm-up and a full GC)' },
       notes,
       rows: [
-        row({ name: 'soak', metric: 'RSS MB after full GC, end (baseline: start)', value: end.rssMb, baseline: start.rssMb, goal: '≤ 1.10 × start', met: end.rssMb <= 1.1 * start.rssMb, heapStartMb: start.heapMb, heapEndMb: end.heapMb }),
+        row({
+          name: 'soak',
+          metric: 'RSS MB after full GC, end (baseline: start)',
+          value: end.rssMb,
+          baseline: start.rssMb,
+          goal: '≤ 1.10 × start',
+          met: end.rssMb <= 1.1 * start.rssMb,
+          heapStartMb: start.heapMb,
+          heapEndMb: end.heapMb,
+        }),
         row({ name: 'soak', metric: 'JS heap MB after full GC, end (baseline: start)', value: end.heapMb, baseline: start.heapMb, goal: '—', met: null }),
         row({
           name: 'soak',

@@ -2,8 +2,9 @@
 // (bench/sse-clients.ts), each bound to its own loopback source address, against the service and
 // against a bare node:http SSE broadcaster (bench/baselines/sse-server.ts) in the same run.
 import { request } from 'node:http';
-import { CpuMeter, log, MemorySampler, round, runToResult, sleep, startChild, type Child } from '../lib/proc.js';
+import { CpuMeter, log, type MemorySampler, round, runToResult, sleep, startChild, type Child } from '../lib/proc.js';
 import type { ScenarioReport } from '../lib/report.js';
+import type { WorkerAnswers } from '../sse-clients.js';
 import { benchOid } from '../lib/users.js';
 import { loadProblems, row, startBaseline, startBenchService, type BenchContext, type LoadResult } from './common.js';
 
@@ -12,7 +13,7 @@ const now = () => performance.timeOrigin + performance.now();
 export interface Workers {
   list: Child[];
   /** Sends one command to every worker (with per-worker fields) and collects the answers. */
-  all<T = any>(type: string, perWorker?: (index: number) => object): Promise<T[]>;
+  all<K extends keyof WorkerAnswers>(type: K, perWorker?: (index: number) => object): Promise<Array<WorkerAnswers[K]>>;
   stop(): Promise<void>;
 }
 
@@ -34,7 +35,7 @@ export async function startWorkers(count: number, url: string, label = 'sse-clie
     async all(type, perWorker) {
       const answers = await Promise.all(
         list.map((w, k) => {
-          const answer = w.message(`${type}:done`);
+          const answer = w.message<WorkerAnswers[typeof type] & { error?: string }>(`${type}:done`);
           w.send({ type, ...perWorker?.(k) });
           return answer;
         }),
@@ -60,7 +61,14 @@ function post(url: string, body: unknown, headers: Record<string, string> = {}):
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname,
+        method: 'POST',
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers },
+      },
       (res) => {
         let text = '';
         res.setEncoding('utf8');
@@ -133,12 +141,20 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
       const cpuUsPerConnect = (cpu.stop().server! * 1e6) / total;
       const ok = opened.reduce((a, o) => a + o.opened, 0);
       const failed = opened.reduce((a, o) => a + o.failed, 0);
-      if (failed > 0) notes.push(`${label}: ${failed} connections failed (${opened.flatMap((o) => o.failures).slice(0, 3).join('; ')})`);
+      if (failed > 0)
+        notes.push(
+          `${label}: ${failed} connections failed (${opened
+            .flatMap((o) => o.failures)
+            .slice(0, 3)
+            .join('; ')})`,
+        );
       if (round_ === 0) {
         await sleep(ctx.quick ? 500 : 2000); // let the allocation settle before reading RSS
         openKb = memory.sample();
       }
-      log(`sse-capacity ${label}: ${ok} open in ${round(elapsedS, 2)} s (${round(ok / elapsedS)} connects/s)${round_ === 0 ? `, RSS ${round(idleKb / 1024)} → ${round(openKb / 1024)} MB` : ''}`);
+      log(
+        `sse-capacity ${label}: ${ok} open in ${round(elapsedS, 2)} s (${round(ok / elapsedS)} connects/s)${round_ === 0 ? `, RSS ${round(idleKb / 1024)} → ${round(openKb / 1024)} MB` : ''}`,
+      );
       const connectP99 = Math.max(...opened.map((o) => o.connectMs.p99 as number));
       if (!best || ok / elapsedS > best.ok / best.elapsedS) best = { ok, elapsedS, cpuUsPerConnect, connectP99 };
       await workers.all('close');
@@ -186,7 +202,16 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
         connectP99Ms: svc.connectP99,
       }),
       row({ name: 'sse-capacity', metric: 'RSS MB all open (baseline: idle)', value: svc.openMb, baseline: svc.idleMb, goal: '—', met: null }),
-      row({ name: 'sse-capacity', metric: 'RSS KB per connection', value: svc.kbPerConnection, baseline: base.kbPerConnection, goal: '≤ 15', met: svc.kbPerConnection <= 15, idleMb: svc.idleMb, openMb: svc.openMb }),
+      row({
+        name: 'sse-capacity',
+        metric: 'RSS KB per connection',
+        value: svc.kbPerConnection,
+        baseline: base.kbPerConnection,
+        goal: '≤ 15',
+        met: svc.kbPerConnection <= 15,
+        idleMb: svc.idleMb,
+        openMb: svc.openMb,
+      }),
     ],
   };
 }
@@ -220,7 +245,9 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
         latencies.push(...result.latencies);
         delivered += result.messages;
         serverCpuS += used.server!;
-        clientCpuS += Object.entries(used).filter(([k]) => k !== 'server').reduce((a, [, v]) => a + v, 0);
+        clientCpuS += Object.entries(used)
+          .filter(([k]) => k !== 'server')
+          .reduce((a, [, v]) => a + v, 0);
       }
       await sleep(ctx.quick ? 100 : 500);
     }
@@ -254,7 +281,18 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
     const result = await waitForMessages(workers, load.ok * perUser, 3000, true);
     const seconds = (result.lastMessageAt - started) / 1000;
     const serverUsPerPush = (cpu.stop().server! * 1e6) / Math.max(1, load.ok);
-    return { serverUsPerPush, load, delivered: result.messages, expected: load.ok * perUser, perS: result.messages / seconds, seconds, p99: percentile(result.latencies, 0.99), p50: percentile(result.latencies, 0.5), open: result.open, unexpectedCloses: result.unexpectedCloses };
+    return {
+      serverUsPerPush,
+      load,
+      delivered: result.messages,
+      expected: load.ok * perUser,
+      perS: result.messages / seconds,
+      seconds,
+      p99: percentile(result.latencies, 0.99),
+      p50: percentile(result.latencies, 0.5),
+      open: result.open,
+      unexpectedCloses: result.unexpectedCloses,
+    };
   }
 
   // The service: every user signs in through the real OpenID flow, then holds 10 connections.
@@ -270,13 +308,20 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
   const anonymous = signed.reduce((a, s) => a + s.anonymousAfterCookie, 0);
   log(`fanout: ${signedUsers} users signed in, ${opened} connections in ${round(signInS, 1)} s`);
   if (signedUsers !== users || opened !== total || anonymous > 0) {
-    notes.push(`sign-in: ${signedUsers}/${users} users, ${opened}/${total} connections, ${anonymous} not signed in by their cookie: ${signed.flatMap((s) => s.failures).slice(0, 3).join('; ')}`);
+    notes.push(
+      `sign-in: ${signedUsers}/${users} users, ${opened}/${total} connections, ${anonymous} not signed in by their cookie: ${signed
+        .flatMap((s) => s.failures)
+        .slice(0, 3)
+        .join('; ')}`,
+    );
   }
   const pushHeaders = { apikey: service.apiKey };
   const svcBroadcast = await broadcast(workers, `${service.url}/adm/message/push`, pushHeaders, service.child.pid);
   log(`fanout service broadcast: ${svcBroadcast.delivered}/${svcBroadcast.expected} delivered, p50 ${round(svcBroadcast.p50, 1)} ms, p99 ${round(svcBroadcast.p99, 1)} ms`);
   const svcOne = await bestOf(() => oneToOne(workers, service.url, service.apiKey, service.child.pid));
-  log(`fanout service 1:1: ${round(svcOne.load.rps)} pushes/s, ${svcOne.delivered}/${svcOne.expected} delivered, ${round(svcOne.perS)} msgs/s, delivery p99 ${round(svcOne.p99, 1)} ms`);
+  log(
+    `fanout service 1:1: ${round(svcOne.load.rps)} pushes/s, ${svcOne.delivered}/${svcOne.expected} delivered, ${round(svcOne.perS)} msgs/s, delivery p99 ${round(svcOne.p99, 1)} ms`,
+  );
   notes.push(...loadProblems('service pushes', svcOne.load));
   const memory = service.memory.stop();
   await workers.all('close');
@@ -307,7 +352,8 @@ export async function fanout(ctx: BenchContext): Promise<ScenarioReport> {
       `CPU per 1:1 push (10 deliveries): service ${round(svcOne.serverUsPerPush)} µs, bare ${round(bareOne.serverUsPerPush)} µs`,
   );
   if (svcBroadcast.delivered !== svcBroadcast.expected) notes.push(`service broadcast delivered ${svcBroadcast.delivered} of ${svcBroadcast.expected}`);
-  if (svcOne.delivered < svcOne.expected) notes.push(`service 1:1 delivered ${svcOne.delivered} of ${svcOne.expected} frames (${svcOne.unexpectedCloses} connections closed by the server)`);
+  if (svcOne.delivered < svcOne.expected)
+    notes.push(`service 1:1 delivered ${svcOne.delivered} of ${svcOne.expected} frames (${svcOne.unexpectedCloses} connections closed by the server)`);
   return {
     name: 'fanout',
     memory,

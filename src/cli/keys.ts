@@ -9,7 +9,10 @@ type Print = (text: string) => void;
 
 function parsePermissions(text: string | undefined): Grant[] {
   if (!text) throw new ValidationError(`--permissions: required (comma-separated from: ${PERMISSIONS.join(', ')}, or *)`);
-  const grants = text.split(',').map((p) => p.trim()).filter(Boolean);
+  const grants = text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   const unknown = grants.filter((g) => !isGrant(g));
   if (unknown.length > 0 || grants.length === 0) {
     throw new ValidationError(`--permissions: unknown permission ${unknown.join(', ') || '(none)'}; known: ${PERMISSIONS.join(', ')}, or *`);
@@ -51,18 +54,20 @@ export async function keysCommand(
     case 'create': {
       const permissions = parsePermissions(options.permissions);
       const expires = parseExpiry(options.expires, new Date().toISOString());
-      const issued = await service
-        .issue({ appId: options['app-id'], app: options.app, permissions, expires, allApps: options['all-apps'] })
-        .catch((error: unknown) => {
-          // The service names its inputs as the API does; here they are flags.
-          if (error instanceof AppError) error.message = error.message.replace(/^appId:/, '--app-id:').replace(/^app:/, '--app:').replace(/\bappId\b/g, '--app-id');
-          throw error;
-        });
+      const issued = await service.issue({ appId: options['app-id'], app: options.app, permissions, expires, allApps: options['all-apps'] }).catch((error: unknown) => {
+        // The service names its inputs as the API does; here they are flags.
+        if (error instanceof AppError)
+          error.message = error.message
+            .replace(/^appId:/, '--app-id:')
+            .replace(/^app:/, '--app:')
+            .replace(/\bappId\b/g, '--app-id');
+        throw error;
+      });
       const shown = { ...issued, expires: expiryText(issued.expires) };
       if (options.json) return print(`${JSON.stringify(shown)}\n`);
       return print(
         `Created key ${issued.id} for app "${escapeControl(issued.app)}" (app id ${issued.appId})\n` +
-          `Permissions: ${issued.permissions.join(', ')}${issued.allApps ? ' (every app\'s records)' : ''}\nExpires: ${shown.expires ?? 'never'}\n\n` +
+          `Permissions: ${issued.permissions.join(', ')}${issued.allApps ? " (every app's records)" : ''}\nExpires: ${shown.expires ?? 'never'}\n\n` +
           `  ${issued.key}\n\nThis is the only time the key is shown; only its hash is stored.\n`,
       );
     }

@@ -29,6 +29,8 @@ const USAGE = `Usage: npm run --silent cli -- <command>
   keys list [--json]
   keys disable <id> | keys enable <id> | keys revoke <id>
   audit points <oId> [--json]        every points edit with its outcome, oldest first
+  audit medals <oId> [--json]        every medal give and removal with its outcome, oldest first
+  audit items <oId> [--json]         every item edit with its outcome, oldest first
   audit vip <oId> [--json]           every VIP grant and renewal, oldest first
   events [--stream <name>] [--json]  the log, oldest first (NDJSON with --json); a name without
                                      "-" (user, vip, operation, apikey, ...) is a whole category

@@ -30,7 +30,9 @@ export async function storeCommand(config: Config, args: string[], values: { for
   const connectionString = config.eventStoreConnectionString;
   if (connectionString && storeKindOf(connectionString) === 'postgresql') return postgresCommand(connectionString, action, output);
   if (action === 'migrate') {
-    const store = connectionString ? `EventStoreDB at ${redactedConnectionString(connectionString)} has` : `the SQLite file ${sqliteFiles(config.dataDir).database} makes its tables when it opens and has`;
+    const store = connectionString
+      ? `EventStoreDB at ${redactedConnectionString(connectionString)} has`
+      : `the SQLite file ${sqliteFiles(config.dataDir).database} makes its tables when it opens and has`;
     output.err(`store migrate applies to PostgreSQL; ${store} no schema to migrate\n`);
     return 2;
   }

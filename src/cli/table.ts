@@ -10,6 +10,7 @@ export function cells(text: string): number {
 }
 
 /** C0 (newlines and tabs too), DEL, C1 and the bidirectional overrides. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its job
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
 
 /**
@@ -25,5 +26,12 @@ export function escapeControl(text: string): string {
 export function table(rows: string[][]): string {
   rows = rows.map((row) => row.map(escapeControl));
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => cells(r[i] ?? ''))));
-  return rows.map((r) => r.map((cell, i) => cell + ' '.repeat(widths[i]! - cells(cell))).join('  ').trimEnd()).join('\n') + '\n';
+  return `${rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell + ' '.repeat(widths[i]! - cells(cell)))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')}\n`;
 }

@@ -1,8 +1,8 @@
-// The fishpi.cn adapter of the CommunityPlatform port (spec/community-platform.md).
+// The fishpi.cn adapter of the CommunityPlatform port (docs/architecture.md, "The community platform").
 //
 // One undici Pool (keep-alive sockets to the platform's origin) carries every call; undici rather
 // than axios because every admin request makes one platform call and axios' per-call CPU cost
-// dominated ours (docs/decisions.md). This file alone decides what an answer means: callers only
+// would dominate ours (docs/decisions.md). This file alone decides what an answer means: callers only
 // ever see the domain's platform errors, never an undici error, a stack, or a gold-finger key.
 import { EventEmitter } from 'node:events';
 import { Pool } from 'undici';
@@ -88,9 +88,7 @@ export class FishpiPlatform implements CommunityPlatform {
   editPoints(input: { userName: string; point: number; memo: string; source?: PointsSource }): Promise<string> {
     const { userName, point, memo, source } = input;
     // The source fields are all-or-none on the platform: send all four or none.
-    const sourceFields = source
-      ? { sourceAppId: source.appId, sourceAppName: source.appName, sourceScene: source.scene, requestId: source.requestId }
-      : {};
+    const sourceFields = source ? { sourceAppId: source.appId, sourceAppName: source.appName, sourceScene: source.scene, requestId: source.requestId } : {};
     return this.goldFinger('point', '/user/edit/points', { userName, point, memo, ...sourceFields }, message);
   }
 

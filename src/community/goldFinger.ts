@@ -2,14 +2,23 @@
 // to an operator: a setting to fix, named as the configuration names it.
 import { NotConfiguredError } from '../domain/errors.js';
 
-/** The platform issues one gold-finger key per type; an operator may hold one key for all. */
+/**
+ * The platform issues one gold-finger key per type; an operator may hold one key for all. The
+ * names are the platform's own (its medal endpoints are give-metal and remove-metal).
+ */
 export type GoldFingerType = 'point' | 'metal' | 'item' | 'liveness';
 export type GoldFingerKeys = Partial<Record<GoldFingerType, string>>;
 
 const WHAT: Record<GoldFingerType, string> = { point: 'points edits', metal: 'medals', item: 'items', liveness: 'liveness' };
 
-/** The setting that holds one type's key where it differs from COMMUNITY_KEY. */
-const perTypeVariable = (type: GoldFingerType) => `COMMUNITY_KEY_${type.toUpperCase()}`;
+/** The setting that holds one type's key where it differs from COMMUNITY_KEY, named in our words. */
+const PER_TYPE_VARIABLE: Record<GoldFingerType, string> = {
+  point: 'COMMUNITY_KEY_POINT',
+  metal: 'COMMUNITY_KEY_MEDAL',
+  item: 'COMMUNITY_KEY_ITEM',
+  liveness: 'COMMUNITY_KEY_LIVENESS',
+};
+const perTypeVariable = (type: GoldFingerType) => PER_TYPE_VARIABLE[type];
 
 export function missingKeyError(type: GoldFingerType): NotConfiguredError {
   return new NotConfiguredError(

@@ -1,4 +1,4 @@
-// The port to a community platform (community-platform.md). The fishpi adapter and the simulator
+// The port to a community platform (docs/architecture.md, "The community platform"). The fishpi adapter and the simulator
 // are its first implementations; another platform is another adapter.
 //
 // Failures are thrown as the domain's platform errors (src/domain/errors.ts):

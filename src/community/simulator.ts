@@ -1,4 +1,4 @@
-// An in-memory stand-in for the fishpi.cn platform, built from spec/community-platform.md, for
+// An in-memory stand-in for the fishpi.cn platform, built from the platform's documented behaviour (docs/architecture.md, "The community platform"), for
 // tests, benchmarks and `npm run dev`. It answers like the platform does, quirks included (a
 // medal for an unknown user is an HTTP 500, an item deduction below zero "succeeds" unchanged,
 // liveness has no `code`), so the adapter and the service meet those quirks before production.
@@ -351,8 +351,16 @@ const modeOf = (kind: SimulatorFault['kind']) => (Object.keys(FAULT_MODES) as Fa
 const FAILURE_MODES = ['http500', 'garbage'] as const satisfies readonly SimulatorFailure[];
 const ALL_MODES = [...Object.keys(FAULT_MODES), ...FAILURE_MODES].join(', ');
 
-const Count = v.optional(v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(1000, 'must be at most 1000')), 1);
-const Ms = v.pipe(v.number('must be a number of milliseconds'), v.integer('must be a whole number'), v.minValue(0, 'must be 0 or more'), v.maxValue(600_000, 'must be at most 600000'));
+const Count = v.optional(
+  v.pipe(v.number('must be a number'), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'), v.maxValue(1000, 'must be at most 1000')),
+  1,
+);
+const Ms = v.pipe(
+  v.number('must be a number of milliseconds'),
+  v.integer('must be a whole number'),
+  v.minValue(0, 'must be 0 or more'),
+  v.maxValue(600_000, 'must be at most 600000'),
+);
 const Path = v.pipe(v.string('must be a path such as /user/edit/points'), v.maxLength(200, 'must be at most 200 characters'), v.startsWith('/', 'must start with /'));
 const unexpected = (what: string) => `is not taken ${what}`;
 
@@ -491,7 +499,10 @@ function adminRoutes(router: Router, platform: Platform): void {
   const usedRequestIds = new Set<string>();
   let lastTransactionId = 0;
   // Transaction ids look like the platform's oIds: millisecond timestamps, unique here.
-  const newTransactionId = () => String((lastTransactionId = Math.max(lastTransactionId + 1, platform.now())));
+  const newTransactionId = () => {
+    lastTransactionId = Math.max(lastTransactionId + 1, platform.now());
+    return String(lastTransactionId);
+  };
 
   /** A gold-finger route: checks the type's key, maps Refusal to `code:-1` and Crash to HTTP 500. */
   function goldFinger(type: GoldFingerType, handle: (body: Body) => Body): RouterMiddleware {
@@ -518,9 +529,7 @@ function adminRoutes(router: Router, platform: Platform): void {
 
   router.get('/api/user/getInfoById', (ctx) => {
     const user = platform.users.get(String(ctx.query.userId));
-    ctx.body = user
-      ? { code: 0, msg: '', data: { userName: user.userName, userNickname: user.nickname, userAvatarURL: user.avatar } }
-      : { code: -1, msg: 'Query user error' };
+    ctx.body = user ? { code: 0, msg: '', data: { userName: user.userName, userNickname: user.nickname, userAvatarURL: user.avatar } } : { code: -1, msg: 'Query user error' };
   });
 
   router.get('/user/:userName', (ctx) => {
@@ -623,7 +632,7 @@ function openIdRoutes(router: Router, platform: Platform, verifyRequests: Body[]
 
   function assertionUrl(base: string, returnTo: string, user: SimulatorUser): string {
     const identity = `${base}/openid/id/${user.oId}`;
-    const issued = new Date(platform.now()).toISOString().slice(0, 19) + 'Z';
+    const issued = `${new Date(platform.now()).toISOString().slice(0, 19)}Z`;
     const fields: Record<string, string> = {
       'openid.ns': OPENID_NS,
       'openid.op_endpoint': `${base}/openid`,
@@ -651,7 +660,7 @@ function openIdRoutes(router: Router, platform: Platform, verifyRequests: Body[]
 
   // As the platform does: the signature is checked over the `key:value` lines of whatever
   // `openid.signed` names, which need not include the identity, and a parameter name may hold
-  // anything. Relying parties must check the signed list and the names (community-platform.md).
+  // anything. Relying parties must check the signed list and the names (OpenID 2.0 §10.1).
   function isGenuine(params: Body, base: string): boolean {
     const field = (name: string) => params[`openid.${name}`];
     const signed = typeof field('signed') === 'string' ? (field('signed') as string).split(',') : [];

@@ -49,7 +49,10 @@ function builtFiles(): ConsoleAssets {
       const type = typeOf(file);
       if (!type) return undefined;
       let body = cache.get(file);
-      if (!body) cache.set(file, (body = await readFile(new URL(`./assets/${file}`, import.meta.url))));
+      if (!body) {
+        body = await readFile(new URL(`./assets/${file}`, import.meta.url));
+        cache.set(file, body);
+      }
       return { type, body };
     },
     async close() {},
@@ -80,7 +83,8 @@ function bundledFromSources({ liveReload, log }: { liveReload: boolean; log: Log
       if (liveReload && file === basename(RELOAD_SCRIPT_PATH)) return { type: 'text/javascript; charset=utf-8', body: RELOAD_SCRIPT };
       const type = typeOf(file);
       if (!type) return undefined;
-      const body = (await (bundle ??= bundleNow())).get(file);
+      bundle ??= bundleNow();
+      const body = (await bundle).get(file);
       return body === undefined ? undefined : { type, body };
     },
     ...(liveReload && {

@@ -60,6 +60,8 @@ export class ConsoleIndex implements Projection {
     'OperationResolved',
   ] as const;
   private readonly users = new Map<string, IndexedUser>();
+  /** oIds in the order their users registered (users are never removed). */
+  private readonly registered: string[] = [];
   private readonly sessionsByOid = new Map<string, UserSession[]>();
   private readonly sessionById = new Map<string, UserSession>();
   private readonly keyLastUsed = new Map<string, string>();
@@ -74,12 +76,17 @@ export class ConsoleIndex implements Projection {
     switch (event.type) {
       case 'UserRegistered': {
         const { oId, userId, name, nickname, at } = event.data;
+        if (!this.users.has(oId)) this.registered.push(oId);
         this.users.set(oId, { oId, userId, name, nickname, registered: at });
         return;
       }
       case 'UserProfileChanged': {
         const user = this.users.get(event.data.oId);
-        if (user) Object.assign(user, { ...(event.data.changes.name !== undefined && { name: event.data.changes.name }), ...(event.data.changes.nickname !== undefined && { nickname: event.data.changes.nickname }) });
+        if (user)
+          Object.assign(user, {
+            ...(event.data.changes.name !== undefined && { name: event.data.changes.name }),
+            ...(event.data.changes.nickname !== undefined && { nickname: event.data.changes.nickname }),
+          });
         return;
       }
       case 'SessionStarted': {
@@ -117,6 +124,14 @@ export class ConsoleIndex implements Projection {
       if (found.length >= limit) break;
     }
     return found;
+  }
+
+  /** The users who registered last, newest first. */
+  newestUsers(limit: number): IndexedUser[] {
+    return this.registered
+      .slice(-limit)
+      .reverse()
+      .map((oId) => this.users.get(oId)!);
   }
 
   user(oId: string): IndexedUser | undefined {

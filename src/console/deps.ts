@@ -1,5 +1,4 @@
 import type { HttpDeps } from '../http/deps.js';
-import type { ProjectionRunner } from '../projections/runner.js';
 import type { ApiKeyService } from '../services/apiKeys.js';
 import type { ConsoleIndex } from './consoleIndex.js';
 import type { EventFollows } from './follow.js';
@@ -9,7 +8,7 @@ import type { ConsoleSignIn } from './signIn.js';
 import type { ConsoleStreams } from './streams.js';
 
 /** What the console's pages and endpoints use, built once by createConsole. */
-export interface ConsoleDeps extends Pick<HttpDeps, 'store' | 'runner' | 'readModels' | 'outcomes' | 'metrics' | 'clock' | 'pushLimits'> {
+export interface ConsoleDeps extends Pick<HttpDeps, 'store' | 'runner' | 'readModels' | 'outcomes' | 'metrics' | 'clock' | 'pushLimits' | 'api'> {
   cookies: ConsoleCookies;
   sessions: ConsoleSessions;
   signIn: ConsoleSignIn;

@@ -1,5 +1,5 @@
 // The operator console (/console), built for the composition root when CONSOLE_ADMINS is set:
-// its sessions, sign-in and routes over the service's own parts.
+// its sessions, sign-in and routes over the service's own parts; consoleOffRoutes when it is not.
 import type { Middleware } from 'koa';
 import type { Config } from '../config.js';
 import type { HttpDeps } from '../http/deps.js';
@@ -8,7 +8,7 @@ import { OpenIdAttempts } from '../realtime/openIdAttempts.js';
 import { loadSessionSecret } from '../realtime/sessions.js';
 import { ApiKeyService } from '../services/apiKeys.js';
 import { consoleAssets } from './assets.js';
-import { ConsoleIndex } from './consoleIndex.js';
+import type { ConsoleIndex } from './consoleIndex.js';
 import { ConsoleCookies } from './cookies.js';
 import { EventFollows } from './follow.js';
 import type { ConsoleDeps } from './deps.js';
@@ -17,6 +17,8 @@ import { ConsoleSessions } from './sessions.js';
 import { SessionWatch } from './sessionWatch.js';
 import { ConsoleSignIn } from './signIn.js';
 import { ConsoleStreams } from './streams.js';
+
+export { consoleOffRoutes } from './routes.js';
 
 export interface Console {
   /** Every /console route. */
@@ -35,16 +37,26 @@ export type ConsoleSettings = NonNullable<Config['console']> & {
 
 /** `index`: what the console keeps beside the read models, folded by the service's runner. */
 export function createConsole(settings: ConsoleSettings, config: Config, http: HttpDeps, index: ConsoleIndex, log: Logger): Console {
-  const { store, runner, readModels, outcomes, metrics, clock, platform, userSync, pushLimits } = http;
+  const { store, runner, readModels, outcomes, metrics, clock, platform, userSync, pushLimits, api } = http;
   const publicUrl = http.realtime.publicUrl;
   const admins = new Set(settings.admins);
   const sessions = new ConsoleSessions({ store, clock, ttlMs: settings.sessionTtlMs });
-  const attempts = new OpenIdAttempts({ store, platform, userSync, clock, log, publicUrl, stateTtlMs: config.loginStateTtlMs, secret: loadSessionSecret(config.sessionSecret, config.dataDir) });
+  const attempts = new OpenIdAttempts({
+    store,
+    platform,
+    userSync,
+    clock,
+    log,
+    publicUrl,
+    stateTtlMs: config.loginStateTtlMs,
+    secret: loadSessionSecret(config.sessionSecret, config.dataDir),
+  });
   const streams = new ConsoleStreams(new SessionWatch({ sessions, admins, clock }));
   const follows = new EventFollows({ store, streams });
   const deps: ConsoleDeps = {
     store,
     pushLimits,
+    api,
     nodeId: config.nodeId,
     keys: new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock }),
     index,

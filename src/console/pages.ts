@@ -1,13 +1,15 @@
-// The console's HTML: the shell the front-end starts in, and the pages of its sign-in that say
-// what went wrong. No inline script or style: the policy (headers.ts) allows neither.
+// The console's HTML: the shell the front-end starts in, the pages of its sign-in that say what
+// went wrong, and the page that says the console is off. No inline script or style: the policy
+// (headers.ts) allows neither.
 import type { Context } from 'koa';
 import type { SignInRefusal } from '../domain/login.js';
 import { escapeHtml } from '../system/html.js';
 
-function document(title: string, body: string, scripts: string[] = []): string {
+/** `styled`: with the console's style sheet, which only a console that is on serves. */
+function document(title: string, body: string, scripts: string[] = [], styled = true): string {
   return (
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
-    `<title>${escapeHtml(title)}</title><link rel="stylesheet" href="/console/assets/console.css"></head><body>${body}` +
+    `<title>${escapeHtml(title)}</title>${styled ? '<link rel="stylesheet" href="/console/assets/console.css">' : ''}</head><body>${body}` +
     scripts.map((src) => `<script type="module" src="${src}"></script>`).join('') +
     `</body></html>`
   );
@@ -47,5 +49,22 @@ export function refusalPage(ctx: Context, reason: SignInRefusal): void {
   ctx.body = document(
     `${title} · Console`,
     `<main class="refusal"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p><p><a class="button" href="/console/login">Sign in</a></p></main>`,
+  );
+}
+
+/** Where CONSOLE_ADMINS is unset: there is no console here, and this is how it is turned on. */
+export function consoleOffPage(ctx: Context): void {
+  ctx.status = 404;
+  ctx.type = 'html';
+  ctx.body = document(
+    'Console off · community-bridge',
+    '<main><h1>The operator console is off</h1>' +
+      '<p>This service runs without its operator console, so there is nothing at <code>/console</code>.</p>' +
+      '<p>Whoever runs the service turns it on by setting <code>CONSOLE_ADMINS</code> to the comma-separated oIds of the operators who may use it ' +
+      '(for example <code>CONSOLE_ADMINS=1630399136785,1630399136786</code>) and restarting the service. ' +
+      'Those operators then sign in here with their community account; anyone else is refused.</p>' +
+      '<p>The README’s “Console” section says more.</p></main>',
+    [],
+    false,
   );
 }

@@ -1,9 +1,12 @@
 // Every /console path: the front-end's shell and files, the operator sign-in, and the JSON API
-// behind the session and CSRF guards.
+// behind the session and CSRF guards; or, with the console off, the page that says so.
 import Router from '@koa/router';
+import type { Middleware } from 'koa';
 import { SignInError } from '../domain/login.js';
+import { mountOperatorRoutes } from '../http/mount.js';
+import { contentSecurityPolicy, htmlPageHeaders } from '../http/securityHeaders.js';
 import type { ConsoleAssets } from './assets.js';
-import { mountEndpoints, type AnyEndpoint } from './api/declare.js';
+import type { ConsoleRoute } from './api/consoleRoute.js';
 import { eventEndpoints } from './api/events.js';
 import { keyEndpoints } from './api/keys.js';
 import { operationEndpoints } from './api/operations.js';
@@ -14,9 +17,9 @@ import { changeStream } from './changes.js';
 import type { ConsoleDeps } from './deps.js';
 import { requireConsolePage, requireOperator, type OperatorState } from './guards.js';
 import { consoleHeaders } from './headers.js';
-import { refusalPage, shellPage } from './pages.js';
+import { consoleOffPage, refusalPage, shellPage } from './pages.js';
 
-export const ENDPOINTS: readonly AnyEndpoint[] = [...sessionEndpoints, ...overviewEndpoints, ...keyEndpoints, ...userEndpoints, ...operationEndpoints, ...eventEndpoints];
+export const ENDPOINTS: readonly ConsoleRoute[] = [...sessionEndpoints, ...overviewEndpoints, ...keyEndpoints, ...userEndpoints, ...operationEndpoints, ...eventEndpoints];
 
 export function consoleRouter(deps: ConsoleDeps, assets: ConsoleAssets): Router<OperatorState> {
   const { cookies, signIn } = deps;
@@ -55,6 +58,20 @@ export function consoleRouter(deps: ConsoleDeps, assets: ConsoleAssets): Router<
     }
   });
 
-  mountEndpoints(router, ENDPOINTS, [requireOperator(deps), requireConsolePage(deps)], deps);
+  mountOperatorRoutes(router, ENDPOINTS, [requireOperator(deps), requireConsolePage(deps)], deps);
   return router;
 }
+
+const isConsolePath = (path: string) => path === '/console' || path.startsWith('/console/');
+
+/**
+ * With the console off, a browser that opens a /console page is told so, and how to turn it on,
+ * with a 404. A client that prefers JSON, or states no preference (curl, fetch), gets the API's
+ * 404 as before.
+ */
+export const consoleOffRoutes: Middleware = async (ctx, next) => {
+  if (!isConsolePath(ctx.path) || (ctx.method !== 'GET' && ctx.method !== 'HEAD') || ctx.accepts('json', 'html') !== 'html') return next();
+  // The page loads nothing at all: a policy that allows nothing.
+  ctx.set({ ...htmlPageHeaders(contentSecurityPolicy()), 'Cache-Control': 'no-store' });
+  consoleOffPage(ctx);
+};

@@ -13,9 +13,7 @@ import type { ConsoleSessions, OperatorSession } from './sessions.js';
 const CONSOLE_ATTEMPT = 'console';
 
 export class ConsoleSignIn {
-  constructor(
-    private readonly deps: { attempts: OpenIdAttempts; sessions: ConsoleSessions; admins: ReadonlySet<string>; publicUrl: () => string },
-  ) {}
+  constructor(private readonly deps: { attempts: OpenIdAttempts; sessions: ConsoleSessions; admins: ReadonlySet<string>; publicUrl: () => string }) {}
 
   callbackUrl(): string {
     return `${this.deps.publicUrl()}/console/callback`;
@@ -29,15 +27,20 @@ export class ConsoleSignIn {
   /** Throws SignInError on any refusal; `not-operator` for an account CONSOLE_ADMINS does not list. */
   complete(query: Query, loginBinding: string | undefined): Promise<OperatorSession> {
     const { attempts, sessions, admins } = this.deps;
-    return attempts.complete(query, loginBinding, (clientId) => clientId === CONSOLE_ATTEMPT, async (attempt) => {
-      if (!admins.has(attempt.oId)) {
-        await attempt.fail('not-operator', `${attempt.oId} is not in CONSOLE_ADMINS`);
-        throw new SignInError('not-operator', 'This account may not use the console.');
-      }
-      const user = await attempts.userOf(attempt);
-      const sessionId = newSessionId();
-      await attempt.succeed(user.id, sessionId);
-      return sessions.start(sessionId, attempt.oId, user.id);
-    });
+    return attempts.complete(
+      query,
+      loginBinding,
+      (clientId) => clientId === CONSOLE_ATTEMPT,
+      async (attempt) => {
+        if (!admins.has(attempt.oId)) {
+          await attempt.fail('not-operator', `${attempt.oId} is not in CONSOLE_ADMINS`);
+          throw new SignInError('not-operator', 'This account may not use the console.');
+        }
+        const user = await attempts.userOf(attempt);
+        const sessionId = newSessionId();
+        await attempt.succeed(user.id, sessionId);
+        return sessions.start(sessionId, attempt.oId, user.id);
+      },
+    );
   }
 }

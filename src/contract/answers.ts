@@ -37,11 +37,17 @@ export const ERROR_REASONS = {
   validation_failed: {
     statuses: [400],
     description: 'Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran',
-    data: data('validation_failed', { issues: v.pipe(v.array(v.object({ field: v.pipe(v.string(), v.description('dot path; `body` for the whole body')), message: v.string() })), v.minLength(1)) }),
+    data: data('validation_failed', {
+      issues: v.pipe(v.array(v.object({ field: v.pipe(v.string(), v.description('dot path; `body` for the whole body')), message: v.string() })), v.minLength(1)),
+    }),
   },
   unauthenticated: { statuses: [401], description: 'No live console session', data: data('unauthenticated', {}), consoleOnly: true },
   forbidden: { statuses: [403], description: 'The console session may not do this (not an operator, or without its token)', data: data('forbidden', {}), consoleOnly: true },
-  foreign_origin: { statuses: [403], description: "A browser page on an origin that is neither the service's nor in CORS_ORIGINS; nothing changed", data: data('foreign_origin', {}) },
+  foreign_origin: {
+    statuses: [403],
+    description: "A browser page on an origin that is neither the service's nor in CORS_ORIGINS; nothing changed",
+    data: data('foreign_origin', {}),
+  },
   user_not_found: {
     statuses: [404],
     description: 'The platform has no user with this oId; nothing was recorded',
@@ -55,7 +61,11 @@ export const ERROR_REASONS = {
     description: 'Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent',
     data: data('conflict', {}),
   },
-  concurrent_update: { statuses: [409], description: 'The record was changed by concurrent requests for too long; nothing was written: send it again', data: data('concurrent_update', {}) },
+  concurrent_update: {
+    statuses: [409],
+    description: 'The record was changed by concurrent requests for too long; nothing was written: send it again',
+    data: data('concurrent_update', {}),
+  },
   claim_in_progress: {
     statuses: [409],
     description: 'A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`',
@@ -74,7 +84,11 @@ export const ERROR_REASONS = {
       contradicted: v.pipe(v.boolean(), v.description('true: the platform said afterwards that it applied it; check the user on the platform before sending it again')),
     }),
   },
-  payload_too_large: { statuses: [413], description: 'The body, or the events it would record, are larger than the service takes; nothing was recorded', data: data('payload_too_large', {}) },
+  payload_too_large: {
+    statuses: [413],
+    description: 'The body, or the events it would record, are larger than the service takes; nothing was recorded',
+    data: data('payload_too_large', {}),
+  },
   idempotency_key_reused: {
     statuses: [422],
     description: 'The Idempotency-Key was used with a different request; use a new key for a new request',
@@ -144,7 +158,9 @@ export const reasonsOf = (status: number, options: { consoleToo?: boolean } = {}
   });
 
 /** The statuses the API (not the console) answers with a reason, ascending. */
-export const API_ERROR_STATUSES: readonly number[] = [...new Set(Object.values(ERROR_REASONS as Record<ErrorReason, ReasonSpec>).flatMap((r) => (r.consoleOnly ? [] : r.statuses)))].sort((a, b) => a - b);
+export const API_ERROR_STATUSES: readonly number[] = [
+  ...new Set(Object.values(ERROR_REASONS as Record<ErrorReason, ReasonSpec>).flatMap((r) => (r.consoleOnly ? [] : r.statuses))),
+].sort((a, b) => a - b);
 
 const errorBodyOf = (status: number) => {
   const options: ReasonSpec['data'][] = reasonsOf(status).map((reason) => ERROR_REASONS[reason].data);
@@ -177,7 +193,9 @@ export const PushAnswer = success({
     counts: v.optional(
       v.pipe(
         v.object({ online: v.number(), offline: v.number(), unknown: v.number() }),
-        v.description('only in a retry\'s answer (Idempotent-Replayed) to a push whose lists were longer than 100 ids: the lists then hold their first 100 ids, and these are their full lengths'),
+        v.description(
+          "only in a retry's answer (Idempotent-Replayed) to a push whose lists were longer than 100 ids: the lists then hold their first 100 ids, and these are their full lengths",
+        ),
       ),
     ),
   }),
@@ -251,8 +269,8 @@ export const PbConnectFrame = v.object({ client_id: v.string(), login_status: v.
 export const LoginFrame = v.object({ action: v.literal('login'), user: RealtimeUser });
 export const MessageFrame = v.object({
   app_id: v.pipe(v.string(), v.description('the id of the application that pushed it')),
-  name: v.pipe(v.string(), v.description('the push\'s `name`')),
-  data: v.pipe(FreeObject, v.description('the push\'s `data`, as given')),
+  name: v.pipe(v.string(), v.description("the push's `name`")),
+  data: v.pipe(FreeObject, v.description("the push's `data`, as given")),
 });
 
 /** `GET /` for a program: what this is and where its documentation is. */
@@ -280,36 +298,55 @@ const page = <S extends v.GenericSchema>(item: S) =>
     }),
   });
 
-export const PointsAuditEntry = v.object({
-  ...actor,
-  operationId: v.string(),
-  request: v.object({ point: int, memo: v.string() }),
-  outcome: v.object({
-    status: v.pipe(
-      v.picklist(['applied', 'rejected', 'failed', 'unknown', 'pending']),
-      v.description('applied / rejected (the platform said no) / failed (surely not done) / unknown (sent, then no answer in time) / pending'),
+/** What became of a platform operation the audit lists. */
+const outcome = v.object({
+  status: v.pipe(
+    v.picklist(['applied', 'rejected', 'failed', 'unknown', 'pending']),
+    v.description('applied / rejected (the platform said no) / failed (surely not done) / unknown (sent, then no answer in time) / pending'),
+  ),
+  message: v.optional(text("the platform's message (applied, rejected)")),
+  reason: v.optional(text('what went wrong (failed, unknown)')),
+  at: v.optional(SpecTimestamp),
+  resolution: v.optional(
+    v.pipe(
+      v.object({
+        applied: v.boolean(),
+        note: v.string(),
+        by: v.union([
+          v.object({ kind: v.literal('operator'), name: v.string() }),
+          v.object({ kind: v.literal('app'), appId: v.string(), keyId: v.string(), allApps: v.optional(v.literal(true)) }),
+        ]),
+        at: SpecTimestamp,
+      }),
+      v.description('an unknown outcome someone settled after checking the platform: an operator at the CLI, or an app'),
     ),
-    message: v.optional(text("the platform's message (applied, rejected)")),
-    reason: v.optional(text('what went wrong (failed, unknown)')),
-    at: v.optional(SpecTimestamp),
-    resolution: v.optional(
-      v.pipe(
-        v.object({
-          applied: v.boolean(),
-          note: v.string(),
-          by: v.union([v.object({ kind: v.literal('operator'), name: v.string() }), v.object({ kind: v.literal('app'), appId: v.string(), keyId: v.string(), allApps: v.optional(v.literal(true)) })]),
-          at: SpecTimestamp,
-        }),
-        v.description('an unknown outcome someone settled after checking the platform: an operator at the CLI, or an app'),
-      ),
+  ),
+  answeredAfterResolution: v.optional(
+    v.pipe(
+      v.object({ answer: v.picklist(['applied', 'rejected', 'failed', 'unknown']), detail: v.string(), at: SpecTimestamp }),
+      v.description("the platform's answer to the request that sent it, when it came after the resolution: kept beside it for review; the resolution stands"),
     ),
-    answeredAfterResolution: v.optional(
-      v.pipe(
-        v.object({ answer: v.picklist(['applied', 'rejected', 'failed', 'unknown']), detail: v.string(), at: SpecTimestamp }),
-        v.description("the platform's answer to the request that sent it, when it came after the resolution: kept beside it for review; the resolution stands"),
-      ),
-    ),
+  ),
+});
+/** An entry of a platform operation's history: who asked, under which operation, and what came of it. */
+const operationEntry = { ...actor, operationId: v.string() };
+
+export const PointsAuditEntry = v.object({ ...operationEntry, request: v.object({ point: int, memo: v.string() }), outcome });
+export const MedalAuditEntry = v.object({
+  ...operationEntry,
+  action: v.pipe(v.picklist(['give', 'remove']), v.description('`/adm/medal/give` or `/adm/medal/remove`')),
+  request: v.object({
+    name: v.string(),
+    description: v.optional(text('give only')),
+    attr: v.optional(text('give only')),
+    data: v.optional(text('give only')),
   }),
+  outcome,
+});
+export const ItemsAuditEntry = v.object({
+  ...operationEntry,
+  request: v.object({ item: v.string(), sum: v.pipe(int, v.description('added (> 0) or deducted (< 0)')) }),
+  outcome,
 });
 export const VipAuditEntry = v.object({
   ...actor,
@@ -321,3 +358,5 @@ export const VipAuditEntry = v.object({
 });
 export const PointsAuditPage = page(PointsAuditEntry);
 export const VipAuditPage = page(VipAuditEntry);
+export const MedalAuditPage = page(MedalAuditEntry);
+export const ItemsAuditPage = page(ItemsAuditEntry);

@@ -45,7 +45,8 @@ export const KeyActionParams = v.object({
 export const OIdParam = v.object({ oId: v.pipe(v.string(), v.regex(OID_PATTERN, `must be the platform's user id (${OID_RULE})`)) });
 
 export const UserSearchQuery = v.object({
-  q: v.pipe(v.string('must be given once'), v.trim(), v.minLength(1, 'is required: part of an oId, a name or a nickname'), v.maxLength(100, 'must be at most 100 characters')),
+  /** Part of an oId, a name or a nickname; absent or blank: the newest users. */
+  q: v.optional(v.pipe(v.string('must be given once'), v.trim(), v.maxLength(100, 'must be at most 100 characters'))),
 });
 
 export const TestPushBody = v.object({
@@ -61,7 +62,16 @@ const filterText = (what: string) => v.optional(v.pipe(v.string('must be given o
 
 export const EventsQuery = v.object({
   after: v.optional(position('events after this position'), '0'),
-  limit: v.optional(v.pipe(v.string('must be given once'), v.regex(/^\d{1,3}$/, 'must be a whole number from 1 to 200'), v.transform(Number), v.minValue(1, 'must be at least 1'), v.maxValue(200, 'must be at most 200')), '50'),
+  limit: v.optional(
+    v.pipe(
+      v.string('must be given once'),
+      v.regex(/^\d{1,3}$/, 'must be a whole number from 1 to 200'),
+      v.transform(Number),
+      v.minValue(1, 'must be at least 1'),
+      v.maxValue(200, 'must be at most 200'),
+    ),
+    '50',
+  ),
   stream: filterText('one stream, exactly'),
   category: filterText('streams `<category>-…`'),
   type: filterText('an event type, exactly'),
@@ -94,7 +104,12 @@ export type UserBrief = v.InferOutput<typeof UserBrief>;
 export const UserList = v.object({ users: v.array(UserBrief) });
 export type UserList = v.InferOutput<typeof UserList>;
 
-const Resolution = v.object({ applied: v.boolean(), note: v.string(), by: v.object({ kind: v.string(), name: v.optional(v.string()), appId: v.optional(v.string()), keyId: v.optional(v.string()) }), at: isoInstant });
+const Resolution = v.object({
+  applied: v.boolean(),
+  note: v.string(),
+  by: v.object({ kind: v.string(), name: v.optional(v.string()), appId: v.optional(v.string()), keyId: v.optional(v.string()) }),
+  at: isoInstant,
+});
 
 export const OperationView = v.object({
   operationId: v.string(),
@@ -123,7 +138,9 @@ export const UserDetail = v.object({
   user: UserBrief,
   avatar: v.string(),
   vip: v.array(v.object({ id: v.string(), quality: v.string(), expired: isoInstant, created: isoInstant, updated: isoInstant })),
-  vipHistory: v.array(v.object({ position: v.number(), action: v.string(), quality: v.string(), expired: isoInstant, previousExpired: v.optional(isoInstant), appId: v.string(), at: isoInstant })),
+  vipHistory: v.array(
+    v.object({ position: v.number(), action: v.string(), quality: v.string(), expired: isoInstant, previousExpired: v.optional(isoInstant), appId: v.string(), at: isoInstant }),
+  ),
   operations: v.array(OperationView),
   sessions: v.array(v.object({ position: v.number(), started: isoInstant, expires: isoInstant, ended: v.optional(isoInstant), live: v.boolean() })),
   connections: v.array(v.object({ clientId: v.string(), node: v.nullable(v.string()) })),

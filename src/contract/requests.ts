@@ -6,7 +6,8 @@ import { OID_PATTERN, OID_RULE } from '../domain/user.js';
 
 // valibot's object() and record() take an array for an object: a JSON array is refused first.
 const isJsonObject = (x: unknown) => typeof x === 'object' && x !== null && !Array.isArray(x);
-const body = <E extends v.ObjectEntries>(entries: E) => v.pipe(v.custom<Record<string, unknown>>(isJsonObject, 'must be a JSON object'), v.object(entries, 'must be a JSON object'));
+const body = <E extends v.ObjectEntries>(entries: E) =>
+  v.pipe(v.custom<Record<string, unknown>>(isJsonObject, 'must be a JSON object'), v.object(entries, 'must be a JSON object'));
 /** Any JSON object, kept as given (a push's `data`). */
 export const FreeObject = v.custom<Record<string, unknown>>(isJsonObject, 'must be a JSON object');
 
@@ -23,7 +24,10 @@ const int32 = v.pipe(
   v.minValue(-2147483648, 'must fit in a 32-bit integer'),
   v.maxValue(2147483647, 'must fit in a 32-bit integer'),
 );
-const nonZeroInt32 = v.pipe(int32, v.check((n) => n !== 0, 'must not be 0'));
+const nonZeroInt32 = v.pipe(
+  int32,
+  v.check((n) => n !== 0, 'must not be 0'),
+);
 
 export const PointsEditBody = body({ oId: OId, point: nonZeroInt32, memo: text(255) });
 

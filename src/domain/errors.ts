@@ -156,28 +156,39 @@ export class ConcurrencyError extends AppError {
   }
 }
 
-const raisedBeforeAnyChange = new WeakSet<Error>();
-
 /**
- * Marks a failure that happened before the request changed anything (e.g. a lookup that
- * precedes a write), whatever its kind: a timeout there is a 504 all the same, but a retry is safe.
+ * A failure in a step that precedes every change the request makes (the lookup before a write,
+ * recording the intent before sending), whatever its kind: a timeout there is a 504 all the same,
+ * but a retry is safe. It carries the failure itself, which is what callers answer and classify.
  */
+export class BeforeAnyChangeError extends Error {
+  constructor(readonly failure: Error) {
+    super(failure.message, { cause: failure });
+    this.name = new.target.name;
+  }
+}
+
+/** Runs a step that precedes every change: its failure becomes a BeforeAnyChangeError. */
 export function beforeAnyChange<T>(call: Promise<T>): Promise<T> {
   return call.catch((error: unknown) => {
-    if (error instanceof Error) raisedBeforeAnyChange.add(error);
-    throw error;
+    throw error instanceof Error ? new BeforeAnyChangeError(error) : error;
   });
+}
+
+/** What went wrong, seen through a BeforeAnyChangeError: the error to answer and classify. */
+export function failureOf(error: unknown): unknown {
+  return error instanceof BeforeAnyChangeError ? error.failure : error;
 }
 
 /**
  * Whether a request that failed with this error surely changed nothing: rejected before it ran
  * (bad input, bad key, unknown user, a transport limit), refused before anything reached the platform,
- * or failed in a step marked with beforeAnyChange.
+ * or failed in a step that precedes every change (BeforeAnyChangeError).
  */
 export function changedNothing(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   return (
-    raisedBeforeAnyChange.has(error) ||
+    error instanceof BeforeAnyChangeError ||
     error instanceof ValidationError ||
     error instanceof InvalidApiKeyError ||
     error instanceof PermissionDeniedError ||

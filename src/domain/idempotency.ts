@@ -5,6 +5,7 @@
 import type { Decider } from './decider.js';
 import { ConflictError, IdempotencyKeyReusedError } from './errors.js';
 import type { IdempotencyEvent } from './events.js';
+import { unnamedClaim } from './eventVersions.js';
 import type { OperationStatus } from './operation.js';
 
 /** The claim was taken over or released while the request ran: it must not send anything now. */
@@ -139,8 +140,8 @@ export const idempotencyDecider: Decider<IdempotencyState, IdempotencyCommand, I
     switch (event.type) {
       case 'IdempotentRequestStarted': {
         const { appId, requestHash, at, expires, node, epoch } = event.data;
-        // Older claims had no name of their own: when and where they were taken is as unique.
-        const claim = event.data.claim ?? `${node ?? ''}@${at}`;
+        // Events read from a store are current (eventVersions.ts); one handed over directly may not be.
+        const claim = event.data.claim ?? unnamedClaim(node, at);
         return { kind: 'started', appId, requestHash, at, expires, claim, epoch: epoch ?? claim, ...(node !== undefined && { node }) };
       }
       case 'IdempotentOperationBound':

@@ -69,7 +69,7 @@ export const loginDecider: Decider<LoginState, LoginCommand, LoginEvent> = {
     }
   },
 
-  evolve(state, event) {
+  evolve(_state, event) {
     switch (event.type) {
       case 'LoginStarted':
       case 'LoginReleased':

@@ -26,7 +26,7 @@ export interface AssertionExpectations {
 }
 
 export type AssertionReading =
-  | { ok: true; oId: string; /** Every `openid.*` field received, to forward to the verification as is. */ fields: Record<string, string> }
+  | { ok: true; oId: string /** Every `openid.*` field received, to forward to the verification as is. */; fields: Record<string, string> }
   | { ok: false; problem: string };
 
 type Query = Record<string, string | string[] | undefined>;

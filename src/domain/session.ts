@@ -4,10 +4,7 @@ import type { Decider } from './decider.js';
 import { ConflictError } from './errors.js';
 import type { SessionEvent } from './events.js';
 
-export type SessionState =
-  | { status: 'none' }
-  | { status: 'active'; sessionId: string; userId: string; oId: string; expires: string }
-  | { status: 'ended'; sessionId: string };
+export type SessionState = { status: 'none' } | { status: 'active'; sessionId: string; userId: string; oId: string; expires: string } | { status: 'ended'; sessionId: string };
 
 export type StartSession = { type: 'StartSession'; sessionId: string; userId: string; oId: string; expires: string; at: string };
 export type EndSession = { type: 'EndSession'; sessionId: string; at: string };
@@ -29,7 +26,7 @@ export const sessionDecider: Decider<SessionState, SessionCommand, SessionEvent>
     }
   },
 
-  evolve(state, event) {
+  evolve(_state, event) {
     switch (event.type) {
       case 'SessionStarted':
         return { status: 'active', ...event.data };

@@ -10,6 +10,7 @@ import { requestLog } from './middleware/requestLog.js';
 import { mountRoutes } from './mount.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { noSniff } from './securityHeaders.js';
+import { signInPageGate } from './signInPageGate.js';
 
 /** `mounted`: routes served besides the API's (the operator console, when it is on). */
 function buildApp(deps: HttpDeps, log: Logger, mounted: Middleware[]) {
@@ -40,7 +41,8 @@ export function createHttpApp(deps: HttpDeps, log: Logger, mounted: Middleware[]
 }
 
 /**
- * The server's request listener. A realtime stream is held for hours, and koa keeps a request's
+ * The server's request listener. Sign-in pages past their address's rate are refused before koa
+ * (src/http/signInPageGate.ts). A realtime stream is held for hours, and koa keeps a request's
  * context until its response finishes: `GET /api/realtime` goes through the same middlewares
  * and the same route on a koa context that nothing holds once the stream is handed over. Every
  * other request is koa's.
@@ -48,7 +50,14 @@ export function createHttpApp(deps: HttpDeps, log: Logger, mounted: Middleware[]
 export function createRequestListener(deps: HttpDeps, log: Logger, mounted: Middleware[] = []): RequestListener {
   const { app, chain } = buildApp(deps, log, mounted);
   const koa = app.callback();
+  const refused = signInPageGate({
+    paths: [`/${deps.api.communityName}/login`, `/${deps.api.communityName}/callback`, '/console/login', '/console/callback'],
+    rates: deps.signInPageRates,
+    trustProxy: deps.trustProxy,
+    onRefused: (bound) => deps.metrics.signInPagesRefused.inc({ bound }),
+  });
   return (req: IncomingMessage, res: ServerResponse) => {
+    if (refused(req, res)) return;
     if (req.method !== 'GET' || !isRealtimeStreamUrl(req.url)) return void koa(req, res);
     // As koa starts every response: not found until a route answers.
     res.statusCode = 404;

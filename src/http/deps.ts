@@ -1,17 +1,8 @@
 import type { ReadModels } from '../projections/readModels.js';
 import type { GoldFingerKeys } from '../community/goldFinger.js';
 import type { CommunityPlatform } from '../community/port.js';
-import type { ApiKeysReadModel } from '../projections/apiKeys.js';
-import type { ItemsReadModel, MedalsReadModel } from '../projections/itemsAndMedals.js';
-import type { OperationsReadModel } from '../projections/operations.js';
 import type { ProjectionRunner } from '../projections/runner.js';
-import type { UsersReadModel } from '../projections/users.js';
-import type { ClientsReadModel } from '../projections/clients.js';
-import type { RecentMessagesReadModel } from '../projections/recentMessages.js';
-import type { SessionsReadModel } from '../projections/sessions.js';
 import type { RealtimeDeps } from '../realtime/deps.js';
-import type { VipReadModel } from '../projections/vip.js';
-import type { IdempotencyReadModel } from '../projections/idempotency.js';
 import type { Metrics } from '../metrics.js';
 import type { IdempotencyService } from '../services/idempotency.js';
 import type { RateLimit } from './middleware/rateLimit.js';
@@ -24,7 +15,7 @@ import type { EventStore } from '../store/port.js';
 import type { StoreWriteHealth } from '../services/storeHealth.js';
 import type { PushLimits } from '../domain/jsonBounds.js';
 import type { ApiSettings } from './route.js';
-
+import type { SignInPageRates } from './signInPageGate.js';
 
 export type { ReadModels };
 
@@ -57,6 +48,8 @@ export interface HttpDeps {
   pushLimits: PushLimits;
   /** X-Forwarded-For names the client address (TRUST_PROXY). */
   trustProxy: boolean;
+  /** Bounds of sign-in pages per client address and per node (SIGN_IN_PAGES_*). */
+  signInPageRates: SignInPageRates;
   /** What the API says about itself: limits, lifetimes, where it lives. */
   api: ApiSettings;
 }

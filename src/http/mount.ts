@@ -1,15 +1,17 @@
-// Turns the route declarations into koa routes, each with the same chain in the same order:
-// authenticate → authorize → (the platform key it needs, the rate limit) → read and bound the
-// body → validate → replay or claim the Idempotency-Key → handle. Validation comes before the
+// Turns endpoint declarations into koa routes, each with the same chain in the same order: who
+// may call it (for the API: authenticate → authorize → the platform key it needs, the rate
+// limit; for the console: the operator's session and page) → read and bound the body → validate
+// → (the API's POSTs: replay or claim the Idempotency-Key) → handle. Validation comes before the
 // claim, so that a request refused for its input records nothing. Every step is attached to the
 // route itself, so it applies to exactly the requests the router dispatches (paths match as
 // declared: no case or trailing-slash variant reaches a handler past its chain). Steps that only
-// check and pass on return next() rather than being async functions, one promise fewer each on
-// every request; koa turns what they throw into a rejection all the same.
+// check and pass return next() rather than being async functions, so they add no promise of
+// their own to every request; koa turns what they throw into a rejection all the same.
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { koaBody } from 'koa-body';
 import { missingKeyError, type GoldFingerKeys, type GoldFingerType } from '../community/goldFinger.js';
+import type { HttpDeps } from './deps.js';
 import { requirePermission } from './middleware/apiKey.js';
 import { boundedBodyDepth } from './middleware/bodyDepth.js';
 import { cors } from './middleware/cors.js';
@@ -17,10 +19,10 @@ import type { OnUnexpected, RenderError } from './middleware/errors.js';
 import { idempotency } from './middleware/idempotency.js';
 import { rateLimitByKey } from './middleware/rateLimit.js';
 import { requireTrustedOrigin } from './middleware/trustedOrigin.js';
-import type { Route, RouteContext, RouteDeps } from './route.js';
+import type { Endpoint, OperatorRoute, Route, RouteDeps, Schema } from './route.js';
 import { invalid, parse } from './validation.js';
 
-/** Every body the API takes is JSON; anything else is refused rather than parsed as empty. */
+/** Every body an endpoint takes is JSON; anything else is refused rather than parsed as empty. */
 const requireJson: Middleware = (ctx, next) => {
   if (ctx.request.length && !ctx.is('application/json')) throw invalid('body', 'Content-Type must be application/json');
   return next();
@@ -34,62 +36,99 @@ function requirePlatformKey(keys: GoldFingerKeys, type: GoldFingerType): Middlew
   };
 }
 
-type Validated = { input?: Parameters<Route['handle']>[1] };
+/** Any endpoint over `Deps`, its schemas and context erased (its methods compare bivariantly). */
+type AnyEndpoint<Deps> = Endpoint<Schema | undefined, Schema | undefined, Schema | undefined, { kind: string }, unknown, Deps, unknown>;
 
-/** Validates what the route declares it takes (its schemas, then its own checks). */
-function validatorOf(route: Route, deps: RouteDeps): Middleware<Validated> {
+type Validated = { input?: Parameters<AnyEndpoint<unknown>['handle']>[1] };
+
+/** Validates what the endpoint declares it takes (its schemas, then its own checks). */
+function validatorOf<Deps>(endpoint: AnyEndpoint<Deps>, deps: Deps): Middleware<Validated> {
   return (ctx, next) => {
     const input = {
-      params: route.params && parse(route.params, ctx.params),
-      query: route.query && parse(route.query, ctx.query),
-      body: route.body && parse(route.body, ctx.request.body),
-      caller: (ctx.state as RouteContext['state']).actor,
+      params: endpoint.params && parse(endpoint.params, ctx.params),
+      query: endpoint.query && parse(endpoint.query, ctx.query),
+      body: endpoint.body && parse(endpoint.body, ctx.request.body),
+      caller: (ctx.state as { actor?: unknown }).actor,
     };
-    route.check?.(input, deps);
+    endpoint.check?.(input, deps);
     ctx.state.input = input;
     return next();
   };
 }
 
-/** Runs the route's handler on the validated input and sends what it returns. */
-function handlerOf(route: Route, deps: RouteDeps): Middleware<Validated> {
+/** Runs the endpoint's handler on the validated input and sends what it returns. */
+function handlerOf<Deps>(endpoint: AnyEndpoint<Deps>, deps: Deps): Middleware<Validated> {
   return async (ctx) => {
-    const answer = await route.handle(ctx as unknown as RouteContext, ctx.state.input!, deps);
+    const answer = await endpoint.handle(ctx, ctx.state.input!, deps);
     if (answer !== undefined) ctx.body = answer;
   };
+}
+
+/** Where the body bounds come from: the API's body size and the push depth, which bounds every body. */
+type BoundsDeps = Pick<HttpDeps, 'api' | 'pushLimits'>;
+
+/** What an endpoint's access adds to its chain: before the body is read, and between validation and the handler. */
+interface AccessSteps {
+  guards: Middleware[];
+  afterValidation?: Middleware[];
+}
+
+/** Registers each endpoint on `router`: its guards → read and bound the body → validate → its steps after validation → handle. */
+function mountEndpoints<State, Deps extends BoundsDeps, E extends AnyEndpoint<Deps>>(
+  router: Router<State>,
+  endpoints: readonly E[],
+  deps: Deps,
+  stepsOf: (endpoint: E) => AccessSteps,
+): void {
+  const body = koaBody({ json: true, jsonStrict: true, jsonLimit: deps.api.maxBodyBytes, urlencoded: false, text: false, multipart: false, patchNode: false });
+  // Before anything walks the body (the Idempotency-Key's hash, validation, the store).
+  const reading = [requireJson, body, boundedBodyDepth(deps.pushLimits.maxDepth)];
+  for (const endpoint of endpoints) {
+    const { guards, afterValidation = [] } = stepsOf(endpoint);
+    router.register(
+      endpoint.path,
+      [endpoint.method.toUpperCase()],
+      [...guards, ...(endpoint.body ? reading : []), validatorOf(endpoint, deps) as Middleware, ...afterValidation, handlerOf(endpoint, deps) as Middleware],
+    );
+  }
 }
 
 export function mountRoutes(routes: readonly Route[], deps: RouteDeps, errors: { renderError: RenderError; onUnexpected: OnUnexpected }): Router {
   const router = new Router({ sensitive: true, strict: true });
   const limit = deps.rateLimit ? [rateLimitByKey(deps.rateLimit)] : [];
-  const body = koaBody({ json: true, jsonStrict: true, jsonLimit: deps.api.maxBodyBytes, urlencoded: false, text: false, multipart: false, patchNode: false });
-  // Before anything walks the body (the Idempotency-Key's hash, validation, the store).
-  const depth = boundedBodyDepth(deps.pushLimits.maxDepth);
   const claim = idempotency(deps.idempotency, deps.outcomes, errors.renderError, errors.onUnexpected);
   const allowOrigins = cors(deps.realtime.corsOrigins);
   const trustedOrigin = requireTrustedOrigin(deps.realtime.corsOrigins, deps.realtime.publicUrl);
 
-  const chainOf = (route: Route): Middleware[] => {
+  const stepsOf = (route: Route): AccessSteps => {
     const { access } = route;
-    const reading = route.body ? [requireJson, body, depth] : [];
-    const validate = validatorOf(route, deps) as Middleware;
     if (access.kind === 'public') {
-      const browser = access.browser === 'cors' ? [allowOrigins] : access.browser === 'cookieWrite' ? [allowOrigins, trustedOrigin] : [];
-      return [...browser, ...reading, validate];
+      return { guards: access.browser === 'cors' ? [allowOrigins] : access.browser === 'cookieWrite' ? [allowOrigins, trustedOrigin] : [] };
     }
-    return [
-      requirePermission(deps.readModels.apiKeys, deps.clock, access.permission) as Middleware,
-      ...(access.platformKey ? [requirePlatformKey(deps.platformKeys, access.platformKey)] : []),
-      ...limit,
-      ...reading,
-      validate,
-      ...(route.method === 'post' ? [claim(route.keptAnswer) as Middleware] : []),
-    ];
+    return {
+      guards: [
+        requirePermission(deps.readModels.apiKeys, deps.clock, access.permission) as Middleware,
+        ...(access.platformKey ? [requirePlatformKey(deps.platformKeys, access.platformKey)] : []),
+        ...limit,
+      ],
+      afterValidation: route.method === 'post' ? [claim(route.keptAnswer) as Middleware] : [],
+    };
   };
 
-  for (const route of routes) {
-    router.register(route.path, [route.method.toUpperCase()], [...chainOf(route), handlerOf(route, deps) as Middleware]);
-    if (route.access.kind === 'public' && route.access.browser) router.options(route.path, allowOrigins);
-  }
+  mountEndpoints(router, routes, deps, stepsOf);
+  for (const route of routes) if (route.access.kind === 'public' && route.access.browser) router.options(route.path, allowOrigins);
   return router;
+}
+
+/**
+ * The operator console's endpoints on its router, each behind `guards` (the operator's session
+ * and page checks) and held to every bound the API's routes are.
+ */
+export function mountOperatorRoutes<State, Ctx, Deps extends BoundsDeps>(
+  router: Router<State>,
+  routes: readonly OperatorRoute<Ctx, Deps>[],
+  guards: Middleware<State>[],
+  deps: Deps,
+): void {
+  mountEndpoints(router, routes, deps, () => ({ guards }));
 }

@@ -56,6 +56,10 @@ const COMPONENTS = {
   PointsAuditPage: answers.PointsAuditPage,
   VipAuditEntry: answers.VipAuditEntry,
   VipAuditPage: answers.VipAuditPage,
+  MedalAuditEntry: answers.MedalAuditEntry,
+  MedalAuditPage: answers.MedalAuditPage,
+  ItemsAuditEntry: answers.ItemsAuditEntry,
+  ItemsAuditPage: answers.ItemsAuditPage,
   RealtimeUser: answers.RealtimeUser,
   PbConnectFrame: answers.PbConnectFrame,
   LoginFrame: answers.LoginFrame,
@@ -117,7 +121,12 @@ const conversion: ConversionConfig = {
   overrideAction({ valibotAction, jsonSchema }: OverrideActionContext): JsonSchema | undefined {
     // SpecDateTime's transform to an ISO instant: the wire form is the text the spec shows.
     if (valibotAction === requests.SpecDateTime.pipe[1]) {
-      return { ...jsonSchema, pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$', description: 'UTC, `YYYY-MM-DD HH:MM:SS`; must name a real instant', examples: ['2027-01-01 00:00:00'] };
+      return {
+        ...jsonSchema,
+        pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$',
+        description: 'UTC, `YYYY-MM-DD HH:MM:SS`; must name a real instant',
+        examples: ['2027-01-01 00:00:00'],
+      };
     }
     // A rule JSON Schema cannot express keeps its message, as a description.
     const { message } = valibotAction as { message?: unknown };
@@ -194,7 +203,13 @@ const REQUEST_EXAMPLES = new Map<Schema, unknown>([
   example(requests.ItemsQueryBody, { oId: ALICE }),
   example(requests.ItemsEditBody, { oId: ALICE, item: 'checkin1day', sum: 1 }),
   example(requests.VipSubmitBody, { oId: ALICE, quality: 'vip', expired: '2027-01-01 00:00:00' }),
-  example(requests.VipBatchBody, { oId: ALICE, vips: [{ quality: 'svip', expired: '2027-06-30 00:00:00' }, { quality: 'vip', expired: '2027-01-01 00:00:00' }] }),
+  example(requests.VipBatchBody, {
+    oId: ALICE,
+    vips: [
+      { quality: 'svip', expired: '2027-06-30 00:00:00' },
+      { quality: 'vip', expired: '2027-01-01 00:00:00' },
+    ],
+  }),
   example(requests.MessagePushBody, { oIds: [ALICE], name: 'reward', data: { gold: 100, reason: 'daily login' } }),
   example(requests.ResolveBody, { applied: true, note: 'seen in the ledger' }),
 ]);
@@ -271,8 +286,7 @@ const ERROR_EXAMPLES: { [R in ErrorReason]: ErrorExample<R> } = {
     data: { reason: 'outcome_unknown', operationId: OPERATION_ID, status: 'unknown' },
   },
   not_configured: {
-    message:
-      "COMMUNITY_KEY (or COMMUNITY_KEY_POINT), the community platform's gold-finger key for points edits, is not set on this service: set either and restart the service",
+    message: "COMMUNITY_KEY (or COMMUNITY_KEY_POINT), the community platform's gold-finger key for points edits, is not set on this service: set either and restart the service",
     data: { reason: 'not_configured' },
   },
   not_ready: {
@@ -299,7 +313,9 @@ const SPEC_ERRORS: Record<number, { component: ComponentName; example: Json }> =
   403: { component: 'PermissionDeniedBody', example: { code: 403, message: 'No permission to access this resource', data: {} } },
 };
 
-const RETRY_AFTER = { 'Retry-After': { description: 'seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it', schema: { type: 'integer', minimum: 1 } } };
+const RETRY_AFTER = {
+  'Retry-After': { description: 'seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it', schema: { type: 'integer', minimum: 1 } },
+};
 
 /** Whether a reason of this status tells when to come back (and so sends `Retry-After`). */
 const hasRetryAfter = (status: number) => reasonsOf(status).some((reason) => 'retryAfterSeconds' in ERROR_REASONS[reason].data.entries);
@@ -336,20 +352,21 @@ function impliedErrors(route: Route): number[] {
   if (route.body) errors.add(413);
   if (route.access.kind === 'apiKey') {
     // 503: a node that is starting answers so whatever the route; 500: any failure of its own.
-    [401, 403, 429, 500, 503].forEach((s) => errors.add(s));
-    if (route.method === 'post') [409, 422].forEach((s) => errors.add(s));
+    for (const status of [401, 403, 429, 500, 503]) errors.add(status);
+    if (route.method === 'post') for (const status of [409, 422]) errors.add(status);
   }
   return [...errors].filter((status) => !(String(status) in (route.answers ?? {}))).sort((a, b) => a - b);
 }
 
-const operationId = (route: Route) =>
-  `${route.method}${route.path.replace(/:/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`;
+const operationId = (route: Route) => `${route.method}${route.path.replace(/:/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`;
 
 function operationObject(route: Route, settings: ApiSettings): Json {
   const adminWrite = route.access.kind === 'apiKey' && route.method === 'post';
   const ok = answerObject(route.ok);
   if (adminWrite) {
-    ok.headers = { 'Idempotent-Replayed': { description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string' } } };
+    ok.headers = {
+      'Idempotent-Replayed': { description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string' } },
+    };
   }
   const responses: Json = { 200: ok };
   for (const [status, answer] of Object.entries(route.answers ?? {})) responses[status] = answerObject(answer, status);
@@ -396,7 +413,7 @@ export function buildOpenApiDocument(routes: readonly Route[], settings: ApiSett
       title: 'community-bridge',
       version,
       description:
-        'Lets application servers act on the users of a community platform through `/adm/` (every call needs the `apiKey` header and the permission named in `x-permission`), and lets those users sign in and receive realtime pushes. Success bodies carry `code: 0` and `msg`; errors `{code, message, data}`, where `data.reason` says which error it is (one schema per reason: match on it, not on `message`) and the spec\'s own 401 and 403 keep `data: {}`.',
+        "Lets application servers act on the users of a community platform through `/adm/` (every call needs the `apiKey` header and the permission named in `x-permission`), and lets those users sign in and receive realtime pushes. Success bodies carry `code: 0` and `msg`; errors `{code, message, data}`, where `data.reason` says which error it is (one schema per reason: match on it, not on `message`) and the spec's own 401 and 403 keep `data: {}`.",
     },
     servers: [{ url: settings.publicUrl(), description: 'this service' }],
     tags: [

@@ -1,15 +1,20 @@
-// Audit: the history of one user's points edits and VIP records, oldest first, in the spec's
-// timestamp form and the shapes the API documents. Points edits are paged on the operations read
-// model's index and only the page is read from the operations' streams; VIP records are the
-// user's VIP stream. The HTTP endpoints and the CLI both answer from here, so an auditor sees the
-// same entries either way. No platform call: an oId the service never acted on has an empty
-// history. Each entry names the request that made it, from its event's metadata.
+// Audit: the history of one user's points edits, medals, item edits and VIP records, oldest first,
+// in the spec's timestamp form and the shapes the API documents. Platform operations are paged on
+// the operations read model's index and only the page is read from the operations' streams; VIP
+// records are the user's VIP stream. The HTTP endpoints and the CLI both answer from here, so an
+// auditor sees the same entries either way. No platform call: an oId the service never acted on
+// has an empty history. Each entry names the request that made it, from its event's metadata.
 import type * as v from 'valibot';
-import type { PointsAuditEntry as PointsAuditEntrySchema, VipAuditEntry as VipAuditEntrySchema } from '../contract/answers.js';
+import type {
+  ItemsAuditEntry as ItemsAuditEntrySchema,
+  MedalAuditEntry as MedalAuditEntrySchema,
+  PointsAuditEntry as PointsAuditEntrySchema,
+  VipAuditEntry as VipAuditEntrySchema,
+} from '../contract/answers.js';
 import type { AuditQuery } from '../contract/requests.js';
-import type { OperationOutcome, PointsEditRequest } from '../domain/events.js';
+import type { ItemsEditRequest, MedalGiveRequest, MedalRemoveRequest, OperationOutcome, PointsEditRequest } from '../domain/events.js';
 import { toSpecTimestamp } from '../domain/time.js';
-import { readOperations, type OperationRecord, type OperationsReadModel } from './operations.js';
+import { readOperations, type OperationKind, type OperationRecord, type OperationRef, type OperationsReadModel } from './operations.js';
 import type { UsersReadModel } from './users.js';
 import type { EventStore } from '../store/port.js';
 import { requestIdOf } from '../system/eventMetadata.js';
@@ -17,6 +22,8 @@ import { vipHistory, type VipHistoryEntry } from './vipHistory.js';
 
 export type PointsAuditEntry = v.InferOutput<typeof PointsAuditEntrySchema>;
 export type VipAuditEntry = v.InferOutput<typeof VipAuditEntrySchema>;
+export type MedalAuditEntry = v.InferOutput<typeof MedalAuditEntrySchema>;
+export type ItemsAuditEntry = v.InferOutput<typeof ItemsAuditEntrySchema>;
 export type PageRequest = v.InferOutput<typeof AuditQuery>;
 
 /** A page with no bound: the whole history (the CLI prints it all). */
@@ -110,8 +117,8 @@ function notingRequestIds(store: Pick<EventStore, 'readStream'>, requestIds: Req
 
 const withRequestId = (requestId: string | undefined) => (requestId === undefined ? {} : { requestId });
 
-function pointsEntry(record: OperationRecord, requestIds: RequestIds): PointsAuditEntry {
-  const { point, memo } = record.request as PointsEditRequest;
+/** What every operation's entry starts with: where it is, when, who asked, which operation. */
+function operationEntry(record: OperationRecord, requestIds: RequestIds) {
   return {
     position: record.position,
     time: toSpecTimestamp(record.requestedAt),
@@ -119,9 +126,30 @@ function pointsEntry(record: OperationRecord, requestIds: RequestIds): PointsAud
     keyId: record.keyId,
     ...withRequestId(requestIds.get(record.position)),
     operationId: record.operationId,
-    request: { point, memo },
-    outcome: outcomeOf(record),
   };
+}
+
+function pointsEntry(record: OperationRecord, requestIds: RequestIds): PointsAuditEntry {
+  const { point, memo } = record.request as PointsEditRequest;
+  return { ...operationEntry(record, requestIds), request: { point, memo }, outcome: outcomeOf(record) };
+}
+
+function medalEntry(record: OperationRecord, requestIds: RequestIds): MedalAuditEntry {
+  if (record.kind === 'MedalRemoveRequested') {
+    return { ...operationEntry(record, requestIds), action: 'remove', request: { name: (record.request as MedalRemoveRequest).name }, outcome: outcomeOf(record) };
+  }
+  const { name, description, attr, data } = record.request as MedalGiveRequest;
+  return { ...operationEntry(record, requestIds), action: 'give', request: { name, description, attr, data }, outcome: outcomeOf(record) };
+}
+
+function itemsEntry(record: OperationRecord, requestIds: RequestIds): ItemsAuditEntry {
+  const { item, sum } = record.request as ItemsEditRequest;
+  return { ...operationEntry(record, requestIds), request: { item, sum }, outcome: outcomeOf(record) };
+}
+
+/** Two histories in log order → one in log order. */
+function merged(a: readonly OperationRef[], b: readonly OperationRef[]): OperationRef[] {
+  return [...a, ...b].sort((x, y) => x.position - y.position);
 }
 
 function vipEntry(entry: VipHistoryEntry, requestIds: RequestIds): VipAuditEntry {
@@ -143,11 +171,18 @@ export class AuditQueries {
   constructor(private readonly models: { operations: OperationsReadModel; users: UsersReadModel; store: Pick<EventStore, 'readStream'> }) {}
 
   /** One page of the points edits for this oId (made by the apps `reaches` accepts, when given). */
-  async points(oId: string, request: PageRequest, reaches?: (appId: string) => boolean): Promise<Page<PointsAuditEntry>> {
-    const page = pageOf(this.models.operations.history(oId, 'PointsEditRequested', reaches), request);
-    const requestIds: RequestIds = new Map();
-    const records = await readOperations(notingRequestIds(this.models.store, requestIds), page.items);
-    return { ...page, items: records.map((record) => pointsEntry(record, requestIds)) };
+  points(oId: string, request: PageRequest, reaches?: (appId: string) => boolean): Promise<Page<PointsAuditEntry>> {
+    return this.operations(this.history(oId, ['PointsEditRequested'], reaches), request, pointsEntry);
+  }
+
+  /** One page of the medals given and removed for this oId (by the apps `reaches` accepts, when given). */
+  medals(oId: string, request: PageRequest, reaches?: (appId: string) => boolean): Promise<Page<MedalAuditEntry>> {
+    return this.operations(this.history(oId, ['MedalGiveRequested', 'MedalRemoveRequested'], reaches), request, medalEntry);
+  }
+
+  /** One page of the item edits for this oId (made by the apps `reaches` accepts, when given). */
+  items(oId: string, request: PageRequest, reaches?: (appId: string) => boolean): Promise<Page<ItemsAuditEntry>> {
+    return this.operations(this.history(oId, ['ItemsEditRequested'], reaches), request, itemsEntry);
   }
 
   /** One page of the VIP grants and renewals for this oId (made by the apps `reaches` accepts, when given). */
@@ -155,6 +190,21 @@ export class AuditQueries {
     const user = this.models.users.byOid(oId);
     const requestIds: RequestIds = new Map();
     const history = user ? await vipHistory(notingRequestIds(this.models.store, requestIds), user.id) : [];
-    return pageOf((reaches ? history.filter((entry) => reaches(entry.appId)) : history).map((entry) => vipEntry(entry, requestIds)), request);
+    return pageOf(
+      (reaches ? history.filter((entry) => reaches(entry.appId)) : history).map((entry) => vipEntry(entry, requestIds)),
+      request,
+    );
+  }
+
+  private history(oId: string, kinds: readonly OperationKind[], reaches?: (appId: string) => boolean): OperationRef[] {
+    return kinds.map((kind) => this.models.operations.history(oId, kind, reaches)).reduce(merged);
+  }
+
+  /** Pages the history, then reads only that page's operations from their streams. */
+  private async operations<E>(history: OperationRef[], request: PageRequest, entry: (record: OperationRecord, requestIds: RequestIds) => E): Promise<Page<E>> {
+    const page = pageOf(history, request);
+    const requestIds: RequestIds = new Map();
+    const records = await readOperations(notingRequestIds(this.models.store, requestIds), page.items);
+    return { ...page, items: records.map((record) => entry(record, requestIds)) };
   }
 }

@@ -1,8 +1,8 @@
 // Platform operations. An operation's whole record is read from its own stream when asked (an
 // audit page, a retry's answer, the console): memory keeps only what must answer at once — each
 // operation's status, each user's operations in log order, and whole records of the operations
-// whose outcome is not known yet. A full record per operation for the life of the process was most
-// of the service's memory and of its start-up time.
+// whose outcome is not known yet. Full records of every operation would grow with the log, and
+// take most of the service's memory and of its start-up time.
 import type { Actor, OperationAnsweredAfterResolution, OperationOutcome, OperationRequested, Resolver } from '../domain/events.js';
 import type { OperationView } from '../domain/idempotency.js';
 import { isOperationRequested, statusAfter, type OperationStatus } from '../domain/operation.js';
@@ -46,7 +46,9 @@ export interface OperationRef {
 }
 
 const OUTCOMES = new Set<string>(['OperationApplied', 'OperationRejected', 'OperationFailed', 'OperationOutcomeUnknown', 'OperationResolved']);
-const KINDS = new Map<string, OperationKind>(['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested'].map((kind) => [kind, kind as OperationKind]));
+const KINDS = new Map<string, OperationKind>(
+  ['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested'].map((kind) => [kind, kind as OperationKind]),
+);
 const STATUSES: readonly OperationStatus[] = ['pending', 'applied', 'rejected', 'failed', 'unknown'];
 /** One shared view per status and resolution: the status index holds no object of its own per operation. */
 const VIEWS = new Map(STATUSES.map((status) => [status, [Object.freeze({ status, resolved: false }), Object.freeze({ status, resolved: true })] as const]));
@@ -80,7 +82,7 @@ function requestedRecord(recorded: RecordedEvent): OperationRecord {
 }
 
 /** Applies an outcome event to the record of its operation, in place. */
-function settle(record: OperationRecord, recorded: RecordedEvent): void {
+function applyOutcome(record: OperationRecord, recorded: RecordedEvent): void {
   const event = asDomain(recorded) as unknown as OperationOutcome;
   record.revision = recorded.revision;
   record.status = statusAfter(event);
@@ -97,7 +99,7 @@ export async function readOperation(store: Pick<EventStore, 'readStream'>, opera
   let record: OperationRecord | undefined;
   for (const recorded of await store.readStream(streams.operation(operationId))) {
     if (isOperationRequested(recorded)) record = requestedRecord(recorded);
-    else if (record && OUTCOMES.has(recorded.type)) settle(record, recorded);
+    else if (record && OUTCOMES.has(recorded.type)) applyOutcome(record, recorded);
     else if (record && recorded.type === 'OperationAnsweredAfterResolution') {
       const { answer, detail, at } = (recorded as unknown as OperationAnsweredAfterResolution).data;
       record.revision = recorded.revision;
@@ -142,7 +144,19 @@ const SWEEP_EVERY = 1000;
  */
 export class OperationsReadModel implements Projection {
   readonly name = 'operations';
-  readonly handles = ['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested', 'OperationApplied', 'OperationRejected', 'OperationFailed', 'OperationOutcomeUnknown', 'OperationResolved', 'OperationAbandoned', 'OperationAnsweredAfterResolution'] as const;
+  readonly handles = [
+    'PointsEditRequested',
+    'MedalGiveRequested',
+    'MedalRemoveRequested',
+    'ItemsEditRequested',
+    'OperationApplied',
+    'OperationRejected',
+    'OperationFailed',
+    'OperationOutcomeUnknown',
+    'OperationResolved',
+    'OperationAbandoned',
+    'OperationAnsweredAfterResolution',
+  ] as const;
   /**
    * Settled operations under a key, and abandoned ones, roughly in the order they settled; an
    * unsettled one's view is its record's.
@@ -183,14 +197,16 @@ export class OperationsReadModel implements Projection {
       case 'MedalGiveRequested':
       case 'MedalRemoveRequested':
       case 'ItemsEditRequested':
-        return this.requested(operationId, recorded);
+        this.requested(operationId, recorded);
+        return;
       case 'OperationAbandoned':
-        return this.keepSettled(operationId, 'abandoned', (recorded.data as { at: string }).at);
+        this.keepSettled(operationId, 'abandoned', (recorded.data as { at: string }).at);
+        return;
       case 'OperationAnsweredAfterResolution':
         this.conflicts.set(operationId, recorded.position);
         return;
       default:
-        return this.outcome(operationId, recorded);
+        this.outcome(operationId, recorded);
     }
   }
 
@@ -260,7 +276,7 @@ export class OperationsReadModel implements Projection {
     }
     if (event.type === 'OperationApplied') for (const fold of this.folds) fold.applied(request as unknown as OperationRequested);
     if (status === 'unknown') {
-      settle(this.record(operationId)!, recorded);
+      applyOutcome(this.record(operationId)!, recorded);
       return;
     }
     this.requests.delete(operationId);
@@ -290,15 +306,18 @@ export class OperationsReadModel implements Projection {
   /** One string per app id, however many operations name it. */
   private readonly appIdStrings = new Map<string, string>();
   private appIdInterned(appId: string): string {
-    let shared = this.appIdStrings.get(appId);
-    if (shared === undefined) this.appIdStrings.set(appId, (shared = appId));
-    return shared;
+    const shared = this.appIdStrings.get(appId);
+    if (shared !== undefined) return shared;
+    this.appIdStrings.set(appId, appId);
+    return appId;
   }
 
   private record(operationId: string): OperationRecord | undefined {
-    let record = this.records.get(operationId);
+    const record = this.records.get(operationId);
     const request = this.requests.get(operationId);
-    if (!record && request) this.records.set(operationId, (record = requestedRecord(request)));
-    return record;
+    if (record || !request) return record;
+    const requested = requestedRecord(request);
+    this.records.set(operationId, requested);
+    return requested;
   }
 }

@@ -86,7 +86,9 @@ export class RecentMessagesReadModel implements Projection {
     if (event.type !== 'MessagePushed') return;
     const at = Date.parse(event.data.at);
     // Catching up on an old log: long past replay (the clock is read again only when it may not be).
-    if (at < this.passedHorizon || at < (this.passedHorizon = this.horizon())) return;
+    if (at < this.passedHorizon) return;
+    this.passedHorizon = this.horizon();
+    if (at < this.passedHorizon) return;
     const userIds = recipientsOf(event.data, this.options.users);
     if (userIds.size === 0) return;
     const { appId, name, data } = event.data;

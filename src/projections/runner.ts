@@ -98,7 +98,13 @@ export class ProjectionRunner {
   waitFor(position: number, timeoutMs = 5000): Promise<void> {
     if (this.current >= position) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const waiter = { position, resolve: () => (clearTimeout(timer), resolve()) };
+      const waiter = {
+        position,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
         reject(new Error(`Read models did not reach position ${position} within ${timeoutMs} ms (at ${this.current})`));

@@ -14,7 +14,7 @@
 import type * as v from 'valibot';
 import { assertEvent, assign, emit, fromTransition, setup, type EventObject } from 'xstate';
 import type { LoginFrame, MessageFrame, PbConnectFrame } from '../contract/answers.js';
-import { isUnseen, messageFrame, type MessageEvent } from './messages.js';
+import { isUnseen, messageFrame, type PushedMessage } from './messages.js';
 import type { SpecUser } from './specUser.js';
 
 export type Frame =
@@ -23,11 +23,7 @@ export type Frame =
   | { type: 'message'; id: number; data: v.InferOutput<typeof MessageFrame> }
   | { type: 'heartbeat' };
 
-export type ClientEvent =
-  | { type: 'SIGNED_IN'; user: SpecUser; sessionId: string | undefined; position: number }
-  | MessageEvent
-  | { type: 'HEARTBEAT' }
-  | { type: 'CLOSE' };
+export type ClientActorEvent = { type: 'SIGNED_IN'; user: SpecUser; sessionId: string | undefined; position: number } | PushedMessage | { type: 'HEARTBEAT' } | { type: 'CLOSE' };
 
 export interface ClientInput {
   clientId: string;
@@ -51,7 +47,7 @@ const client = setup({
   types: {
     context: {} as ClientContext,
     input: {} as ClientInput,
-    events: {} as ClientEvent,
+    events: {} as ClientActorEvent,
     emitted: {} as Frame,
   },
   guards: {
@@ -63,11 +59,13 @@ const client = setup({
     },
   },
   actions: {
-    emitConnect: emit(({ context: { clientId, user, lastId } }): Frame => ({
-      type: 'PB_CONNECT',
-      id: lastId,
-      data: user ? { client_id: clientId, login_status: true, user } : { client_id: clientId, login_status: false },
-    })),
+    emitConnect: emit(
+      ({ context: { clientId, user, lastId } }): Frame => ({
+        type: 'PB_CONNECT',
+        id: lastId,
+        data: user ? { client_id: clientId, login_status: true, user } : { client_id: clientId, login_status: false },
+      }),
+    ),
     bindUser: assign(({ context, event }) => {
       assertEvent(event, 'SIGNED_IN');
       // The login frame never moves the id backwards (a callback served by a node that is behind).

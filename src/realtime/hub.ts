@@ -21,8 +21,8 @@ import type { Clock } from '../system/clock.js';
 import { secureRandomBytes } from '../system/ids.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { handleCommand, type KnownState } from '../services/commandHandler.js';
-import { clientActorLogic, realtimeActorsLogic, type ClientActorLogic, type ClientEvent, type ClientInput, type Frame } from './clientActor.js';
-import type { MessageEvent } from './messages.js';
+import { clientActorLogic, realtimeActorsLogic, type ClientActorLogic, type ClientActorEvent, type ClientInput, type Frame } from './clientActor.js';
+import type { PushedMessage } from './messages.js';
 import { Replay, type LiveFrame, type ReplayTarget } from './replay.js';
 import { SLOW_READER_MAX_BYTES, type FrameStream } from './sse.js';
 import { toSpecUser } from './specUser.js';
@@ -31,7 +31,7 @@ import { userActorLogic, type UserActorLogic } from './userActor.js';
 /** Deliveries of one push made per event-loop turn (the connections of whole users), and heartbeats. */
 const DELIVERIES_PER_TURN = 100;
 
-const HEARTBEAT: ClientEvent = { type: 'HEARTBEAT' };
+const HEARTBEAT: ClientActorEvent = { type: 'HEARTBEAT' };
 /**
  * Heartbeat passes per heartbeat interval. A pass sends the heartbeat to the streams that have
  * been silent for a whole interval (a stream that carried anything since needs none), so a stream
@@ -275,7 +275,7 @@ export class RealtimeHub {
   /** Records the new client in the store, then hands back the connection to start. */
   async open(request: OpenRequest): Promise<ClientHandle> {
     if (this.stopping) throw new HubClosedError();
-    const { store, runner, clock } = this.deps;
+    const { runner, clock } = this.deps;
     const { session } = request;
     let { lastEventId } = request;
     if (lastEventId !== undefined && lastEventId > runner.position) {
@@ -364,7 +364,7 @@ export class RealtimeHub {
    * Sends a message to its users, a slice per event-loop turn: Node sends what a turn wrote once
    * the turn ends, so the first frames of a large push leave while the rest are made.
    */
-  private deliver(message: MessageEvent, targets: UserChannel[], from: number): void {
+  private deliver(message: PushedMessage, targets: UserChannel[], from: number): void {
     let next = from;
     for (let written = 0; next < targets.length && written < DELIVERIES_PER_TURN; next++) {
       const { actor, connections } = targets[next]!;
@@ -401,7 +401,7 @@ export class RealtimeHub {
         const { appId, name, data } = event.data;
         if (!this.deliverable(recorded.position, data)) break;
         // One event for every user it reaches: actors only read it.
-        const message: MessageEvent = { type: 'MESSAGE', position: recorded.position, appId, name, data };
+        const message: PushedMessage = { type: 'MESSAGE', position: recorded.position, appId, name, data };
         const targets: UserChannel[] = [];
         for (const userId of recipientsOf(event.data, this.deps.users)) {
           const channel = this.byUser.get(userId);
@@ -449,7 +449,10 @@ export class RealtimeHub {
     const { userId } = connection;
     if (userId !== undefined) {
       let channel = this.byUser.get(userId);
-      if (!channel) this.byUser.set(userId, (channel = new UserChannel(createActor(userActorLogic, { parent: this.realtimeActors }))));
+      if (!channel) {
+        channel = new UserChannel(createActor(userActorLogic, { parent: this.realtimeActors }));
+        this.byUser.set(userId, channel);
+      }
       channel.connections.add(connection);
     }
     if (connection.sessionId !== undefined) addTo(this.bySession, connection.sessionId, connection);
@@ -479,7 +482,10 @@ export class RealtimeHub {
 
 function addTo<K, V>(map: Map<K, Set<V>>, key: K, value: V): void {
   let set = map.get(key);
-  if (!set) map.set(key, (set = new Set()));
+  if (!set) {
+    set = new Set();
+    map.set(key, set);
+  }
   set.add(value);
 }
 

@@ -4,8 +4,8 @@
 // the callback receives, and the attempt's end in the log. What the verified account is then
 // signed in to is the caller's.
 import { randomBytes } from 'node:crypto';
-import { NotFoundError, PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
-import { streams, type LoginEvent, type LoginFailureReason } from '../domain/events.js';
+import { failureOf, NotFoundError, PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
+import { streams, type LoginFailureReason } from '../domain/events.js';
 import { loginDecider, SignInError, type LoginCommand } from '../domain/login.js';
 import { readAssertion } from '../domain/openId.js';
 import type { CommunityPlatform } from '../community/port.js';
@@ -79,7 +79,7 @@ export class OpenIdAttempts {
    * happens after the platform answered is recorded.
    */
   async complete<T>(query: Query, loginBinding: string | undefined, ours: (clientId: string) => boolean, signIn: (attempt: VerifiedAttempt) => Promise<T>): Promise<T> {
-    const { store, platform, clock } = this.options;
+    const { platform, clock } = this.options;
     const state = single(query.state);
     const login = state === undefined ? undefined : this.states.read(state);
     if (!state || !login || !ours(login.clientId)) throw new SignInError('unknown-state', 'This sign-in link is not known.');
@@ -127,7 +127,8 @@ export class OpenIdAttempts {
   async userOf(attempt: VerifiedAttempt): Promise<UserRecord> {
     try {
       return (await this.options.userSync.sync(attempt.oId)).user;
-    } catch (error) {
+    } catch (thrown) {
+      const error = failureOf(thrown);
       if (error instanceof NotFoundError) {
         await attempt.fail('unknown-user', `no user ${attempt.oId} on the platform`);
         throw new SignInError('unknown-user', 'The community platform does not know this account.');

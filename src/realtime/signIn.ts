@@ -53,14 +53,12 @@ export class SignIn {
   }
 
   /**
-   * Login page: checks the client, records a fresh single-use state bound to the browser's login
+   * Login page: checks the client, issues a fresh signed state bound to the browser's login
    * cookie, and answers the platform URL — and whether this browser is the one holding the
    * connection (else the page asks the user to confirm, naming the site that opened it).
    */
   async start(clientId: string | undefined, browser: { login: string; client: string | undefined }): Promise<LoginStart> {
     if (!clientId) throw new SignInError('missing-client-id', 'The client_id parameter is missing.');
-    // The store, not a read model: the connection may be held by a node whose events this node
-    // has not applied yet.
     const opener = await this.options.clients.opener(clientId);
     if (!opener) throw new SignInError('unknown-client', 'No open connection has this client_id.');
     const sameBrowser = browser.client !== undefined && opener.browser === hashBinding(browser.client);
@@ -89,12 +87,16 @@ export class SignIn {
       const expires = new Date(Date.parse(at) + sessionTtlMs).toISOString();
       const binding = { sessionId, userId: user.id, oId };
       // The connection first: one signed in meanwhile by someone else is not taken over.
-      const client = await handleCommand(store, streams.client(clientId), clientDecider, { type: 'SignInClient', clientId, user: binding, rebind: attempt.holdsConnection, at }).catch(
-        (error: unknown) => {
-          if (error instanceof ClientBoundError) throw new SignInError('bound-client', 'This connection is signed in already.');
-          throw error;
-        },
-      );
+      const client = await handleCommand(store, streams.client(clientId), clientDecider, {
+        type: 'SignInClient',
+        clientId,
+        user: binding,
+        rebind: attempt.holdsConnection,
+        at,
+      }).catch((error: unknown) => {
+        if (error instanceof ClientBoundError) throw new SignInError('bound-client', 'This connection is signed in already.');
+        throw error;
+      });
       const session = await handleCommand(store, streams.session(sessionId), sessionDecider, { type: 'StartSession', ...binding, expires, at });
       await runner.waitFor(Math.max(session.position ?? 0, client.position ?? 0));
       return { user, sessionId, clientBound: client.events.length > 0 };

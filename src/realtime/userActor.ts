@@ -6,20 +6,20 @@
 //
 // Actor logic (XState's `ActorLogic`, emitting through the scope's `emit`) rather than a state
 // machine: a broadcast runs this transition once for every user it reaches, and for two states
-// and one guarded event a machine's step costs many times the decision itself. It is not
+// and one guarded event a machine's step is mostly work around the decision itself. It is not
 // `fromTransition` because that logic never reaches a final state, and an actor that is not done
 // stays registered in the node's actor system. Its snapshots keep a machine's shape (`value`,
 // `context`, `status` done once closed), and the actor is created, started, listened to and closed
 // the same way.
-import type { ActorLogic, ActorSystem, Snapshot } from 'xstate';
-import { isUnseen, messageFrame, type MessageEvent } from './messages.js';
+import type { ActorLogic, ActorSystem, ActorSystemInfo, Snapshot } from 'xstate';
+import { isUnseen, messageFrame, type PushedMessage } from './messages.js';
 import type { LiveFrame } from './replay.js';
 
 export type UserSnapshot = Snapshot<undefined> & { value: 'open' | 'closed'; context: { lastId: number } };
 
-export type UserEvent = MessageEvent | { type: 'CLOSE' };
+export type UserActorEvent = PushedMessage | { type: 'CLOSE' };
 
-export const userActorLogic: ActorLogic<UserSnapshot, UserEvent, undefined, ActorSystem<any>, LiveFrame> = {
+export const userActorLogic: ActorLogic<UserSnapshot, UserActorEvent, undefined, ActorSystem<ActorSystemInfo>, LiveFrame> = {
   getInitialSnapshot: () => ({ status: 'active', output: undefined, error: undefined, value: 'open', context: { lastId: 0 } }),
   transition(snapshot, event, scope) {
     if (snapshot.value === 'closed') return snapshot;

@@ -20,7 +20,12 @@ export function hashApiKey(key: string): string {
 
 /** The id a name would fold to (lower case, runs of other characters as '-'): only ever suggested. */
 function foldedId(app: string): string {
-  return app.trim().toLowerCase().replace(/[^a-z0-9_.-]+/g, '-').replace(/^[-_.]+|-+$/g, '').slice(0, 64);
+  return app
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z0-9_.-]+/g, '-')
+    .replace(/^[-_.]+|-+$/g, '')
+    .slice(0, 64);
 }
 
 export interface NewKey {
@@ -80,7 +85,8 @@ export class ApiKeyService {
       if (!APP_ID.test(appId)) throw new ValidationError(`appId: must be ${APP_ID_RULE}`);
       const existing = this.deps.keys.appName(appId);
       if (existing !== undefined) {
-        if (name && name !== existing) throw new ConflictError(`appId: app ${appId} exists already, named "${existing}"; leave the name out to add a key to it, or choose another app id`);
+        if (name && name !== existing)
+          throw new ConflictError(`appId: app ${appId} exists already, named "${existing}"; leave the name out to add a key to it, or choose another app id`);
         return { appId, app: existing };
       }
       return { appId, app: name || appId };
@@ -90,7 +96,9 @@ export class ApiKeyService {
     const suggestion = foldedId(name);
     const taken = suggestion ? this.deps.keys.appName(suggestion) : undefined;
     if (taken !== undefined) {
-      throw new ConflictError(`app: "${name}" is not an app id, and the id it suggests, ${suggestion}, is the existing app "${taken}": name that app by its id to add a key to it, or give the new app an id of its own (appId)`);
+      throw new ConflictError(
+        `app: "${name}" is not an app id, and the id it suggests, ${suggestion}, is the existing app "${taken}": name that app by its id to add a key to it, or give the new app an id of its own (appId)`,
+      );
     }
     throw new ValidationError(`app: "${name}" is not an app id (${APP_ID_RULE}): give the app an id of its own with appId${suggestion ? `, e.g. ${suggestion}` : ''}`);
   }

@@ -59,11 +59,14 @@ const queues = new WeakMap<EventStore, Map<string, Promise<unknown>>>();
 
 function oneAtATime<T>(store: EventStore, streamName: string, job: () => Promise<T>): Promise<T> {
   let streams = queues.get(store);
-  if (!streams) queues.set(store, (streams = new Map()));
+  if (!streams) {
+    streams = new Map();
+    queues.set(store, streams);
+  }
   const previous = streams.get(streamName);
   // The next command runs after this one whichever way it ends (then(job, job)), so the queue
   // holds the job's own promise.
-  const result = previous ? previous.then(job, job) : job();
+  const result = previous !== undefined ? previous.then(job, job) : job();
   streams.set(streamName, result);
   result.then(
     () => leave(streams, streamName, result),

@@ -43,7 +43,9 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';
@@ -126,11 +128,11 @@ export class IdempotencyService {
 
   async complete(claim: Claim, status: number, body: unknown): Promise<void> {
     const at = this.deps.clock.now();
-    await this.settle(claim, { type: 'CompleteRequest', claim: claim.claim, status, body, at, expires: this.expiresAfter(at) });
+    await this.recordClaimEnd(claim, { type: 'CompleteRequest', claim: claim.claim, status, body, at, expires: this.expiresAfter(at) });
   }
 
   async release(claim: Claim): Promise<void> {
-    await this.settle(claim, { type: 'ReleaseRequest', claim: claim.claim, at: this.deps.clock.now() });
+    await this.recordClaimEnd(claim, { type: 'ReleaseRequest', claim: claim.claim, at: this.deps.clock.now() });
   }
 
   /**
@@ -171,7 +173,7 @@ export class IdempotencyService {
   }
 
   /** Records the answer (or the release) and waits until the read models have it. */
-  private async settle(claim: Claim, command: IdempotencyCommand): Promise<void> {
+  private async recordClaimEnd(claim: Claim, command: IdempotencyCommand): Promise<void> {
     const { position } = await this.handle(claim.stream, claim.known, command);
     if (position !== undefined) await this.deps.runner.waitFor(position);
   }

@@ -49,9 +49,7 @@ export class OperationOutcomes {
   async closePending(filter: { node: string } | { requestedBefore: string }): Promise<number> {
     const { operations, clock } = this.deps;
     const reason =
-      'node' in filter
-        ? `the node ${filter.node} stopped before the platform answered, and restarted`
-        : 'its sender stopped before the platform answered, and never came back';
+      'node' in filter ? `the node ${filter.node} stopped before the platform answered, and restarted` : 'its sender stopped before the platform answered, and never came back';
     let closed = 0;
     for (const record of operations.withoutOutcome('pending')) {
       const matches = 'node' in filter ? record.node === filter.node : record.requestedAt < filter.requestedBefore;

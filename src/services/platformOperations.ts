@@ -1,7 +1,16 @@
 // Platform operations (points, medals, items): the service records the request before it calls
 // the platform (…Requested) and its outcome after (Applied / Rejected / Failed /
 // OutcomeUnknown), so an auditor sees every attempt, including the ones that went wrong.
-import { beforeAnyChange, changedNothing, ConflictError, OutcomeUnknownError, PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
+import {
+  beforeAnyChange,
+  changedNothing,
+  ConflictError,
+  failureOf,
+  OutcomeUnknownError,
+  PlatformRejectedError,
+  PlatformTimeoutError,
+  PlatformUnavailableError,
+} from '../domain/errors.js';
 import { streams, type Actor, type OperationRequested } from '../domain/events.js';
 import { NEW_OPERATION, operationDecider, type OperationCommand, type OperationState, type SenderOutcome } from '../domain/operation.js';
 import type { ProjectionRunner } from '../projections/runner.js';
@@ -103,12 +112,13 @@ export class PlatformOperations {
   }
 }
 
-function describeFailure(operationId: string, oId: string, error: unknown, at: string): SenderOutcome {
+function describeFailure(operationId: string, oId: string, thrown: unknown, at: string): SenderOutcome {
+  const error = failureOf(thrown);
   if (error instanceof PlatformRejectedError) {
     return { type: 'OperationRejected', data: { operationId, oId, message: error.platformMessage, at } };
   }
   // Our own refusal (a deduction the user cannot afford) also happens before sending.
-  if (changedNothing(error) || error instanceof ConflictError) {
+  if (changedNothing(thrown) || error instanceof ConflictError) {
     return { type: 'OperationFailed', data: { operationId, oId, reason: (error as Error).message, at } };
   }
   // Sent and then a timeout, an HTTP error or an answer we could not read: it may have happened.

@@ -1,4 +1,4 @@
-// Spec §1: every admin operation that names an oId first asks the platform for the user and
+// docs/api.md "Conventions": every admin operation that names an oId first asks the platform for the user and
 // records what it learns (UserRegistered for a new user, UserProfileChanged when the profile
 // moved). Concurrent lookups of one user share a single platform call.
 import { beforeAnyChange, UserNotFoundError } from '../domain/errors.js';
@@ -21,9 +21,7 @@ export interface SyncedUser {
 export class UserSync {
   private readonly inFlight = new Map<string, Promise<SyncedUser>>();
 
-  constructor(
-    private readonly deps: { store: EventStore; platform: CommunityPlatform; runner: ProjectionRunner; users: UsersReadModel; clock: Clock },
-  ) {}
+  constructor(private readonly deps: { store: EventStore; platform: CommunityPlatform; runner: ProjectionRunner; users: UsersReadModel; clock: Clock }) {}
 
   sync(oId: string): Promise<SyncedUser> {
     let pending = this.inFlight.get(oId);

@@ -53,6 +53,7 @@ import {
   type RecordedEvent as EsdbRecordedEvent,
 } from '@eventstore/db-client';
 import { ConcurrencyError, NotConfiguredError, RecordTooLargeError } from '../domain/errors.js';
+import { upcast } from '../domain/eventVersions.js';
 import { forEventStoreDbClient } from './connectionString.js';
 import { ignoredParameterProblem } from './eventstoredbConnection.js';
 import { HeadKnowledge, readHead } from './eventstoredbHead.js';
@@ -74,10 +75,7 @@ import {
 import { resumeDelay, type ResumeBackoff } from './resuming.js';
 
 /** What the adapter uses of the client (a test passes a stand-in). */
-export type EventStoreDbClientApi = Pick<
-  EventStoreDBClient,
-  'appendToStream' | 'readStream' | 'readAll' | 'subscribeToAll' | 'deleteStream' | 'setStreamMetadata' | 'dispose'
->;
+export type EventStoreDbClientApi = Pick<EventStoreDBClient, 'appendToStream' | 'readStream' | 'readAll' | 'subscribeToAll' | 'deleteStream' | 'setStreamMetadata' | 'dispose'>;
 
 /**
  * An append with `alongside`: this store cannot write or check two streams in one atomic step.
@@ -147,7 +145,7 @@ function toRecorded(event: EsdbRecordedEvent): RecordedEvent {
     revision: Number(event.revision),
     position: positionOf(event.streamId, event.position),
     type: event.type,
-    data: event.data,
+    data: upcast(event.type, event.data),
     // The client parses JSON metadata and gives undefined when there is none.
     metadata: event.metadata as Record<string, unknown> | undefined,
     created: event.created.toISOString(),

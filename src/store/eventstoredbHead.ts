@@ -45,11 +45,7 @@ export class HeadKnowledge {
  * Reads $all backwards from its end, in pages that grow, until a domain event, an event already
  * looked at, or the start of $all. Every page's call ends (read to its end or cancelled).
  */
-export async function readHead(
-  client: Pick<EventStoreDBClient, 'readAll'>,
-  knowledge: HeadKnowledge,
-  isHidden: (event: AllStreamRecordedEvent) => boolean,
-): Promise<number> {
+export async function readHead(client: Pick<EventStoreDBClient, 'readAll'>, knowledge: HeadKnowledge, isHidden: (event: AllStreamRecordedEvent) => boolean): Promise<number> {
   const known = knowledge.read();
   let from: ReadPosition = END;
   /** The position of the last event read: the next page starts there. */

@@ -13,27 +13,17 @@
 //   own appends, and by a poll every pollIntervalMs for whatever no notification told of. A
 //   subscription stops at its first failure and reports it; resumingStore resumes it.
 // - `created` is the server's clock (the log's clock, docs/architecture.md), read after the lock.
-import pg from 'pg';
+import type pg from 'pg';
 import type { PoolClient } from 'pg';
 import { AppError, ConcurrencyError, RecordTooLargeError } from '../domain/errors.js';
+import { upcast } from '../domain/eventVersions.js';
 import { redactedConnectionString } from './connectionString.js';
 import { postgresFailureReason } from './postgresConnection.js';
 import { openPool } from './postgresPool.js';
 import { AppendListener, APPENDED_CHANNEL } from './postgresListener.js';
 import { APPEND_LOCK, migrate } from './postgresSchema.js';
 import { transaction } from './postgresTransaction.js';
-import type {
-  AppendOptions,
-  AppendResult,
-  BeatReading,
-  EventStore,
-  EventToAppend,
-  ExpectedRevision,
-  NodeBeat,
-  RecordedEvent,
-  SubscribeOptions,
-  Subscription,
-} from './port.js';
+import type { AppendOptions, AppendResult, BeatReading, EventStore, EventToAppend, ExpectedRevision, NodeBeat, RecordedEvent, SubscribeOptions, Subscription } from './port.js';
 
 /** The data and metadata of one append, as JSON text, take at most this many bytes (RecordTooLargeError). */
 export const MAX_APPEND_BYTES = 4 * 1024 * 1024;
@@ -62,7 +52,7 @@ function toRecorded(row: Row): RecordedEvent {
     revision: row.revision,
     position: row.position,
     type: row.type,
-    data: row.data,
+    data: upcast(row.type, row.data),
     metadata: row.metadata ?? undefined,
     created: row.created.toISOString(),
   };

@@ -2,14 +2,7 @@
 // that stops at the first failure or end of stream into one that resumes from the last delivered
 // position, after a backoff, until it is unsubscribed. It also asserts that positions go up and
 // keeps a throwing handler from stopping delivery (the semantics are stated in port.ts).
-import {
-  EventHandlerError,
-  OutOfOrderEventError,
-  SubscriptionInterruptedError,
-  type EventStore,
-  type SubscribeOptions,
-  type Subscription,
-} from './port.js';
+import { EventHandlerError, OutOfOrderEventError, SubscriptionInterruptedError, type EventStore, type SubscribeOptions, type Subscription } from './port.js';
 
 export interface ResumeBackoff {
   /** Wait before the first resume after an interruption. */

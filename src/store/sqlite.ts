@@ -17,26 +17,16 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { ConcurrencyError } from '../domain/errors.js';
+import { upcast } from '../domain/eventVersions.js';
 import { LogMarker, type LogMarkerOptions } from './logMarker.js';
-import type {
-  AppendOptions,
-  AppendResult,
-  BeatReading,
-  EventStore,
-  EventToAppend,
-  ExpectedRevision,
-  NodeBeat,
-  RecordedEvent,
-  SubscribeOptions,
-  Subscription,
-} from './port.js';
+import type { AppendOptions, AppendResult, BeatReading, EventStore, EventToAppend, ExpectedRevision, NodeBeat, RecordedEvent, SubscribeOptions, Subscription } from './port.js';
 import { ReadAhead } from './sqliteReader.js';
 import { createSchema } from './sqliteSchema.js';
 import { startWriter, type WriterEvent, type WriterFailure, type WriterReply, type WriterRequest, type WrittenStream } from './sqliteWriter.js';
 
 /**
- * A row as an array, in the column order of ROW_COLUMNS. Raw rows are read a third faster than
- * row objects (better-sqlite3 builds no object per row), which is most of a catch-up's reading.
+ * A row as an array, in the column order of ROW_COLUMNS: raw rows spare better-sqlite3 an object
+ * per row, and reading rows is most of a catch-up's reading.
  */
 type Row = [position: number, stream: string, revision: number, type: string, data: string, metadata: string | null, created: string];
 const ROW_COLUMNS = 'position, stream, revision, type, data, metadata, created';
@@ -113,7 +103,7 @@ function toRecorded(row: Row): RecordedEvent {
     revision: row[2],
     position: row[0],
     type: row[3],
-    data: JSON.parse(row[4]),
+    data: upcast(row[3], JSON.parse(row[4])),
     metadata: row[5] === null ? undefined : JSON.parse(row[5]),
     created: row[6],
   };
@@ -323,7 +313,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   /** After a reply: close() may go on once nothing is out any more. */
-  private settleIdle(): void {
+  private wakeIfIdle(): void {
     this.holdWriter();
     if (!this.inFlight && this.beats.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
@@ -334,7 +324,7 @@ export class SqliteEventStore implements EventStore {
       this.beats.delete(reply.id);
       if ('beats' in reply) beat.resolve({ beats: reply.beats, storeClockMs: undefined });
       else if ('fatal' in reply) beat.reject(failureError(reply.fatal));
-      this.settleIdle();
+      this.wakeIfIdle();
       return;
     }
     const flight = this.inFlight;
@@ -343,29 +333,30 @@ export class SqliteEventStore implements EventStore {
     // What arrived while this batch was committing is the next batch, and it leaves now: its
     // commit runs while this batch's answers are being handled, rather than after them.
     this.sendToWriter();
-    if ('outcomes' in reply) this.settleBatch(flight, reply.outcomes);
+    if ('outcomes' in reply) this.resolveBatch(flight, reply.outcomes);
     else if ('fatal' in reply) {
       // Nothing of the batch was written: every append in it fails with the database's error.
       const error = failureError(reply.fatal);
       for (const { append } of flight.sent) append.reject(error);
     }
-    this.settleIdle();
+    this.wakeIfIdle();
   }
 
-  private settleBatch(flight: InFlight, outcomes: Extract<WriterReply, { outcomes: unknown }>['outcomes']): void {
+  private resolveBatch(flight: InFlight, outcomes: Extract<WriterReply, { outcomes: unknown }>['outcomes']): void {
     const appended: RecordedEvent[] = [];
-    const record = (streamName: string, events: WriterEvent[], written: WrittenStream) =>
-      events.forEach((event, k) =>
+    const record = (streamName: string, events: WriterEvent[], written: WrittenStream) => {
+      for (const [k, event] of events.entries()) {
         appended.push({
           streamName,
           revision: written.revision - events.length + 1 + k,
           position: written.positions[k]!,
           type: event.type,
-          data: JSON.parse(event.data),
+          data: upcast(event.type, JSON.parse(event.data)),
           metadata: event.metadata === null ? undefined : JSON.parse(event.metadata),
           created: flight.created,
-        }),
-      );
+        });
+      }
+    };
     flight.sent.forEach(({ append, events, alongsideEvents }, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) {

@@ -82,7 +82,9 @@ export function checkSqliteStore(file: string, markerFile?: string): string[] {
           if (error instanceof LogLossError) return [error.message];
           throw error;
         }
-        return recorded !== undefined && head < recorded ? [`the log ends at position ${head}, below position ${recorded} recorded in ${markerFile}: committed events are missing`] : [];
+        return recorded !== undefined && head < recorded
+          ? [`the log ends at position ${head}, below position ${recorded} recorded in ${markerFile}: committed events are missing`]
+          : [];
       });
     }
   } finally {

@@ -1,7 +1,7 @@
 // The SQLite adapter's read-ahead for scans of the log in position order (a node's catch-up at
 // start, `projections rebuild`): while the caller folds one page on the event loop, a reader
 // thread with its own read-only connection reads the next one, and its rows arrive as a message.
-// Reading rows is about a third of a catch-up; on a second core it overlaps the folding. A page
+// Reading rows is a large part of a catch-up; on a second core it overlaps the folding. A page
 // crosses between the threads as one array per column (a handful of arrays to copy rather than
 // one per row) and is put back into rows here.
 //
@@ -84,7 +84,7 @@ export class ReadAhead<Row extends [number, ...unknown[]]> {
   async close(): Promise<void> {
     this.closed = true;
     this.ahead = undefined;
-    this.settle(undefined);
+    this.deliverRows(undefined);
     await this.worker?.terminate();
   }
 
@@ -92,19 +92,20 @@ export class ReadAhead<Row extends [number, ...unknown[]]> {
     if (this.worker) return this.worker;
     const worker = startThread('sqliteReaderThread', this.options);
     worker.on('message', (reply: ReaderReply) => {
-      if (reply.id === this.waiting?.id) this.settle(reply.columns ? rowsOf(reply.columns, reply.length!) : undefined);
+      if (reply.id === this.waiting?.id) this.deliverRows(reply.columns ? rowsOf(reply.columns, reply.length!) : undefined);
     });
     // A reader that fails reads nothing more: every page is read on the event loop again.
     const stop = () => {
       this.closed = true;
-      this.settle(undefined);
+      this.deliverRows(undefined);
     };
     worker.on('error', stop);
     worker.on('exit', stop);
-    return (this.worker = worker);
+    this.worker = worker;
+    return worker;
   }
 
-  private settle(rows: Row[] | undefined): void {
+  private deliverRows(rows: Row[] | undefined): void {
     const waiting = this.waiting;
     this.waiting = undefined;
     this.worker?.unref();

@@ -32,9 +32,7 @@ export interface WriterAppend extends WriterStreamWrite {
   alongside?: WriterStreamWrite;
 }
 
-export type WriterRequest =
-  | { kind: 'batch'; id: number; created: string; appends: WriterAppend[] }
-  | { kind: 'beat'; id: number; mine: NodeBeat; forget: string[] };
+export type WriterRequest = { kind: 'batch'; id: number; created: string; appends: WriterAppend[] } | { kind: 'beat'; id: number; mine: NodeBeat; forget: string[] };
 
 export interface WrittenStream {
   /** The stream's last revision after the append (-1: it still does not exist). */

@@ -3,7 +3,7 @@ import { randomFillSync } from 'node:crypto';
 
 /**
  * CSPRNG bytes, drawn from a pool that is refilled 8 KiB at a time: a `randomBytes()` call per id
- * was a measurable part of a connect (bench/RESULTS.md). The bytes are the same kind, each handed
+ * would be a measurable part of a connect (bench/HISTORY.md). The bytes are the same kind, each handed
  * out once (Node's own randomUUID() keeps a pool the same way).
  */
 const POOL_SIZE = 8192;

@@ -61,7 +61,7 @@ test('events (human form) names the request, the app and key, the node and the c
     const position = /^#(\d+)/.exec(intent)![1];
     const outcome = rows.find((row) => row.includes('  OperationApplied  '))!;
     assert.ok(outcome.includes(`request=trace-cli app=game-one key=${keyId} node=${NODE} cause=#${position}  {`), outcome);
-    assert.match(rows.find((row) => row.includes('  ApiKeyIssued  '))!, /  ApiKeyIssued  \{/);
+    assert.match(rows.find((row) => row.includes('  ApiKeyIssued  '))!, / {2}ApiKeyIssued {2}\{/);
   }));
 
 test('audit points --json: the entry names its request', () =>
@@ -74,7 +74,7 @@ test('audit points --json: the entry names its request', () =>
     );
   }));
 
-test("what the CLI appends names the OS user as the operator, and no request or node", () =>
+test('what the CLI appends names the OS user as the operator, and no request or node', () =>
   traced(async (h, keyId) => {
     const disabled = await cli(h, 'keys', 'disable', keyId);
     assert.is(disabled.code, 0, disabled.stderr);

@@ -1,7 +1,8 @@
 // README "API keys (operator CLI)": the operator CLI, run as a child process exactly as an
 // operator would, on the store a service uses. `--json` prints exactly one JSON document; the
-// clear key is shown once and only its hash is stored; a key disabled by the CLI stops working
-// on a running service within a second or two.
+// clear key is shown once and only its hash is stored; a key the CLI changes takes effect on a
+// running service as soon as the service has applied the CLI's event from the shared log (how
+// soon that is, is no test's business: timings belong in bench/).
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,11 +12,17 @@ import * as assert from 'uvu/assert';
 import { ALICE, startHarness, type Harness } from '../support/harness.js';
 import { cli, type CliRun } from '../support/serviceProcess.js';
 
-function json(run: CliRun): any {
+/** What `keys create --json` prints. */
+type CreatedKey = { id: string; key: string; appId: string; app: string; permissions: string[]; expires: string | null; allApps: boolean };
+/** An entry of `keys list --json`, as far as these tests read it. */
+type ListedKey = { id: string; app: string; appId: string; status: string; created: string };
+
+/** The one JSON document the command printed, as the shape the caller expects of that command. */
+function json<T>(run: CliRun): T {
   assert.is(run.code, 0, `exit ${run.code}: ${run.stderr}`);
   const lines = run.stdout.split('\n').filter((l) => l.trim());
   assert.is(lines.length, 1, `exactly one JSON document on stdout:\n${run.stdout}`);
-  return JSON.parse(lines[0]!);
+  return JSON.parse(lines[0]!) as T;
 }
 
 async function storeBytes(dataDir: string): Promise<Buffer> {
@@ -34,7 +41,7 @@ offline.after(async ({ dir }) => {
 });
 
 offline('keys create --json prints exactly one document {id,key,appId,app,permissions,expires,allApps}; only the hash is stored', async ({ dir }) => {
-  const created = json(await cli(dir, 'keys', 'create', '--app-id', 'game-one', '--app', 'Game One', '--permissions', 'points:edit,vip:read', '--json'));
+  const created = json<CreatedKey>(await cli(dir, 'keys', 'create', '--app-id', 'game-one', '--app', 'Game One', '--permissions', 'points:edit,vip:read', '--json'));
   assert.equal(Object.keys(created), ['id', 'key', 'appId', 'app', 'permissions', 'expires', 'allApps']);
   assert.match(created.id, /^[a-z0-9]{15}$/);
   assert.match(created.key, /^cbk_[A-Za-z0-9_-]{27,}$/);
@@ -52,7 +59,7 @@ offline('keys create --json prints exactly one document {id,key,appId,app,permis
 });
 
 offline('--expires takes "YYYY-MM-DD HH:MM:SS" (UTC) and answers it in the spec timestamp form', async ({ dir }) => {
-  const created = json(await cli(dir, 'keys', 'create', '--app-id', 'expiring', '--permissions', '*', '--expires', '2099-02-03 04:05:06', '--json'));
+  const created = json<CreatedKey>(await cli(dir, 'keys', 'create', '--app-id', 'expiring', '--permissions', '*', '--expires', '2099-02-03 04:05:06', '--json'));
   assert.is(created.expires, '2099-02-03 04:05:06.000Z');
 });
 
@@ -105,9 +112,12 @@ offline('an unknown action or command exits non-zero with usage', async ({ dir }
 });
 
 offline('keys list --json lists every key created, none refused, without secrets', async ({ dir }) => {
-  const keys = json(await cli(dir, 'keys', 'list', '--json'));
+  const keys = json<ListedKey[]>(await cli(dir, 'keys', 'list', '--json'));
   assert.ok(Array.isArray(keys));
-  assert.equal(keys.map((k: any) => k.app), ['Game One', 'expiring', 'Human']);
+  assert.equal(
+    keys.map((k) => k.app),
+    ['Game One', 'expiring', 'Human'],
+  );
   for (const k of keys) {
     assert.equal(Object.keys(k).sort(), ['allApps', 'app', 'appId', 'created', 'expires', 'id', 'permissions', 'status']);
     assert.is(k.status, 'enabled');
@@ -128,41 +138,33 @@ live.after(async ({ h }) => {
   await h?.close();
 });
 
-/** Calls an endpoint with the key until `done(status)` or the deadline; returns the ms it took. */
-async function pollUntil(h: Harness, key: string, done: (status: number) => boolean, deadlineMs: number): Promise<number> {
-  const started = Date.now();
-  for (;;) {
-    const res = await h.get(`/adm/vip/${ALICE.oId}`, key);
-    if (done(res.status)) return Date.now() - started;
-    if (Date.now() - started > deadlineMs) throw new Error(`still ${res.status} after ${deadlineMs} ms: ${res.text}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+const vipStatus = async (h: Harness, key: string) => (await h.get(`/adm/vip/${ALICE.oId}`, key)).status;
 
-live('a key created by the CLI works on the running service within a second or so', async ({ h }) => {
-  const created = json(await cli(h.dataDir, 'keys', 'create', '--app-id', 'game-one', '--app', 'Game One', '--permissions', 'points:edit,vip:read', '--json'));
-  const took = await pollUntil(h, created.key, (s) => s === 200, 3000);
-  assert.ok(took < 2000, `usable after ${took} ms`);
+live('a key created by the CLI works on the running service, with no restart, once it has applied the CLI event', async ({ h }) => {
+  const created = json<CreatedKey>(await cli(h.dataDir, 'keys', 'create', '--app-id', 'game-one', '--app', 'Game One', '--permissions', 'points:edit,vip:read', '--json'));
+  await h.caughtUp();
+  assert.is(await vipStatus(h, created.key), 200);
 });
 
-live('a key disabled by the CLI stops working on the running service within 2 seconds; enable brings it back, revoke ends it', async ({ h }) => {
-  const created = json(await cli(h.dataDir, 'keys', 'create', '--app-id', 'live', '--permissions', 'vip:read', '--json'));
-  await pollUntil(h, created.key, (s) => s === 200, 3000);
+live('a key disabled by the CLI stops working on the running service as soon as it has applied the change; enable brings it back, revoke ends it', async ({ h }) => {
+  const created = json<CreatedKey>(await cli(h.dataDir, 'keys', 'create', '--app-id', 'live', '--permissions', 'vip:read', '--json'));
+  await h.caughtUp();
+  assert.is(await vipStatus(h, created.key), 200);
 
-  assert.is(json(await cli(h.dataDir, 'keys', 'disable', created.id, '--json')).status, 'disabled');
-  const stopped = await pollUntil(h, created.key, (s) => s === 401, 5000);
-  assert.ok(stopped < 2000, `still accepted ${stopped} ms after the CLI disabled it`);
+  assert.is(json<{ status: string }>(await cli(h.dataDir, 'keys', 'disable', created.id, '--json')).status, 'disabled');
+  await h.caughtUp();
+  assert.is(await vipStatus(h, created.key), 401, 'a disabled key is refused');
   const again = await cli(h.dataDir, 'keys', 'disable', created.id);
   assert.is(again.code, 0, 'disabling twice is not an error');
   assert.match(again.stdout, new RegExp(`Key ${created.id} \\(live\\) is disabled`));
 
-  assert.is(json(await cli(h.dataDir, 'keys', 'enable', created.id, '--json')).status, 'enabled');
-  const back = await pollUntil(h, created.key, (s) => s === 200, 5000);
-  assert.ok(back < 2000, `accepted again after ${back} ms`);
+  assert.is(json<{ status: string }>(await cli(h.dataDir, 'keys', 'enable', created.id, '--json')).status, 'enabled');
+  await h.caughtUp();
+  assert.is(await vipStatus(h, created.key), 200, 'an enabled key is accepted again');
 
-  assert.is(json(await cli(h.dataDir, 'keys', 'revoke', created.id, '--json')).status, 'revoked');
-  const gone = await pollUntil(h, created.key, (s) => s === 401, 5000);
-  assert.ok(gone < 2000, `still accepted ${gone} ms after the CLI revoked it`);
+  assert.is(json<{ status: string }>(await cli(h.dataDir, 'keys', 'revoke', created.id, '--json')).status, 'revoked');
+  await h.caughtUp();
+  assert.is(await vipStatus(h, created.key), 401, 'a revoked key is refused');
 
   const [enable, unknown] = await Promise.all([cli(h.dataDir, 'keys', 'enable', created.id), cli(h.dataDir, 'keys', 'disable', 'nosuchkey000000')]);
   assert.is.not(enable.code, 0, 'a revoked key cannot be enabled');
@@ -180,8 +182,11 @@ live('a key disabled by the CLI stops working on the running service within 2 se
 
 live('keys the service issued are listed by the CLI', async ({ h }) => {
   const issued = await h.key(['liveness:read'], 'From Service');
-  const listed = json(await cli(h.dataDir, 'keys', 'list', '--json'));
-  assert.ok(listed.some((k: any) => k.id === issued.id && k.appId === 'from-service'), JSON.stringify(listed));
+  const listed = json<ListedKey[]>(await cli(h.dataDir, 'keys', 'list', '--json'));
+  assert.ok(
+    listed.some((k) => k.id === issued.id && k.appId === 'from-service'),
+    JSON.stringify(listed),
+  );
 });
 
 live.run();

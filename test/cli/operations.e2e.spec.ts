@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, startHarness } from '../support/harness.js';
 import { cli as runCli } from '../support/serviceProcess.js';
-import { failAppendsOf } from '../support/storeFaults.js';
+import { failAppendsOf } from '../support/appendFaults.js';
 
 const cli = (dataDir: string, ...args: string[]) => runCli(dataDir, 'operations', ...args);
 
@@ -25,7 +25,10 @@ test('list --unknown shows what a restart closed out; resolve --applied records 
     assert.is(listed.code, 0, listed.stderr);
     const [entry, ...others] = JSON.parse(listed.stdout);
     assert.is(others.length, 0);
-    assert.equal([entry.operationId, entry.status, entry.kind, entry.oId, entry.node, entry.request], [operationId, 'unknown', 'PointsEditRequested', ALICE.oId, 'node-cli', { point: 8, memo: 'who knows' }]);
+    assert.equal(
+      [entry.operationId, entry.status, entry.kind, entry.oId, entry.node, entry.request],
+      [operationId, 'unknown', 'PointsEditRequested', ALICE.oId, 'node-cli', { point: 8, memo: 'who knows' }],
+    );
     assert.match(entry.reason, /restarted/);
     const human = await cli(h.dataDir, 'list', '--unknown');
     assert.match(human.stdout, new RegExp(`^OPERATION +STATUS[^\\n]*\\n${operationId} +unknown +PointsEdit +${ALICE.oId}`));
@@ -43,11 +46,8 @@ test('list --unknown shows what a restart closed out; resolve --applied records 
     assert.match(neither.stderr, /exactly one of --applied and --not-applied/);
 
     // The running service learns the resolution through the store's subscription.
-    let retry = await send();
-    for (let i = 0; i < 40 && retry.status !== 200; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      retry = await send();
-    }
+    await h.caughtUp();
+    const retry = await send();
     assert.is(retry.status, 200, retry.text);
     assert.match(retry.body.msg, /resolved by operator carol: seen in the ledger/);
     assert.is(h.sim.user(ALICE.oId)!.ledger.filter((e) => e.memo === 'who knows').length, 1);

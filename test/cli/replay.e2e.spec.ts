@@ -40,7 +40,11 @@ async function seeded(run: (h: Harness, key: string) => Promise<void>) {
   const h = await startHarness();
   try {
     const { key } = await h.key(['*'], 'Game One');
-    for (const [point, memo] of [[10, 'daily reward'], [-2, 'shop'], [5, '签到奖励']] as const) {
+    for (const [point, memo] of [
+      [10, 'daily reward'],
+      [-2, 'shop'],
+      [5, '签到奖励'],
+    ] as const) {
       assert.is((await h.post('/adm/points/edit', { oId: ALICE.oId, point, memo }, key)).status, 200);
     }
     const medal = { oId: ALICE.oId, name: 'Early', description: 'early bird', attr: 'url=https://example.test/m.png&backcolor=ffffff&fontcolor=000000' };
@@ -65,7 +69,10 @@ test('events --json prints the whole log as NDJSON, oldest first, with position,
       lines.map((e) => e.position),
       log.map((e) => e.position),
     );
-    assert.ok(lines.every((e, i) => i === 0 || e.position > lines[i - 1].position), 'oldest first');
+    assert.ok(
+      lines.every((e, i) => i === 0 || e.position > lines[i - 1].position),
+      'oldest first',
+    );
     for (const [i, line] of lines.entries()) {
       assert.equal(Object.keys(line), ['position', 'stream', 'revision', 'type', 'data', 'metadata', 'created']);
       assert.equal(line.data, log[i]!.data);
@@ -118,7 +125,10 @@ test('audit points|vip --json print the entries the audit endpoints answer; the 
       cli(h.dataDir, 'audit', 'vip', '42'),
       cli(h.dataDir, 'audit', 'points'),
     ]);
-    for (const [kind, run] of [['points', pointsJson], ['vip', vipJson]] as const) {
+    for (const [kind, run] of [
+      ['points', pointsJson],
+      ['vip', vipJson],
+    ] as const) {
       const answer = await h.get(`/adm/audit/${kind}/${ALICE.oId}`, key);
       assert.is(answer.status, 200, answer.text);
       assert.is(run.code, 0, run.stderr);
@@ -149,6 +159,7 @@ test('projections rebuild replays the log through every read model and prints ev
     assert.is(Number(figure[2]), count);
     assert.ok(Number(figure[1]) >= 8, 'every read model');
     assert.ok(Number(figure[4]) > 0);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC is what a progress bar would write
     assert.not.match(run.stderr, /\x1b/, 'no progress bar when stderr is not a terminal');
 
     const report = JSON.parse(json.stdout);

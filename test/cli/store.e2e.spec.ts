@@ -10,6 +10,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SqliteEventStore } from '../../src/store/sqlite.js';
 import { assertConsistentPrefix } from '../store/consistentPrefix.js';
+import { eventually } from '../support/eventually.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const appender = fileURLToPath(new URL('../store/fixtures/append-until-stopped.ts', import.meta.url));
@@ -47,7 +48,9 @@ async function dataDirWith(events: number): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'community-bridge-cli-store-'));
   const store = new SqliteEventStore({ file: join(dir, 'events.sqlite'), positionMarker: { file: join(dir, 'events.position') } });
   for (let i = 0; i < events; i += 100) {
-    await Promise.all(Array.from({ length: Math.min(100, events - i) }, (_, k) => store.append(`filled-${k % 20}`, [{ type: 'Filled', data: { i: i + k, pad: 'f'.repeat(200) } }])));
+    await Promise.all(
+      Array.from({ length: Math.min(100, events - i) }, (_, k) => store.append(`filled-${k % 20}`, [{ type: 'Filled', data: { i: i + k, pad: 'f'.repeat(200) } }])),
+    );
   }
   await store.close();
   return dir;
@@ -102,9 +105,13 @@ test('store backup while another process appends: a consistent prefix, its size 
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   const target = join(dir, 'backup.sqlite');
   try {
-    for (const deadline = Date.now() + 20_000; !out.includes('appending'); await new Promise((resolve) => setTimeout(resolve, 10))) {
-      if (Date.now() > deadline || child.exitCode !== null) assert.unreachable('the appender did not start');
-    }
+    await eventually(
+      () => {
+        if (child.exitCode !== null) throw new Error(`the appender exited with ${child.exitCode}`);
+        return out.includes('appending');
+      },
+      { what: 'the appender to start', timeoutMs: 20_000 },
+    );
     const result = await cli(dir, 'store', 'backup', target);
     assert.is(result.code, 0, result.stderr);
     const printed = /^Backed up (\S+) to (\S+): (\d+) bytes, up to log position (\d+)\n$/.exec(result.stdout);
@@ -128,12 +135,18 @@ test('store backup while another process appends: a consistent prefix, its size 
 });
 
 test('with EVENTSTORE_CONNECTION_STRING, store check and store backup say in one line that they are for SQLite, exit 2', async () => {
-  for (const args of [['store', 'check'], ['store', 'backup', join(tmpdir(), 'never-written.sqlite')]]) {
+  for (const args of [
+    ['store', 'check'],
+    ['store', 'backup', join(tmpdir(), 'never-written.sqlite')],
+  ]) {
     const result = await run(args, { EVENTSTORE_CONNECTION_STRING: 'esdb://admin:changeit@localhost:2113?tls=false' });
     assert.is(result.code, 2, result.stderr);
     const [store, message, ...more] = result.stderr.split('\n').filter(Boolean);
     assert.is(store, 'Store: EventStoreDB at esdb://admin:***@localhost:2113?tls=false');
-    assert.match(message!, /^store (check|backup) applies to the embedded SQLite store; EventStoreDB at esdb:\/\/admin:\*\*\*@localhost:2113\?tls=false is checked and backed up with the server's own tooling$/);
+    assert.match(
+      message!,
+      /^store (check|backup) applies to the embedded SQLite store; EventStoreDB at esdb:\/\/admin:\*\*\*@localhost:2113\?tls=false is checked and backed up with the server's own tooling$/,
+    );
     assert.equal(more, []);
   }
   assert.not.ok(existsSync(join(tmpdir(), 'never-written.sqlite')));
@@ -189,9 +202,13 @@ test('the service starts on a log that lost events when given --accept-log-loss'
   child.stderr.on('data', (d) => (stderr += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   try {
-    for (const deadline = Date.now() + 30_000; !stdout.includes('"msg":"listening"'); await new Promise((resolve) => setTimeout(resolve, 20))) {
-      if (Date.now() > deadline || child.exitCode !== null) assert.unreachable(`the service did not start:\n${stderr}`);
-    }
+    await eventually(
+      () => {
+        if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}:\n${stderr}`);
+        return stdout.includes('"msg":"listening"');
+      },
+      { what: () => `the service to listen:\n${stderr}`, timeoutMs: 30_000 },
+    );
     assert.match(stderr, `Warning: Accepted the loss of the events after position 100 in ${file}`);
   } finally {
     child.kill('SIGTERM');

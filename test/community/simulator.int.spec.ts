@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createSimulator, FAULT_QUEUE_MAX, SIMULATOR_KEY, type SimulatorOptions, type SimulatorState } from '../../src/community/simulator.js';
+import { eventually } from '../support/eventually.js';
 
 const ALICE = '1630399136785';
 const BOB = '1630399136786';
@@ -38,8 +39,7 @@ async function withSimulator(run: (world: World) => Promise<void>, options: Simu
     });
     return (await response.json()) as Record<string, unknown>;
   };
-  const points = (body: Record<string, unknown>) =>
-    post('/user/edit/points', { goldFingerKey: SIMULATOR_KEY, userName: 'alice', point: 1, memo: 'test', ...body });
+  const points = (body: Record<string, unknown>) => post('/user/edit/points', { goldFingerKey: SIMULATOR_KEY, userName: 'alice', point: 1, memo: 'test', ...body });
   try {
     await run({ url: running.url, state: simulator.state, post, points });
   } finally {
@@ -69,8 +69,7 @@ function loginUrl(url: string, overrides: Record<string, string | undefined> = {
   return `${url}/openid/login?${new URLSearchParams(defined)}`;
 }
 
-const browse = (url: string, init: RequestInit = {}) =>
-  fetch(url, { redirect: 'manual', ...init, headers: { 'User-Agent': 'browser', ...init.headers } });
+const browse = (url: string, init: RequestInit = {}) => fetch(url, { redirect: 'manual', ...init, headers: { 'User-Agent': 'browser', ...init.headers } });
 
 /** The parameters of the redirect a login answers with. */
 async function redirectParams(response: Response): Promise<Record<string, string>> {
@@ -127,13 +126,6 @@ function pointsRequest(url: string, memo: string, signal?: AbortSignal) {
   );
 }
 
-/** Polls `check` every 5 ms until it is true; fails naming `what` after 5 s. */
-async function until(what: string, check: () => boolean): Promise<void> {
-  for (const deadline = Date.now() + 5000; !check(); await new Promise((r) => setTimeout(r, 5))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-  }
-}
-
 test('fault hang: neither applies nor answers until the client gives up; only the next request of that path', () =>
   withSimulator(async ({ url, state }) => {
     state.faultNext('/user/edit/points', { kind: 'hang' });
@@ -141,7 +133,7 @@ test('fault hang: neither applies nor answers until the client gives up; only th
     assert.is(lookup.status, 200, 'another path is not affected');
     const giveUp = new AbortController();
     const hung = pointsRequest(url, 'hung', giveUp.signal);
-    await until('the hung request arrived', () => state.arrivals('/user/edit/points').length === 1);
+    await eventually(() => state.arrivals('/user/edit/points').length === 1, { what: 'the hung request arrived' });
     giveUp.abort();
     assert.equal(await hung, { answered: false, error: 'AbortError' });
     assert.is(state.pointsApplied('hung'), 0);
@@ -160,10 +152,13 @@ test('fault applyThenHang: the change is made, the answer never comes; closing t
   simulator.state.faultNext('/user/edit/points', { kind: 'applyThenHang' }, 2);
   const first = pointsRequest(running.url, 'lost answer 1');
   const second = pointsRequest(running.url, 'lost answer 2');
-  await until('both were applied', () => simulator.state.pointsApplied('lost answer 1') === 1 && simulator.state.pointsApplied('lost answer 2') === 1);
+  await eventually(() => simulator.state.pointsApplied('lost answer 1') === 1 && simulator.state.pointsApplied('lost answer 2') === 1, { what: 'both were applied' });
   await running.close();
   const answers = await Promise.all([first, second]);
-  assert.ok(answers.every((a) => !a.answered), JSON.stringify(answers));
+  assert.ok(
+    answers.every((a) => !a.answered),
+    JSON.stringify(answers),
+  );
   assert.is(simulator.state.user(ALICE)!.points, 12);
 });
 
@@ -182,13 +177,13 @@ test('fault applyThenDelay applies before the late answer; delayThenApply applie
     state.faultNext('/user/edit/points', { kind: 'applyThenDelay', ms: 60_000 });
     const giveUp = new AbortController();
     const late = pointsRequest(url, 'applied early', giveUp.signal);
-    await until('the change was applied', () => state.pointsApplied('applied early') === 1);
+    await eventually(() => state.pointsApplied('applied early') === 1, { what: 'the change was applied' });
     giveUp.abort();
     assert.is((await late).answered, false, 'applied while the answer was still due');
 
     state.faultNext('/user/edit/points', { kind: 'delayThenApply', ms: 200 });
     const slow = pointsRequest(url, 'applied late');
-    await until('the request arrived', () => state.arrivals('/user/edit/points').length === 2);
+    await eventually(() => state.arrivals('/user/edit/points').length === 2, { what: 'the request arrived' });
     assert.is(state.pointsApplied('applied late'), 0, 'nothing applied before the delay');
     assert.is(state.arrivals('/user/edit/points')[1]!.answered, false, 'not answered while delayed');
     assert.is((await slow).answered, true);
@@ -202,10 +197,13 @@ test('fault applyThenDelay applies before the late answer; delayThenApply applie
 
 // ---- fault control over HTTP (/_faults) ----
 
+/** What the fault control answers: the queue, how many faults it cleared, or why it refused. */
+type ControlBody = { queued?: unknown[]; cleared?: number; code?: number; message?: string };
+
 /** A call to the fault control, with no User-Agent (it is not a platform request). */
-async function control(url: string, method: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function control(url: string, method: string, body?: unknown): Promise<{ status: number; body: ControlBody }> {
   const response = await fetch(`${url}/_faults`, { method, ...(body !== undefined && { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, body: (await response.json()) as ControlBody };
 }
 
 test('fault control: off unless asked for', () =>
@@ -255,21 +253,21 @@ test('fault control: every mode reaches the simulator as its fault', () =>
       await control(url, 'POST', { path: '/user/edit/points', mode: 'apply-then-hang' });
       const giveUp = new AbortController();
       const hung = pointsRequest(url, 'applied, unanswered', giveUp.signal);
-      await until('applied', () => state.pointsApplied('applied, unanswered') === 1);
+      await eventually(() => state.pointsApplied('applied, unanswered') === 1, { what: 'applied' });
       giveUp.abort();
       assert.is((await hung).answered, false);
 
       await control(url, 'POST', { path: '/user/edit/points', mode: 'apply-then-delay', ms: 60_000 });
       const late = new AbortController();
       const slow = pointsRequest(url, 'applied, late', late.signal);
-      await until('applied', () => state.pointsApplied('applied, late') === 1);
+      await eventually(() => state.pointsApplied('applied, late') === 1, { what: 'applied' });
       late.abort();
       assert.is((await slow).answered, false);
 
       await control(url, 'POST', { path: '/user/edit/points', mode: 'hang' });
       const never = new AbortController();
       const unanswered = pointsRequest(url, 'never applied', never.signal);
-      await until('arrived', () => state.arrivals('/user/edit/points').some((a) => a.body.memo === 'never applied'));
+      await eventually(() => state.arrivals('/user/edit/points').some((a) => a.body.memo === 'never applied'), { what: 'arrived' });
       never.abort();
       assert.is((await unanswered).answered, false);
       assert.is(state.pointsApplied('never applied'), 0);
@@ -302,14 +300,14 @@ test('fault control: bad input is a 400 naming the field; past the bounds 409 an
         const answer = await control(url, 'POST', body);
         assert.is(answer.status, status, JSON.stringify(body).slice(0, 80));
         assert.is(answer.body.code, status);
-        assert.match(answer.body.message, message);
+        assert.match(answer.body.message!, message);
       }
       assert.equal((await control(url, 'GET')).body, { queued: [] }, 'nothing refused was queued');
 
       for (let queued = 0; queued < FAULT_QUEUE_MAX; queued += 1000) await control(url, 'POST', { mode: 'http500', count: 1000 });
       const full = await control(url, 'POST', { mode: 'http500' });
       assert.is(full.status, 409);
-      assert.match(full.body.message, /^count: at most 10000 faults may be queued/);
+      assert.match(full.body.message!, /^count: at most 10000 faults may be queued/);
       assert.equal(await control(url, 'DELETE'), { status: 200, body: { cleared: FAULT_QUEUE_MAX } });
 
       const put = await fetch(`${url}/_faults`, { method: 'PUT' });
@@ -332,7 +330,7 @@ test('fault control: a client that is not on loopback is refused', async () => {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const refused = await control(url, 'POST', { mode: 'http500' });
     assert.is(refused.status, 403);
-    assert.match(refused.body.message, /loopback clients only/);
+    assert.match(refused.body.message!, /loopback clients only/);
     assert.is((await control(url, 'GET')).status, 403);
   } finally {
     server.closeAllConnections();
@@ -353,8 +351,7 @@ test('pointsApplied counts a memo over every user', () =>
 
 test('GET /user/:userName answers a flat profile, or code -1', () =>
   withSimulator(async ({ url }) => {
-    const read = (name: string) =>
-      fetch(`${url}/user/${name}`, { headers: { 'User-Agent': 'test' } }).then((r) => r.json() as Promise<Record<string, unknown>>);
+    const read = (name: string) => fetch(`${url}/user/${name}`, { headers: { 'User-Agent': 'test' } }).then((r) => r.json() as Promise<Record<string, unknown>>);
     const alice = await read('alice');
     assert.is(alice.oId, ALICE);
     assert.is(alice.userPoint, 10);

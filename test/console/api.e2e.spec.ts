@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, BOB, type Harness, withHarness } from '../support/harness.js';
-import { failAppendsOf } from '../support/storeFaults.js';
-import { consoleGet, consolePost, signInOperator, withLiveReload, type Operator } from './support.js';
+import { failAppendsOf } from '../support/appendFaults.js';
+import { consoleGet, consolePost, signInOperator, withLiveReload, type Operator } from './operatorSignIn.js';
 import { eventually } from '../support/eventually.js';
 
 const ON = { CONSOLE_ADMINS: ALICE.oId, NODE_ID: 'node-a' };
@@ -33,13 +33,20 @@ test('a key created in the console works against /adm/, shows its last use, and 
     }, 'the key shows its last use');
     assert.equal([listed.app, listed.appId, listed.allApps], ['Console Game', 'console-game', false]);
     assert.not.ok('secret' in listed || JSON.stringify(listed).includes(secret), 'the secret is shown once');
-    for (const [action, status] of [['disable', 'disabled'], ['enable', 'enabled'], ['revoke', 'revoked']] as const) {
+    for (const [action, status] of [
+      ['disable', 'disabled'],
+      ['enable', 'enabled'],
+      ['revoke', 'revoked'],
+    ] as const) {
       const res = await consolePost(h, operator, `/console/api/keys/${key.id}/${action}`);
       assert.is(res.body.status, status, res.text);
     }
     assert.is((await h.get(`/adm/vip/${BOB.oId}`, secret)).status, 401, 'a revoked key opens nothing');
     const events = await h.events(`apikey-${key.id}`);
-    assert.equal(events.map((e) => e.type), ['ApiKeyIssued', 'ApiKeyDisabled', 'ApiKeyEnabled', 'ApiKeyRevoked']);
+    assert.equal(
+      events.map((e) => e.type),
+      ['ApiKeyIssued', 'ApiKeyDisabled', 'ApiKeyEnabled', 'ApiKeyRevoked'],
+    );
     for (const event of events) assert.equal((event.data as { by: unknown }).by, BY, event.type);
     assert.is((await consolePost(h, operator, `/console/api/keys/${key.id}/enable`)).status, 409, 'revocation is final');
   }));
@@ -66,7 +73,45 @@ test('bad key input is a 400 naming the field, and records nothing', () =>
     assert.is((await h.events('apikey-')).length, 0);
   }));
 
-test('users: found by part of a name or an oId; a user’s page shows VIP, operations with outcomes, sessions; a test push is recorded as the console’s', () =>
+const nested = (depth: number) => `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
+
+test('console changes are held to the API’s body bounds: too deep, too large or not JSON answers as an /adm/ route does, and records nothing', () =>
+  withHarness(ON, async (h) => {
+    const operator = await signInOperator(h, ALICE.oId);
+    const { key } = await h.key(['*']);
+    const change = (raw: string, headers: Record<string, string> = {}) =>
+      h.request('POST', '/console/api/keys', { raw, headers: { Cookie: operator.cookie, 'X-Console-Token': operator.token, Origin: new URL(h.url).origin, ...headers } });
+    const edit = (raw: string, headers: Record<string, string> = {}) => h.request('POST', '/adm/points/edit', { raw, apiKey: key, headers });
+    const keyBody = (extra: string) => `{"app":"x","permissions":["*"],${extra}}`;
+    const editBody = (extra: string) => `{"oId":"${ALICE.oId}","point":1,"memo":"m",${extra}}`;
+
+    const deep = `"extra":${nested(20_000)}`;
+    const tooDeep = await change(keyBody(deep));
+    assert.is(tooDeep.status, 400, tooDeep.text);
+    assert.match(tooDeep.body.message, /^extra: must be nested at most 32 levels deep/);
+    assert.equal(tooDeep.body, (await edit(editBody(deep))).body);
+    assert.is(
+      (await h.request('POST', '/console/api/keys', { raw: keyBody(deep), headers: { Origin: new URL(h.url).origin } })).status,
+      401,
+      'the session is checked before the body is read',
+    );
+
+    const over = `"extra":"${'x'.repeat(1024 * 1024)}"`;
+    const tooLarge = await change(keyBody(over));
+    assert.is(tooLarge.status, 413, tooLarge.text);
+    assert.equal(tooLarge.body, { code: 413, message: tooLarge.body.message, data: { reason: 'payload_too_large' } });
+    assert.match(tooLarge.body.message, /1 MiB/);
+    assert.equal(tooLarge.body, (await edit(editBody(over))).body);
+    const under = await change(`{"app":"${'x'.repeat(1024 * 1024 - 100)}","permissions":["*"]}`);
+    assert.is(under.body.data?.issues?.[0]?.field, 'app', `just under 1 MiB is read and validated: ${under.text.slice(0, 200)}`);
+
+    const text = await change(keyBody('"n":1'), { 'content-type': 'text/plain' });
+    assert.is(text.status, 400, text.text);
+    assert.equal(text.body, (await edit(editBody('"n":1'), { 'content-type': 'text/plain' })).body);
+    assert.is((await h.events('apikey-')).length, 1, 'only the harness’s key was issued');
+  }));
+
+test('users: the newest first, or found by part of a name or an oId; a user’s page shows VIP, operations with outcomes, sessions; a test push is recorded as the console’s', () =>
   withHarness(ON, async (h) => {
     const operator = await signInOperator(h, ALICE.oId);
     const { key } = await h.key(['*']);
@@ -76,13 +121,28 @@ test('users: found by part of a name or an oId; a user’s page shows VIP, opera
       const res = await consoleGet(h, operator, '/console/api/users?q=BO');
       return res.body.users.length ? res.body.users : undefined;
     }, 'bob is found');
-    assert.equal(byName.map((u: { oId: string }) => u.oId), [BOB.oId]);
+    assert.equal(
+      byName.map((u: { oId: string }) => u.oId),
+      [BOB.oId],
+    );
     assert.equal((await consoleGet(h, operator, `/console/api/users?q=${BOB.oId.slice(0, 6)}`)).body.users.length, 2, 'both users’ oIds start so');
-    assert.is((await consoleGet(h, operator, '/console/api/users?q=')).body.data.issues[0].field, 'q');
+    // Without a search (or a blank one): the newest users first (alice signed in as the operator first, then bob).
+    assert.equal(
+      (await consoleGet(h, operator, '/console/api/users')).body.users.map((u: { oId: string }) => u.oId),
+      [BOB.oId, ALICE.oId],
+    );
+    assert.equal((await consoleGet(h, operator, '/console/api/users?q=%20')).body.users.length, 2);
+    assert.is((await consoleGet(h, operator, `/console/api/users?q=${'x'.repeat(101)}`)).body.data.issues[0].field, 'q');
     const page = (await consoleGet(h, operator, `/console/api/users/${BOB.oId}`)).body;
     assert.is(page.user.name, BOB.userName);
-    assert.equal(page.vip.map((r: { quality: string }) => r.quality), ['svip']);
-    assert.equal(page.operations.map((o: { kind: string; status: string }) => [o.kind, o.status]), [['PointsEditRequested', 'applied']]);
+    assert.equal(
+      page.vip.map((r: { quality: string }) => r.quality),
+      ['svip'],
+    );
+    assert.equal(
+      page.operations.map((o: { kind: string; status: string }) => [o.kind, o.status]),
+      [['PointsEditRequested', 'applied']],
+    );
     assert.equal(page.connections, []);
     assert.is((await consoleGet(h, operator, '/console/api/users/1')).status, 404);
     const push = await consolePost(h, operator, `/console/api/users/${BOB.oId}/push`, { name: 'console-test', data: { hello: 'bob' } });
@@ -120,7 +180,10 @@ test('the event log pages by position and filters by stream, category and type; 
     const first = await h.key(['vip:read'], 'one');
     await h.key(['vip:read'], 'two');
     const keys = (await consoleGet(h, operator, '/console/api/events?category=apikey&limit=1')).body;
-    assert.equal(keys.items.map((e: { type: string }) => e.type), ['ApiKeyIssued']);
+    assert.equal(
+      keys.items.map((e: { type: string }) => e.type),
+      ['ApiKeyIssued'],
+    );
     assert.is(keys.items[0].stream, `apikey-${first.id}`);
     const next = (await consoleGet(h, operator, `/console/api/events?category=apikey&limit=1&after=${keys.next}`)).body;
     assert.is(next.items[0].data.app, 'two');

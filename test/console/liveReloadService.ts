@@ -3,6 +3,6 @@
 // process (under a small open-files limit, say).
 import { loadConfig } from '../../src/config.js';
 import { startService } from '../../src/main.js';
-import { withLiveReloadOn } from './support.js';
+import { withLiveReloadOn } from './operatorSignIn.js';
 
 await startService(withLiveReloadOn(loadConfig()));

@@ -4,8 +4,8 @@
 // configuration comes from the environment; everything it writes is kept for the test to read.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { SIMULATOR_KEY } from '../../src/community/simulator.js';
+import { eventually } from '../support/eventually.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const START_TIMEOUT_MS = 30_000;
@@ -24,7 +24,13 @@ process.on('exit', () => {
   for (const child of running) child.kill('SIGKILL');
 });
 
-export async function startUnderLimit(options: { entry: keyof typeof ENTRIES; openFiles: number; dataDir: string; communityUrl: string; env?: Record<string, string> }): Promise<LimitedService> {
+export async function startUnderLimit(options: {
+  entry: keyof typeof ENTRIES;
+  openFiles: number;
+  dataDir: string;
+  communityUrl: string;
+  env?: Record<string, string>;
+}): Promise<LimitedService> {
   const env = {
     ...process.env,
     PORT: '0',
@@ -36,7 +42,11 @@ export async function startUnderLimit(options: { entry: keyof typeof ENTRIES; op
     ...options.env,
   };
   // The limit is the shell's, inherited by the node it becomes; node and the entry are arguments.
-  const child = spawn('sh', ['-c', `ulimit -n ${options.openFiles} && exec "$0" --import tsx "$1"`, process.execPath, ENTRIES[options.entry]], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('sh', ['-c', `ulimit -n ${options.openFiles} && exec "$0" --import tsx "$1"`, process.execPath, ENTRIES[options.entry]], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.add(child);
   const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let out = '';
@@ -52,13 +62,16 @@ export async function startUnderLimit(options: { entry: keyof typeof ENTRIES; op
     await gone;
     running.delete(child);
   };
-  for (const deadline = Date.now() + START_TIMEOUT_MS; !logLines().some((line) => line.msg === 'listening'); await sleep(25)) {
-    if (Date.now() > deadline || child.exitCode !== null) {
-      await kill();
-      throw new Error(`the service did not start:\n${out}`);
-    }
-  }
-  return { url: logLines().find((line) => line.msg === 'listening')!.url as string, logLines, kill };
+  /** The "listening" log line once written; a process that exited first ends the wait. */
+  const listening = () => {
+    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode} before listening:\n${out}`);
+    return logLines().find((line) => line.msg === 'listening');
+  };
+  const started = await eventually(listening, { what: () => `the service to start:\n${out}`, timeoutMs: START_TIMEOUT_MS }).catch(async (error: Error) => {
+    await kill();
+    throw error;
+  });
+  return { url: started.url as string, logLines, kill };
 }
 
 export interface HeldRequest {

@@ -7,7 +7,7 @@ import { SIMULATOR_KEY } from '../../src/community/simulator.js';
 import { loadConfig } from '../../src/config.js';
 import { startService } from '../../src/main.js';
 import { ALICE, BOB, withHarness } from '../support/harness.js';
-import { consoleGet, consolePost, signInAt, signInOperator } from './support.js';
+import { consoleGet, consolePost, signInAt, signInOperator } from './operatorSignIn.js';
 
 const ON = { CONSOLE_ADMINS: ALICE.oId };
 
@@ -60,7 +60,11 @@ test('a player’s sign-in state is unknown to the console callback', () =>
     const clientId = /"client_id":"([^"]+)"/.exec(new TextDecoder().decode((await reader.read()).value))![1]!;
     const login = await fetch(`${h.url}/fishpi/login?client_id=${clientId}`, { redirect: 'manual' });
     const state = /state%3D([A-Za-z0-9_-]{43})/.exec(login.headers.get('location') ?? (await login.text()))![1]!;
-    const cookie = login.headers.getSetCookie().find((c) => c.startsWith('cb_login='))!.split(';')[0]!.replace('cb_login', 'cb_console_login');
+    const cookie = login.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('cb_login='))!
+      .split(';')[0]!
+      .replace('cb_login', 'cb_console_login');
     const res = await fetch(`${h.url}/console/callback?state=${state}`, { redirect: 'manual', headers: { Cookie: cookie } });
     assert.is(res.status, 400);
     assert.match(await res.text(), 'Invalid sign-in link');
@@ -85,7 +89,10 @@ test('a change without the token, with another token, or from another origin is 
       await consolePost(h, operator, '/console/api/logout', undefined, { Origin: 'https://evil.example' }),
       await consolePost(h, operator, '/console/api/logout', undefined, { Origin: 'null' }),
     ];
-    assert.equal(refused.map((r) => r.status), [403, 403, 403, 403]);
+    assert.equal(
+      refused.map((r) => r.status),
+      [403, 403, 403, 403],
+    );
     assert.match(refused[0]!.body.message, 'X-Console-Token');
     assert.match(refused[2]!.body.message, 'Origin https://evil.example may not make this request');
     const noOrigin = await h.request('POST', '/console/api/logout', { headers: { Cookie: operator.cookie, 'X-Console-Token': operator.token } });
@@ -107,7 +114,9 @@ test('an operator removed from CONSOLE_ADMINS is refused at the next request', (
   withHarness({ CONSOLE_ADMINS: `${ALICE.oId},${BOB.oId}` }, async (h) => {
     const operator = await signInOperator(h, BOB.oId);
     // Another node on the same store and secret, started with a shorter list.
-    const other = await startService(loadConfig({ PORT: '0', DATA_DIR: h.dataDir, COMMUNITY_URL: h.simUrl, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'silent', CONSOLE_ADMINS: ALICE.oId, NODE_ID: 'other-node' }));
+    const other = await startService(
+      loadConfig({ PORT: '0', DATA_DIR: h.dataDir, COMMUNITY_URL: h.simUrl, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'silent', CONSOLE_ADMINS: ALICE.oId, NODE_ID: 'other-node' }),
+    );
     try {
       assert.is((await consoleGet(h, operator, '/console/api/me')).status, 200);
       const refused = await fetch(`${other.url}/console/api/me`, { headers: { Cookie: operator.cookie } });
@@ -122,7 +131,8 @@ test('console pages: the policy allows the console’s own files only, no framin
     const shell = await h.get('/console/');
     assert.is(shell.status, 200);
     const csp = shell.headers.get('content-security-policy')!;
-    for (const directive of ["default-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"]) assert.ok(csp.includes(directive), directive);
+    for (const directive of ["default-src 'self'", "script-src 'self'", "style-src 'self'", "frame-ancestors 'none'", "base-uri 'none'"])
+      assert.ok(csp.includes(directive), directive);
     assert.not.match(csp, /unsafe-inline|unsafe-eval/);
     assert.is(shell.headers.get('x-content-type-options'), 'nosniff');
     assert.is(shell.headers.get('referrer-policy'), 'no-referrer');

@@ -10,7 +10,7 @@ import type { OperatorState } from '../../src/console/guards.js';
 import type { OperatorSession } from '../../src/console/sessions.js';
 import { SessionWatch } from '../../src/console/sessionWatch.js';
 import { CONSOLE_STREAM_LIMITS, ConsoleStreams, type ConsoleStream, type ConsoleStreamLimits } from '../../src/console/streams.js';
-import { withTimeout } from '../realtime/support.js';
+import { withTimeout } from '../support/streamsAndSignIn.js';
 
 const SESSION: OperatorSession = { sessionId: 's'.repeat(32), oId: '42', userId: 'u1', expires: new Date(Date.now() + 3_600_000).toISOString() };
 
@@ -46,7 +46,10 @@ interface World {
 async function world(options: { session?: OperatorSession; limits?: Partial<ConsoleStreamLimits>; lifetimeMs?: number; recheckMs?: number } = {}): Promise<World> {
   const sessions = new FakeSessions();
   const admins = new Set([SESSION.oId]);
-  const streams = new ConsoleStreams(new SessionWatch({ sessions, admins, clock: { now: () => new Date().toISOString() }, recheckMs: options.recheckMs }), { ...CONSOLE_STREAM_LIMITS, ...options.limits });
+  const streams = new ConsoleStreams(new SessionWatch({ sessions, admins, clock: { now: () => new Date().toISOString() }, recheckMs: options.recheckMs }), {
+    ...CONSOLE_STREAM_LIMITS,
+    ...options.limits,
+  });
   let last: ConsoleStream | undefined;
   const app = new Koa<OperatorState>();
   // A client that leaves mid-stream is ordinary here, as in the service.

@@ -6,7 +6,12 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 
 const root = new URL('../..', import.meta.url).pathname;
-const documents = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const documents = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** GitHub's anchor for a heading: lower-cased, punctuation dropped, spaces as dashes. */
 const slug = (heading: string) =>

@@ -58,7 +58,10 @@ test('each rule refuses on its own', () => {
   ];
   for (const [name, query, expectedProblem] of cases) assert.match(problem(query) ?? 'accepted', expectedProblem, name);
   for (const field of ['op_endpoint', 'return_to', 'response_nonce', 'assoc_handle', 'claimed_id', 'identity']) {
-    const signed = genuine['openid.signed'].split(',').filter((f) => f !== field).join(',');
+    const signed = genuine['openid.signed']
+      .split(',')
+      .filter((f) => f !== field)
+      .join(',');
     assert.is(problem({ ...genuine, 'openid.signed': signed }), `openid.signed leaves out ${field}`);
   }
 });

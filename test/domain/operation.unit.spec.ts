@@ -6,7 +6,7 @@ import { ConflictError, NotFoundError } from '../../src/domain/errors.js';
 import type { OperationEvent, OperationRequested } from '../../src/domain/events.js';
 import { ClaimLostError } from '../../src/domain/idempotency.js';
 import { operationDecider, type OperationCommand, type SenderOutcome } from '../../src/domain/operation.js';
-import { deciderSpec } from '../support/given.js';
+import { deciderSpec } from '../support/deciderSpec.js';
 
 const T0 = '2026-11-23T12:00:00.000Z';
 const T1 = '2026-11-23T12:00:01.000Z';
@@ -34,14 +34,20 @@ test("the sender's outcome is recorded, even after another node marked the opera
 });
 
 test("a resolution is final: the sender's answer after it is kept beside it, and the status stays", () => {
-  const resolvedNotApplied: OperationEvent = { type: 'OperationResolved', data: { operationId: 'op1', oId: '42', applied: false, note: 'checked', by: { kind: 'operator', name: 'ops' }, at: T1 } };
+  const resolvedNotApplied: OperationEvent = {
+    type: 'OperationResolved',
+    data: { operationId: 'op1', oId: '42', applied: false, note: 'checked', by: { kind: 'operator', name: 'ops' }, at: T1 },
+  };
   const late = operation.given([requested, unknown, resolvedNotApplied]).when({ type: 'RecordOutcome', outcome: applied });
   late.then([{ type: 'OperationAnsweredAfterResolution', data: { operationId: 'op1', oId: '42', answer: 'OperationApplied', detail: applied.data.message, at: applied.data.at } }]);
   assert.equal(late.state(), { status: 'failed', oId: '42', resolved: true });
 });
 
 test('only a pending operation is closed as unknown; one with an outcome keeps it', () => {
-  operation.given([requested]).when(close).then([{ type: 'OperationOutcomeUnknown', data: { operationId: 'op1', oId: '42', reason: 'its node restarted', at: T1 } }]);
+  operation
+    .given([requested])
+    .when(close)
+    .then([{ type: 'OperationOutcomeUnknown', data: { operationId: 'op1', oId: '42', reason: 'its node restarted', at: T1 } }]);
   operation.given([requested, applied]).when(close).thenNothing();
   operation.given([requested, unknown]).when(close).thenNothing();
 });
@@ -51,8 +57,14 @@ test('only an unknown outcome can be resolved; the resolution decides the status
   resolved.then([{ type: 'OperationResolved', data: { operationId: 'op1', oId: '42', applied: true, note: 'checked', by: { kind: 'operator', name: 'ops' }, at: T1 } }]);
   assert.equal(resolved.state(), { status: 'applied', oId: '42', resolved: true });
   assert.equal(operation.given([requested, unknown]).when(resolve(false)).state(), { status: 'failed', oId: '42', resolved: true });
-  operation.given([requested, applied]).when(resolve(false)).thenThrows(ConflictError, /applied, not unknown/);
-  operation.given([requested]).when(resolve(true)).thenThrows(ConflictError, /pending/);
+  operation
+    .given([requested, applied])
+    .when(resolve(false))
+    .thenThrows(ConflictError, /applied, not unknown/);
+  operation
+    .given([requested])
+    .when(resolve(true))
+    .thenThrows(ConflictError, /pending/);
   operation.given().when(resolve(true)).thenThrows(NotFoundError);
 });
 
@@ -60,7 +72,10 @@ test('an operation abandoned by a takeover can never be recorded; one already re
   const abandon: OperationCommand = { type: 'AbandonOperation', operationId: 'op1', at: T1 };
   const abandoned: OperationEvent = { type: 'OperationAbandoned', data: { operationId: 'op1', at: T1 } };
   operation.given().when(abandon).then([abandoned]);
-  operation.given([abandoned]).when({ type: 'RequestOperation', requested }).thenThrows(ClaimLostError, /nothing was written or sent/);
+  operation
+    .given([abandoned])
+    .when({ type: 'RequestOperation', requested })
+    .thenThrows(ClaimLostError, /nothing was written or sent/);
   operation.given([abandoned]).when({ type: 'RecordOutcome', outcome: applied }).thenThrows(NotFoundError);
   operation.given([abandoned]).when(resolve(true)).thenThrows(NotFoundError);
   operation.given([abandoned]).when(close).thenNothing();

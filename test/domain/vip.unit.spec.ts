@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { batchOf, fold } from '../../src/domain/decider.js';
 import type { VipGranted, VipRenewed } from '../../src/domain/events.js';
 import { vipDecider, vipList, type SubmitVip } from '../../src/domain/vip.js';
-import { deciderSpec } from '../support/given.js';
+import { deciderSpec } from '../support/deciderSpec.js';
 
 const { given } = deciderSpec(vipDecider);
 const actor = { appId: 'game-one', keyId: 'key000000000001' };
@@ -30,7 +30,9 @@ const renewed = (quality: 'vip' | 'svip', expired: string, previousExpired: stri
 });
 
 test('a first submission of a quality grants a new record with the new id', () => {
-  given([]).when(submit('vip', '2026-01-01T00:00:00.000Z', 'rec-a')).then([granted('vip', '2026-01-01T00:00:00.000Z', 'rec-a')]);
+  given([])
+    .when(submit('vip', '2026-01-01T00:00:00.000Z', 'rec-a'))
+    .then([granted('vip', '2026-01-01T00:00:00.000Z', 'rec-a')]);
 });
 
 test('resubmitting a quality the user has keeps the record id and replaces expired', () => {
@@ -84,7 +86,10 @@ test('batchOf decides each command on the state the previous one left', () => {
 });
 
 test('batchOf of nothing decides nothing', () => {
-  deciderSpec(batchOf(vipDecider)).given([granted('vip', '2026-01-01T00:00:00.000Z', 'rec-1')]).when([]).thenNothing();
+  deciderSpec(batchOf(vipDecider))
+    .given([granted('vip', '2026-01-01T00:00:00.000Z', 'rec-1')])
+    .when([])
+    .thenNothing();
 });
 
 test.run();

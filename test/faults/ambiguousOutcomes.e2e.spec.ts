@@ -4,9 +4,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { EventStore } from '../../src/store/port.js';
+import { eventually } from '../support/eventually.js';
 import { FaultyStore } from '../support/faultyStore.js';
 import { ALICE, startHarness } from '../support/harness.js';
-import { until } from '../support/serviceProcess.js';
 
 test('a push retried after an append that landed but was reported failed is recorded, and so delivered, once', async () => {
   let faulty: FaultyStore | undefined;
@@ -36,7 +36,7 @@ test('an item deduction whose bag moved by something else than its sum (a concur
     // The deduction reaches the platform late; meanwhile someone else adds exactly as much.
     h.sim.faultNext('/user/edit/items', { kind: 'delayThenApply', ms: 500 });
     const deduction = h.post('/adm/items/edit', { oId: ALICE.oId, item: 'gem', sum: -2 }, key);
-    await until('the deduction reached the platform', () => h.sim.arrivals('/user/edit/items').length > 0);
+    await eventually(() => h.sim.arrivals('/user/edit/items').length > 0, { what: 'the deduction reached the platform' });
     h.sim.updateUser(ALICE.oId, { items: { gem: 7 } });
     const answer = await deduction;
     assert.equal(h.sim.user(ALICE.oId)!.items, { gem: 5 }, 'the platform deducted it');

@@ -4,10 +4,14 @@
 // revision.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import type * as v from 'valibot';
+import type { VipRecord as VipRecordSchema } from '../../src/contract/answers.js';
 import { eventually } from '../support/eventually.js';
 import { ALICE, BOB } from '../support/harness.js';
-import { until, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
+import type { Answer, ServiceProcess } from '../support/serviceProcess.js';
 import { assertAppliedAtMostOnce, openWorld, pointsArrivals, pointsEdit, type World } from './world.js';
+
+type VipRecord = v.InferOutput<typeof VipRecordSchema>;
 
 const WRITERS = 40;
 const KEYS = 10;
@@ -33,7 +37,7 @@ contention(`${WRITERS} concurrent VIP submits for one user, split over both node
   const submits = Array.from({ length: WRITERS }, (_, i) => ({
     oId: ALICE.oId,
     quality: i % 2 ? 'svip' : 'vip',
-    expired: `2031-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + i / 12 | 0).padStart(2, '0')} 00:00:00`,
+    expired: `2031-${String(1 + (i % 12)).padStart(2, '0')}-${String((1 + i / 12) | 0).padStart(2, '0')} 00:00:00`,
   }));
   const answers = await Promise.all(submits.map((body, i) => nodes[i % 2]!.request('POST', '/adm/vip/submit', { body, apiKey: world.key })));
   for (const answer of answers) assert.not.match(answer.text, INTERNAL, `an answer names an internal stream or revision: ${answer.text}`);
@@ -45,10 +49,11 @@ contention(`${WRITERS} concurrent VIP submits for one user, split over both node
   // Node 0 reads what node 1 wrote once its subscription has caught up: across nodes, reads follow the log.
   const listed = await eventually(async () => {
     const answer = await nodes[0]!.request('GET', `/adm/vip/${ALICE.oId}`, { apiKey: world.key });
-    return answer.status === 200 && (answer.body.data as any[]).length === 2 ? answer : undefined;
-  }, 'node 0 lists both of the user\'s VIP records');
-  assert.equal((listed.body.data as any[]).map((r) => r.quality).sort(), ['svip', 'vip']);
-  const userId = listed.body.data[0].userId;
+    return answer.status === 200 && (answer.body.data as VipRecord[]).length === 2 ? answer : undefined;
+  }, "node 0 lists both of the user's VIP records");
+  const records = listed.body.data as VipRecord[];
+  assert.equal(records.map((r) => r.quality).sort(), ['svip', 'vip']);
+  const userId = records[0]!.userId;
   const recorded = [...world.log.ofType('VipGranted'), ...world.log.ofType('VipRenewed')].filter((e) => e.data.userId === userId);
   assert.is(recorded.length, WRITERS, 'one grant or renewal per acknowledged submit');
 });
@@ -72,10 +77,13 @@ contention(`one Idempotency-Key sent to both nodes at once (${KEYS} keys togethe
   // moment to see what the other recorded: polled, bounded).
   for (const [i, memo] of memos.entries()) {
     for (const node of nodes) {
-      const retry = await until(`"${memo}" is replayed on ${node.nodeId}`, async () => {
-        const answer = await send(node, memo);
-        return answer.status === 200 ? answer : undefined;
-      }, 3000, 50).catch(async (error: Error) => assert.unreachable(`${error.message}: ${(await send(node, memo)).text}`));
+      const retry = await eventually(
+        async () => {
+          const answer = await send(node, memo);
+          return answer.status === 200 ? answer : undefined;
+        },
+        { what: `"${memo}" to be replayed on ${node.nodeId}`, timeoutMs: 3000, everyMs: 50 },
+      ).catch(async (error: Error) => assert.unreachable(`${error.message}: ${(await send(node, memo)).text}`));
       assert.is(retry!.headers.get('idempotent-replayed'), 'true');
       assert.equal(retry!.body, pairs[i]!.find((a) => a.status === 200)?.body ?? retry!.body);
     }

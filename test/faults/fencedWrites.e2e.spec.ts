@@ -4,10 +4,10 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { EventStore } from '../../src/store/port.js';
+import { eventually } from '../support/eventually.js';
 import { FaultyStore } from '../support/faultyStore.js';
-import { ALICE, startHarness, type Harness } from '../support/harness.js';
-import { movableClock } from '../realtime/support.js';
-import { until } from '../support/serviceProcess.js';
+import { ALICE, startHarness, type Answer, type Harness } from '../support/harness.js';
+import { movableClock } from '../support/movableClock.js';
 
 const STALE_MS = 1500;
 
@@ -19,7 +19,7 @@ async function fencedHarness() {
 }
 
 /** Sends the request twice with one key: the first held at its append until the second has run. */
-async function stalledAndRetried(c: Awaited<ReturnType<typeof fencedHarness>>, streams: RegExp, send: () => Promise<{ status: number; text: string; body: any }>) {
+async function stalledAndRetried(c: Awaited<ReturnType<typeof fencedHarness>>, streams: RegExp, send: () => Promise<Answer>) {
   const hold = c.faulty.holdAppends(streams);
   const claims = async () => (await c.h.events('idempotency-')).filter((e) => e.type === 'IdempotentRequestStarted').length;
   const before = await claims();
@@ -28,7 +28,7 @@ async function stalledAndRetried(c: Awaited<ReturnType<typeof fencedHarness>>, s
   c.clock.advance(STALE_MS + 1000);
   // The retry takes the key over; its own write then waits behind the stalled one.
   const retry = send();
-  await until('the retry has taken the key over', async () => (await claims()) === before + 2);
+  await eventually(async () => (await claims()) === before + 2, { what: 'the retry has taken the key over' });
   hold.release();
   return { stalled: await stalled, retry: await retry };
 }

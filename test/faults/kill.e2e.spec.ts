@@ -9,8 +9,9 @@ import { setPriority } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { eventually } from '../support/eventually.js';
 import { ALICE, BOB } from '../support/harness.js';
-import { until, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
+import type { Answer, ServiceProcess } from '../support/serviceProcess.js';
 import {
   assertAppliedAtMostOnce,
   assertOutcomeUnknown,
@@ -49,8 +50,7 @@ interface Context {
   lateKills?: Held[];
 }
 
-const edit = (service: ServiceProcess, world: World, held: Pick<Held, 'memo' | 'idempotencyKey' | 'oId'>) =>
-  pointsEdit(service, world, held.idempotencyKey, held.memo, held.oId);
+const edit = (service: ServiceProcess, world: World, held: Pick<Held, 'memo' | 'idempotencyKey' | 'oId'>) => pointsEdit(service, world, held.idempotencyKey, held.memo, held.oId);
 
 function hold(service: ServiceProcess, world: World, memo: string, oId: string = ALICE.oId): Held {
   const request = { memo, idempotencyKey: `key-${memo}`, oId };
@@ -63,7 +63,7 @@ async function holdBeforeIntent(service: ServiceProcess, world: World, memo: str
   world.sim.faultNext(LOOKUP_PATH, { kind: 'hang' });
   // Another user than the other steps': concurrent lookups of one user share one platform call.
   const held = hold(service, world, memo, BOB.oId);
-  await until('the user lookup reached the platform', () => world.sim.arrivals(LOOKUP_PATH).length > lookups);
+  await eventually(() => world.sim.arrivals(LOOKUP_PATH).length > lookups, { what: 'the user lookup reached the platform' });
   return held;
 }
 
@@ -71,8 +71,8 @@ async function holdBeforeIntent(service: ServiceProcess, world: World, memo: str
 async function holdAfterIntent(service: ServiceProcess, world: World, memo: string): Promise<Held> {
   world.sim.faultNext(POINTS_PATH, { kind: 'hang' });
   const held = hold(service, world, memo);
-  await until('the write reached the platform', () => pointsArrivals(world.sim, memo) === 1);
-  held.operationId = (await until('the intent is in the log', () => world.log.pointsIntent(memo))).data.operationId;
+  await eventually(() => pointsArrivals(world.sim, memo) === 1, { what: 'the write reached the platform' });
+  held.operationId = (await eventually(() => world.log.pointsIntent(memo), { what: 'the intent is in the log' })).data.operationId;
   return held;
 }
 
@@ -80,7 +80,7 @@ async function holdAfterIntent(service: ServiceProcess, world: World, memo: stri
 async function holdAfterApplied(service: ServiceProcess, world: World, memo: string): Promise<Held> {
   world.sim.faultNext(POINTS_PATH, { kind: 'applyThenHang' });
   const held = hold(service, world, memo);
-  await until('the platform applied the write', () => world.sim.pointsApplied(memo) === 1);
+  await eventually(() => world.sim.pointsApplied(memo) === 1, { what: 'the platform applied the write' });
   held.operationId = world.log.pointsIntent(memo)?.data.operationId;
   assert.ok(held.operationId, 'the intent was recorded before the platform was called');
   return held;
@@ -97,17 +97,15 @@ async function killRightAfterOutcome(service: ServiceProcess, world: World, memo
   // On a busy machine the service, at the lowest priority, rarely runs ahead of this process.
   setPriority(service.pid, 19);
   const held = hold(service, world, memo);
-  const answered = () => world.sim.arrivals(POINTS_PATH).some((a) => a.body.memo === memo && a.answered);
-  for (const deadline = Date.now() + 10_000; !answered(); await new Promise(setImmediate)) {
-    if (Date.now() > deadline) throw new Error(`the platform never answered "${memo}"`);
-  }
+  await eventually(() => world.sim.arrivals(POINTS_PATH).some((a) => a.body.memo === memo && a.answered), { what: `the platform to answer "${memo}"`, everyMs: 0 });
   const intent = world.log.pointsIntent(memo);
   assert.ok(intent, 'the intent was recorded before the platform was called');
   held.operationId = intent!.data.operationId;
   const lock = new Database(join(world.dataDir, 'events.sqlite'), { timeout: 10_000 });
   try {
-    // The platform has answered: from here a synchronous loop sees the outcome within microseconds
-    // of its commit, normally long before the service can commit anything after it.
+    // The platform has answered: from here a synchronous loop (no turn of the event loop between
+    // two looks, so not eventually()) sees the outcome within microseconds of its commit, normally
+    // long before the service can commit anything after it.
     for (const deadline = Date.now() + 10_000; !world.log.has(intent!.stream, 'OperationApplied'); ) {
       if (Date.now() > deadline) throw new Error(`no OperationApplied for "${memo}"`);
     }
@@ -115,7 +113,13 @@ async function killRightAfterOutcome(service: ServiceProcess, world: World, memo
     await service.kill();
     const outcome = world.log.stream(intent!.stream).find((e) => e.type === 'OperationApplied')!;
     const won = world.log.after(outcome.position).length === 0;
-    if (!won) console.error(`[kill] "${memo}": the process committed past the outcome before the lock (${world.log.after(outcome.position).map((e) => e.type).join(", ")}); trying again`);
+    if (!won)
+      console.error(
+        `[kill] "${memo}": the process committed past the outcome before the lock (${world.log
+          .after(outcome.position)
+          .map((e) => e.type)
+          .join(', ')}); trying again`,
+      );
     lock.exec('ROLLBACK');
     return { held, won };
   } finally {
@@ -126,10 +130,10 @@ async function killRightAfterOutcome(service: ServiceProcess, world: World, memo
 /** Retries every held request at once, then again after the claim window. */
 async function retryAll(service: ServiceProcess, world: World, held: Held[], staleMs?: number): Promise<void> {
   const atOnce = await Promise.all(held.map((h) => edit(service, world, h)));
-  atOnce.forEach((answer, i) => (held[i]!.atOnce = answer));
+  for (const [i, answer] of atOnce.entries()) held[i]!.atOnce = answer;
   await pastClaimWindow(staleMs);
   const later = await Promise.all(held.map((h) => edit(service, world, h)));
-  later.forEach((answer, i) => (held[i]!.later = answer));
+  for (const [i, answer] of later.entries()) held[i]!.later = answer;
 }
 
 async function assertCutOff(held: Held): Promise<void> {
@@ -181,18 +185,21 @@ sameNode('killed before the intent (user lookup hanging): the retry runs, once',
   assert.is(world.sim.pointsApplied(h!.memo), 1);
 });
 
-sameNode('killed after the intent (write hanging, not applied): 504 outcome unknown at once and later; the platform is not called again', async ({ world, held: { afterIntent: h }, restarted }) => {
-  assertAppliedAtMostOnce(world.sim, h!.memo, [h!.atOnce!, h!.later!]);
-  assert.is(pointsArrivals(world.sim, h!.memo), 1, 'the platform was not called again');
-  for (const answer of [h!.atOnce!, h!.later!]) {
-    assertOutcomeUnknown(answer, h!.operationId);
-    assertReplayed(answer);
-  }
-  const audited = await auditEntry(restarted!, world, h!.memo);
-  assert.is(audited?.outcome?.status, 'unknown', JSON.stringify(audited));
-  assert.match(audited.outcome.reason, /restart/i, 'closed as unknown by the restart');
-  assert.is(world.sim.pointsApplied(h!.memo), 0);
-});
+sameNode(
+  'killed after the intent (write hanging, not applied): 504 outcome unknown at once and later; the platform is not called again',
+  async ({ world, held: { afterIntent: h }, restarted }) => {
+    assertAppliedAtMostOnce(world.sim, h!.memo, [h!.atOnce!, h!.later!]);
+    assert.is(pointsArrivals(world.sim, h!.memo), 1, 'the platform was not called again');
+    for (const answer of [h!.atOnce!, h!.later!]) {
+      assertOutcomeUnknown(answer, h!.operationId);
+      assertReplayed(answer);
+    }
+    const audited = await auditEntry(restarted!, world, h!.memo);
+    assert.is(audited?.outcome?.status, 'unknown', JSON.stringify(audited));
+    assert.match(audited!.outcome.reason!, /restart/i, 'closed as unknown by the restart');
+    assert.is(world.sim.pointsApplied(h!.memo), 0);
+  },
+);
 
 sameNode('killed after the platform applied (no answer): 504 outcome unknown at once and later; applied exactly once', ({ world, held: { afterApplied: h } }) => {
   assertAppliedAtMostOnce(world.sim, h!.memo, [h!.atOnce!, h!.later!]);
@@ -275,16 +282,14 @@ otherNode('killed after the intent or after the platform applied: 504 after the 
   assert.is(world.sim.pointsApplied(held.afterApplied!.memo), 1);
 });
 
-otherNode('once the pending grace has passed, a node closes the dead node\'s operations as unknown; the retry then says unknown', async ({ world, held, other }) => {
+otherNode("once the pending grace has passed, a node closes the dead node's operations as unknown; the retry then says unknown", async ({ world, held, other }) => {
   const h = held.afterApplied!;
-  const answer = await until(
-    'the pending operation was closed as unknown',
+  const answer = await eventually(
     async () => {
       const retry = await edit(other!, world, h);
       return retry.status !== 504 || retry.body?.data?.status === 'unknown' ? retry : undefined;
     },
-    15_000,
-    250,
+    { what: 'the pending operation to be closed as unknown', timeoutMs: 15_000, everyMs: 250 },
   );
   assertOutcomeUnknown(answer, h.operationId);
   assert.is(pointsArrivals(world.sim, h.memo), 1, 'the platform was not called again');

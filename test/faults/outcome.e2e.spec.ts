@@ -7,8 +7,9 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { eventually } from '../support/eventually.js';
 import { ALICE } from '../support/harness.js';
-import { cli, issueKey, until, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
+import { cli, issueKey, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
 import {
   assertAppliedAtMostOnce,
   assertOutcomeUnknown,
@@ -32,18 +33,19 @@ outcome.after(async ({ world }) => {
   await world?.close();
 });
 
+/** An entry of `operations list --json`, as far as these tests read it. */
+type ListedOperation = { operationId: string; oId: string; appId: string; node: string | null; kind: string; requestedAt: string; reason: string | null };
+
 const edit = (service: ServiceProcess, world: World, idempotencyKey: string, memo: string) => pointsEdit(service, world, idempotencyKey, memo);
 
 /** Retries until the answer is no longer 504 (the service has seen the resolution), for at most 5 s. */
 const afterResolution = (retry: () => Promise<Answer>) =>
-  until(
-    'the retry follows the resolution',
+  eventually(
     async () => {
       const answer = await retry();
       return answer.status !== 504 ? answer : undefined;
     },
-    5000,
-    100,
+    { what: 'the retry to follow the resolution', timeoutMs: 5000, everyMs: 100 },
   );
 
 outcome('reset after the platform applied: 502 outcome unknown with the operation id; retries replay it and never resend', async ({ world, service }) => {
@@ -87,7 +89,7 @@ outcome('a platform that applies only after the service gave up: 504, and the re
   world.sim.faultNext(POINTS_PATH, { kind: 'delayThenApply', ms: 1500 });
   const first = await edit(service, world, 'k-slow', memo);
   assertOutcomeUnknown(first, undefined);
-  await until('the platform applied the write', () => world.sim.pointsApplied(memo) === 1);
+  await eventually(() => world.sim.pointsApplied(memo) === 1, { what: 'the platform applied the write' });
   const retry = await edit(service, world, 'k-slow', memo);
   assertAppliedAtMostOnce(world.sim, memo, [first, retry]);
   assert.is(pointsArrivals(world.sim, memo), 1, 'the platform was not called again');
@@ -121,14 +123,17 @@ outcome('an unexpected error after the platform applied (the outcome cannot be r
   // The platform answers a little late: the store is locked between the intent and the outcome.
   world.sim.faultNext(POINTS_PATH, { kind: 'applyThenDelay', ms: 300 });
   let answered = false;
-  const pending = edit(service, world, 'k-unrecorded', memo).then((answer) => ((answered = true), answer));
-  const intent = await until('the intent is in the log', () => world.log.pointsIntent(memo), 10_000, 1);
+  const pending = edit(service, world, 'k-unrecorded', memo).then((answer) => {
+    answered = true;
+    return answer;
+  });
+  const intent = await eventually(() => world.log.pointsIntent(memo), { what: 'the intent is in the log', timeoutMs: 10_000, everyMs: 1 });
   const lock = new Database(join(world.dataDir, 'events.sqlite'), { timeout: 10_000 });
   lock.exec('BEGIN IMMEDIATE');
   const logged = service.output().length;
   try {
     // Held until the service has given up recording the outcome (it logs the error) or has answered.
-    await until('the service met the locked store', () => answered || /locked|SQLITE_BUSY/i.test(service.output().slice(logged)), 45_000, 50);
+    await eventually(() => answered || /locked|SQLITE_BUSY/i.test(service.output().slice(logged)), { what: 'the service met the locked store', timeoutMs: 45_000, everyMs: 50 });
   } finally {
     lock.exec('ROLLBACK');
     lock.close();
@@ -155,9 +160,12 @@ outcome('the operator lists unknown outcomes and resolves one as not applied wit
 
   const listed = await cli(world.dataDir, 'operations', 'list', '--unknown', '--json');
   assert.is(listed.code, 0, listed.stderr);
-  const unknown = JSON.parse(listed.stdout) as any[];
+  const unknown = JSON.parse(listed.stdout) as ListedOperation[];
   assert.ok(Array.isArray(unknown));
-  assert.ok(unknown.every((op, i) => i === 0 || op.requestedAt >= unknown[i - 1].requestedAt), 'oldest first');
+  assert.ok(
+    unknown.every((op, i) => i === 0 || op.requestedAt >= unknown[i - 1]!.requestedAt),
+    'oldest first',
+  );
   const entry = unknown.find((op) => op.operationId === operationId);
   assert.ok(entry, `${operationId} is not listed: ${listed.stdout}`);
   assert.is(entry.oId, ALICE.oId);
@@ -182,11 +190,14 @@ outcome('the operator lists unknown outcomes and resolves one as not applied wit
   const again = await cli(world.dataDir, 'operations', 'resolve', operationId, '--applied');
   assert.is(again.code, 1, `resolving an operation that is no longer unknown: exit ${again.code} ${again.stderr}`);
   const stillListed = await cli(world.dataDir, 'operations', 'list', '--unknown', '--json');
-  assert.not.ok((JSON.parse(stillListed.stdout) as any[]).some((op) => op.operationId === operationId), 'no longer listed as unknown');
+  assert.not.ok(
+    (JSON.parse(stillListed.stdout) as ListedOperation[]).some((op) => op.operationId === operationId),
+    'no longer listed as unknown',
+  );
 
   const audited = await auditEntry(service, world, memo);
   assert.is(audited?.outcome?.status, 'failed', JSON.stringify(audited));
-  assert.match(JSON.stringify(audited.outcome), 'not in the platform ledger');
+  assert.match(JSON.stringify(audited!.outcome), 'not in the platform ledger');
   assert.is(pointsArrivals(world.sim, memo), 1, 'the platform was not called again');
   assert.is(world.sim.pointsApplied(memo), 0);
 });
@@ -199,17 +210,20 @@ outcome('the operator resolves an unknown outcome as applied over HTTP (operatio
   const { operationId } = first.body.data;
   const before = await auditEntry(service, world, memo);
   assert.is(before?.outcome?.status, 'unknown', JSON.stringify(before));
-  assert.type(before.outcome.reason, 'string');
+  assert.type(before!.outcome.reason, 'string');
 
   // A key the CLI creates reaches the running service within a second: until then it is 401.
   const resolve = async (permission: string, app: string) => {
     // The operator's key is another app's: it reaches the game's operation as an all-apps key.
     const { key } = await issueKey(world.dataDir, permission, app, '--all-apps');
     const send = () => service.request('POST', `/adm/operations/${operationId}/resolve`, { body: { applied: true, note: 'seen in the platform ledger' }, apiKey: key });
-    return until('the service knows the new key', async () => {
-      const answer = await send();
-      return answer.status !== 401 ? answer : undefined;
-    }, 5000, 50);
+    return eventually(
+      async () => {
+        const answer = await send();
+        return answer.status !== 401 ? answer : undefined;
+      },
+      { what: 'the service to know the new key', timeoutMs: 5000, everyMs: 50 },
+    );
   };
   assert.is((await resolve('points:edit', 'game')).status, 403, 'operations:resolve is needed');
   const resolved = await resolve('operations:resolve', 'ops');
@@ -224,7 +238,7 @@ outcome('the operator resolves an unknown outcome as applied over HTTP (operatio
   assertReplayed(retry);
   const after = await auditEntry(service, world, memo);
   assert.is(after?.outcome?.status, 'applied', JSON.stringify(after));
-  assert.match(JSON.stringify(after.outcome), 'seen in the platform ledger');
+  assert.match(JSON.stringify(after!.outcome), 'seen in the platform ledger');
   assert.is(pointsArrivals(world.sim, memo), 1, 'the platform was not called again');
   assert.is(world.sim.pointsApplied(memo), 1);
 });

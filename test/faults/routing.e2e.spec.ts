@@ -9,7 +9,6 @@ import { POINTS_PATH, pointsArrivals } from './world.js';
 
 const CASE_VARIANTS = ['/ADM/points/edit', '/Adm/Points/Edit', '/adm/Points/edit', '/adm/points/EDIT', '/ADM/POINTS/EDIT', '/adm/points/edit/', '/adm//points/edit'];
 
-
 const pointsEdit = (h: Harness, path: string, apiKey: string, idempotencyKey: string | undefined, memo: string) =>
   h.request('POST', path, { body: { oId: ALICE.oId, point: 1, memo }, apiKey, headers: idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : {} });
 
@@ -24,7 +23,7 @@ test('points edit paths in other letter cases answer 404 and run nothing; the ke
       assert.is(res.headers.get('idempotent-replayed'), null);
     }
     assert.is(pointsArrivals(h.sim, memo), 0, 'nothing reached the platform');
-    assert.is((await h.events('operation-')).filter((e) => (e.data as any).request?.memo === memo).length, 0, 'no intent recorded');
+    assert.is((await h.events('operation-')).filter((e) => (e.data as { request?: { memo?: string } }).request?.memo === memo).length, 0, 'no intent recorded');
 
     const real = await pointsEdit(h, '/adm/points/edit', key, 'k-case', memo);
     assert.is(real.status, 200, real.text);

@@ -3,8 +3,9 @@
 // a newer submit acknowledged in between stays the record.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { eventually } from '../support/eventually.js';
 import { ALICE } from '../support/harness.js';
-import { until, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
+import type { Answer, ServiceProcess } from '../support/serviceProcess.js';
 import { assertReplayed, openWorld, pastClaimWindow, type World } from './world.js';
 
 const LOOKUP_PATH = '/api/user/getInfoById';
@@ -43,8 +44,14 @@ staleClaim('a VIP submit stalled past the claim window answers 409 and does not 
   world.sim.faultNext(LOOKUP_PATH, { kind: 'delayThenApply', ms: LOOKUP_HOLD_MS });
   const stalled = submit(a, world, 'vip-stalled', '2030-01-01 00:00:00');
   // A holds the claim and waits for the platform: stop it there.
-  await until('node a claims the key', () => world.log.ofType('IdempotentRequestStarted').length > started);
-  await until("node a's user lookup reaches the platform", () => world.sim.arrivals(LOOKUP_PATH).some((arrival) => !arrival.answered));
+  await eventually(() => world.log.ofType('IdempotentRequestStarted').length > started, { what: 'node a claims the key' });
+  const lookup = await eventually(
+    () => {
+      const index = world.sim.arrivals(LOOKUP_PATH).findIndex((arrival) => !arrival.answered);
+      return index >= 0 ? { index } : undefined;
+    },
+    { what: "node a's user lookup to reach the platform" },
+  );
   process.kill(a.pid, 'SIGSTOP');
   await pastClaimWindow();
 
@@ -54,8 +61,8 @@ staleClaim('a VIP submit stalled past the claim window answers 409 and does not 
   assert.is(newer.status, 200, `the newer submit on node c: ${newer.text}`);
   assert.equal(recordedExpiries(world).slice(-2), ['2030-01-01T00:00:00.000Z', '2031-06-01T00:00:00.000Z']);
 
-  // The platform has answered A's lookup meanwhile; A resumes with a claim it no longer holds.
-  await new Promise((resolve) => setTimeout(resolve, LOOKUP_HOLD_MS));
+  // The platform answers A's lookup meanwhile; A resumes with a claim it no longer holds.
+  await eventually(() => world.sim.arrivals(LOOKUP_PATH)[lookup.index]!.answered, { what: "the platform to answer node a's lookup" });
   const positionBefore = world.log.after(0).at(-1)!.position;
   process.kill(a.pid, 'SIGCONT');
   const answer = await stalled;

@@ -6,7 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as assert from 'uvu/assert';
+import type * as v from 'valibot';
 import { createSimulator, type SimulatorState } from '../../src/community/simulator.js';
+import type { PointsAuditEntry, PointsAuditPage } from '../../src/contract/answers.js';
 import { ALICE, defaultUsers } from '../support/harness.js';
 import { EventLog, FAULT_ENV, issueKey, killServiceProcesses, startServiceProcess, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
 
@@ -52,10 +54,10 @@ export function pointsEdit(service: ServiceProcess, world: World, idempotencyKey
 }
 
 /** The audit entry of alice's points edit with this memo. */
-export async function auditEntry(service: ServiceProcess, world: World, memo: string): Promise<any> {
+export async function auditEntry(service: ServiceProcess, world: World, memo: string): Promise<v.InferOutput<typeof PointsAuditEntry> | undefined> {
   const res = await service.request('GET', `/adm/audit/points/${ALICE.oId}?limit=100`, { apiKey: world.key });
   assert.is(res.status, 200, res.text);
-  return (res.body.data.items as any[]).find((item) => item.request?.memo === memo);
+  return (res.body as v.InferOutput<typeof PointsAuditPage>).data.items.find((item) => item.request?.memo === memo);
 }
 
 /** Waits until a claim taken now would be stale (a wait for the window, not an assertion). */

@@ -1,4 +1,4 @@
-// Spec §5 and §7, docs/decisions.md "API keys and permissions": every admin endpoint checks the
+// docs/api.md "Conventions" and docs/decisions.md "API keys and permissions": every admin endpoint checks the
 // `apiKey` header in order — exists, enabled, not expired (401 Invalid apiKey for each, and for a
 // revoked key) — then the endpoint's permission (403). Generated from one table of endpoints.
 import { suite } from 'uvu';
@@ -70,7 +70,7 @@ auth.before(async (context) => {
     allBut.set(permission, (await h.key(PERMISSIONS.filter((p) => p !== permission))).key);
   }
   context.keys = {
-    unknown: 'cbk_' + 'A'.repeat(27),
+    unknown: `cbk_${'A'.repeat(27)}`,
     disabled: disabled.key,
     revoked: revoked.key,
     expired: expired.key,
@@ -200,7 +200,7 @@ auth('a key works until its expiry and not after; moving the expiry to the futur
 auth('a key presented with its prefix cut or with an extra character is unknown', async ({ h, keys }) => {
   const vip = ENDPOINTS.find((e) => e.path.startsWith('/adm/vip/1'))!;
   assertExactly(await call(h, vip, keys.all.slice(4)), 401, INVALID, 'without prefix');
-  assertExactly(await call(h, vip, keys.all + 'x'), 401, INVALID, 'extra character');
+  assertExactly(await call(h, vip, `${keys.all}x`), 401, INVALID, 'extra character');
 });
 
 auth.run();

@@ -16,14 +16,13 @@ import { startingResponder } from '../../src/http/starting.js';
 import { FaultyStore } from '../support/faultyStore.js';
 import { eventually } from '../support/eventually.js';
 import { ALICE, BOB, startHarness, type Answer, type Harness, type HarnessOptions } from '../support/harness.js';
-
-type Json = Record<string, any>;
+import type { OpenApiDocument, Schema } from '../support/openApiDocument.js';
 
 // ---- A JSON Schema validator for the keywords the document uses; any other keyword fails loudly,
 // so that a schema it cannot judge never passes by being ignored.
 
 const ANNOTATIONS = new Set(['description', 'title', 'examples', 'discriminator', 'format', 'default']);
-const isObject = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 const deepEqual = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 function typeMatches(type: string, value: unknown): boolean {
@@ -43,82 +42,90 @@ function typeMatches(type: string, value: unknown): boolean {
   }
 }
 
-function resolveRef(doc: Json, ref: string): Json {
+/** The schema a local `$ref` (`#/…`) names in the document. */
+function resolveRef(doc: object, ref: string): Schema {
   assert.ok(ref.startsWith('#/'), `${ref} is local`);
   const target = ref
     .slice(2)
     .split('/')
-    .reduce<Json | undefined>((node, part) => node?.[part], doc);
+    .reduce<unknown>((node, part) => (isObject(node) ? node[part] : undefined), doc);
   assert.ok(target, `${ref} resolves`);
-  return target!;
+  return target as Schema;
 }
 
 /** Problems of `value` against `schema` (none: valid). */
-function validate(doc: Json, schema: Json, value: unknown, at = '$'): string[] {
+function validate(doc: object, schema: Schema, value: unknown, at = '$'): string[] {
   const problems: string[] = [];
   const fail = (what: string) => problems.push(`${at}: ${what} (${JSON.stringify(value)?.slice(0, 120)})`);
-  for (const [keyword, rule] of Object.entries(schema)) {
+  const { minItems, maxItems, minLength, maxLength, minimum, maximum } = schema;
+  for (const keyword of Object.keys(schema)) {
     switch (keyword) {
       case '$ref':
-        problems.push(...validate(doc, resolveRef(doc, rule), value, at));
+        problems.push(...validate(doc, resolveRef(doc, schema.$ref!), value, at));
         break;
-      case 'type':
-        if (!(Array.isArray(rule) ? rule : [rule]).some((t: string) => typeMatches(t, value))) fail(`is not of type ${rule}`);
+      case 'type': {
+        const type = schema.type!;
+        if (!(Array.isArray(type) ? type : [type]).some((t) => typeMatches(t, value))) fail(`is not of type ${type}`);
         break;
+      }
       case 'const':
-        if (!deepEqual(value, rule)) fail(`is not ${JSON.stringify(rule)}`);
+        if (!deepEqual(value, schema.const)) fail(`is not ${JSON.stringify(schema.const)}`);
         break;
       case 'enum':
-        if (!(rule as unknown[]).some((option) => deepEqual(option, value))) fail(`is not one of ${JSON.stringify(rule)}`);
+        if (!schema.enum!.some((option) => deepEqual(option, value))) fail(`is not one of ${JSON.stringify(schema.enum)}`);
         break;
       case 'properties':
-        if (isObject(value)) for (const [name, sub] of Object.entries(rule as Json)) if (name in value) problems.push(...validate(doc, sub, value[name], `${at}.${name}`));
+        if (isObject(value)) for (const [name, sub] of Object.entries(schema.properties!)) if (name in value) problems.push(...validate(doc, sub, value[name], `${at}.${name}`));
         break;
       case 'required':
-        if (isObject(value)) for (const name of rule as string[]) if (!(name in value)) fail(`lacks ${name}`);
+        if (isObject(value)) for (const name of schema.required!) if (!(name in value)) fail(`lacks ${name}`);
         break;
-      case 'additionalProperties':
+      case 'additionalProperties': {
         if (!isObject(value)) break;
+        const rule = schema.additionalProperties!;
         for (const name of Object.keys(value)) {
           if (name in (schema.properties ?? {})) continue;
           if (rule === false) fail(`has ${name}, which it may not`);
-          else problems.push(...validate(doc, rule, value[name], `${at}.${name}`));
+          else if (rule !== true) problems.push(...validate(doc, rule, value[name], `${at}.${name}`));
         }
         break;
+      }
       case 'propertyNames':
-        if (isObject(value)) for (const name of Object.keys(value)) problems.push(...validate(doc, rule, name, `${at}[key ${name}]`));
+        if (isObject(value)) for (const name of Object.keys(value)) problems.push(...validate(doc, schema.propertyNames!, name, `${at}[key ${name}]`));
         break;
       case 'items':
-        if (Array.isArray(value)) value.forEach((item, i) => problems.push(...validate(doc, rule, item, `${at}[${i}]`)));
+        if (Array.isArray(value)) {
+          for (const [i, item] of value.entries()) problems.push(...validate(doc, schema.items!, item, `${at}[${i}]`));
+        }
         break;
       case 'minItems':
-        if (Array.isArray(value) && value.length < rule) fail(`has fewer than ${rule} items`);
+        if (Array.isArray(value) && value.length < minItems!) fail(`has fewer than ${minItems} items`);
         break;
       case 'maxItems':
-        if (Array.isArray(value) && value.length > rule) fail(`has more than ${rule} items`);
+        if (Array.isArray(value) && value.length > maxItems!) fail(`has more than ${maxItems} items`);
         break;
       case 'minLength':
-        if (typeof value === 'string' && value.length < rule) fail(`is shorter than ${rule}`);
+        if (typeof value === 'string' && value.length < minLength!) fail(`is shorter than ${minLength}`);
         break;
       case 'maxLength':
-        if (typeof value === 'string' && value.length > rule) fail(`is longer than ${rule}`);
+        if (typeof value === 'string' && value.length > maxLength!) fail(`is longer than ${maxLength}`);
         break;
       case 'minimum':
-        if (typeof value === 'number' && value < rule) fail(`is below ${rule}`);
+        if (typeof value === 'number' && value < minimum!) fail(`is below ${minimum}`);
         break;
       case 'maximum':
-        if (typeof value === 'number' && value > rule) fail(`is above ${rule}`);
+        if (typeof value === 'number' && value > maximum!) fail(`is above ${maximum}`);
         break;
       case 'pattern':
-        if (typeof value === 'string' && !new RegExp(rule, 'u').test(value)) fail(`does not match ${rule}`);
+        if (typeof value === 'string' && !new RegExp(schema.pattern!, 'u').test(value)) fail(`does not match ${schema.pattern}`);
         break;
       case 'oneOf': {
-        const matching = (rule as Json[]).filter((option) => validate(doc, option, value, at).length === 0).length;
+        const matching = schema.oneOf!.filter((option) => validate(doc, option, value, at).length === 0).length;
         if (matching !== 1) fail(`matches ${matching} of its oneOf schemas, not exactly one`);
         break;
       }
       case 'anyOf':
-        if (!(rule as Json[]).some((option) => validate(doc, option, value, at).length === 0)) fail('matches none of its anyOf schemas');
+        if (!schema.anyOf!.some((option) => validate(doc, option, value, at).length === 0)) fail('matches none of its anyOf schemas');
         break;
       default:
         if (!ANNOTATIONS.has(keyword)) throw new Error(`${at}: the test's validator does not know the keyword ${keyword}`);
@@ -134,7 +141,7 @@ test('the validator refuses what it should', () => {
   assert.is(validate(doc, body, { data: { reason: 'b' } }).length, 1);
   assert.is(validate(doc, body, { data: { reason: 'a', extra: 1 } }).length, 1);
   assert.is(validate(doc, body, {}).length, 1);
-  assert.throws(() => validate(doc, { if: {} }, 1), /does not know the keyword if/);
+  assert.throws(() => validate(doc, { if: {} } as Schema, 1), /does not know the keyword if/);
 });
 
 // ---- Live answers, each checked against the document.
@@ -143,22 +150,28 @@ test('the validator refuses what it should', () => {
 const provoked = new Set<string>();
 
 /** The document's schema for this route and status. */
-function documented(doc: Json, method: string, path: string, status: number): Json {
+function documented(doc: OpenApiDocument, method: string, path: string, status: number): Schema {
   const response = doc.paths[path]?.[method]?.responses?.[String(status)];
   assert.ok(response, `the document lists ${status} for ${method.toUpperCase()} ${path}`);
   const schema = response.content?.['application/json']?.schema;
   assert.ok(schema, `${method.toUpperCase()} ${path} ${status} has a JSON schema`);
-  return schema;
+  return schema!;
 }
 
 /** A live error answer: valid against the schema the document gives it, its reason allowed for its status. */
-function check(doc: Json, answer: { status: number; body: unknown; headers: Headers | IncomingHttpHeaders }, schema: Json, expect: { status: number; reason?: ErrorReason }) {
+function check(
+  doc: OpenApiDocument,
+  answer: { status: number; body: unknown; headers: Headers | IncomingHttpHeaders },
+  schema: Schema,
+  expect: { status: number; reason?: ErrorReason },
+) {
   const where = `${expect.status} ${expect.reason ?? '(spec body)'}: ${JSON.stringify(answer.body)}`;
   assert.is(answer.status, expect.status, where);
   assert.equal(validate(doc, schema, answer.body), [], where);
   // The contract's own schema agrees with the document's.
   assert.ok(v.safeParse(ErrorBody, answer.body).success, `the contract's ErrorBody takes ${where}`);
-  const body = answer.body as Json;
+  // The contract's ErrorBody took it: the error form.
+  const body = answer.body as { code: number; data: { reason?: string; retryAfterSeconds?: number } };
   assert.is(body.code, expect.status, where);
   const header = answer.headers instanceof Headers ? answer.headers.get('retry-after') : (answer.headers['retry-after'] as string | undefined);
   if (expect.reason === undefined) {
@@ -172,13 +185,13 @@ function check(doc: Json, answer: { status: number; body: unknown; headers: Head
   provoked.add(expect.reason);
 }
 
-const adm = (doc: Json, answer: Answer, method: 'get' | 'post', path: string, status: number, reason?: ErrorReason) =>
+const adm = (doc: OpenApiDocument, answer: Answer, method: 'get' | 'post', path: string, status: number, reason?: ErrorReason) =>
   check(doc, answer, documented(doc, method, path, status), { status, ...(reason && { reason }) });
 
-async function withHarness(options: HarnessOptions, run: (h: Harness, doc: Json) => Promise<void>) {
+async function withHarness(options: HarnessOptions, run: (h: Harness, doc: OpenApiDocument) => Promise<void>) {
   const h = await startHarness(options);
   try {
-    await run(h, (await h.get('/openapi.json')).body);
+    await run(h, (await h.get<OpenApiDocument>('/openapi.json')).body);
   } finally {
     await h.close();
   }
@@ -368,60 +381,66 @@ test('the reasons above are every reason the API answers with, bar those no test
   // contended for seconds: their suites are test/faults; the console's own are test/console.
   const elsewhere = new Set(['claim_lost', 'concurrent_update', 'unauthenticated', 'forbidden']);
   const all = Object.keys(ERROR_REASONS).filter((reason) => !elsewhere.has(reason));
-  assert.equal([...all].filter((reason) => !provoked.has(reason)), [], 'reasons not provoked');
+  assert.equal(
+    [...all].filter((reason) => !provoked.has(reason)),
+    [],
+    'reasons not provoked',
+  );
 });
 
 // ---- The document itself.
 
-test('every error example is a body its schema takes, with its status as code; request examples use the dev store\'s alice', () =>
+test("every error example is a body its schema takes, with its status as code; request examples use the dev store's alice", () =>
   withHarness({}, async (_h, doc) => {
     let examples = 0;
-    for (const [path, item] of Object.entries(doc.paths as Json)) {
-      for (const [method, operation] of Object.entries(item as Json)) {
-        for (const [status, response] of Object.entries(operation.responses as Json)) {
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
           const media = response.content?.['application/json'];
           if (!media || !/^[45]\d\d$/.test(status)) continue;
-          const values = [...(media.example ? [media.example] : []), ...Object.values((media.examples ?? {}) as Json).map((e) => e.value)];
+          const values = [...(media.example ? [media.example] : []), ...Object.values(media.examples ?? {}).map((e) => e.value)];
           assert.ok(values.length > 0, `${method} ${path} ${status} has an example`);
           for (const value of values) {
             examples++;
             // The error form's code, or the status of the spec's and readiness's own forms.
             assert.is(typeof value.code === 'number' ? value.code : value.status === 'not ready' ? 503 : value.status, Number(status), `${method} ${path} ${status}: never code 0`);
-            assert.equal(validate(doc, media.schema, value), [], `${method} ${path} ${status}: ${JSON.stringify(value)}`);
+            assert.equal(validate(doc, media.schema!, value), [], `${method} ${path} ${status}: ${JSON.stringify(value)}`);
           }
         }
         const body = operation.requestBody?.content?.['application/json'];
         if (body) {
           assert.ok(body.example, `${method} ${path} has a request example`);
-          assert.equal(validate(doc, body.schema, body.example), [], `${method} ${path} request example`);
+          assert.equal(validate(doc, body.schema!, body.example), [], `${method} ${path} request example`);
           if ('oId' in body.example) assert.is(body.example.oId, ALICE.oId, `${method} ${path}: alice`);
         }
-        for (const parameter of (operation.parameters ?? []) as Json[]) if (parameter.name === 'oId') assert.is(parameter.example, ALICE.oId, `${method} ${path} oId`);
+        for (const parameter of operation.parameters ?? []) if (parameter.name === 'oId') assert.is(parameter.example, ALICE.oId, `${method} ${path} oId`);
       }
     }
     assert.ok(examples > 50, `checked ${examples} error examples`);
     // The request examples are what the handlers take, not only what the document says.
-    assert.ok(v.safeParse(requests.PointsEditBody, doc.paths[POINTS].post.requestBody.content['application/json'].example).success);
-    assert.ok(v.safeParse(requests.MessagePushBody, doc.paths['/adm/message/push'].post.requestBody.content['application/json'].example).success);
+    const requestExample = (path: string) => doc.paths[path]!.post!.requestBody!.content['application/json']!.example;
+    assert.ok(v.safeParse(requests.PointsEditBody, requestExample(POINTS)).success);
+    assert.ok(v.safeParse(requests.MessagePushBody, requestExample('/adm/message/push')).success);
   }));
 
 test("each status's data is one schema per reason, told apart by reason, with each reason's fields required", () =>
   withHarness({}, async (_h, doc) => {
-    const schemas = doc.components.schemas as Json;
-    const data = resolveRef(doc, schemas.Error504.properties.data.oneOf[0].$ref);
+    /** The schema of `data` in the error form of this status. */
+    const dataOf = (status: number) => doc.components.schemas[`Error${status}`]!.properties!.data!;
+    const data = resolveRef(doc, dataOf(504).oneOf![0]!.$ref!);
     assert.equal(data.required, ['reason', 'operationId', 'status']);
-    assert.equal(data.properties.status.enum, ['pending', 'unknown']);
-    assert.equal(schemas.Error504.properties.data.discriminator.propertyName, 'reason');
-    assert.equal(Object.keys(schemas.Error504.properties.data.discriminator.mapping).sort(), ['outcome_unknown', 'platform_timeout']);
-    assert.equal(Object.keys(schemas.Error502.properties.data.discriminator.mapping).sort(), ['outcome_unknown', 'platform_failed']);
+    assert.equal(data.properties!.status!.enum, ['pending', 'unknown']);
+    assert.equal(dataOf(504).discriminator!.propertyName, 'reason');
+    assert.equal(Object.keys(dataOf(504).discriminator!.mapping).sort(), ['outcome_unknown', 'platform_timeout']);
+    assert.equal(Object.keys(dataOf(502).discriminator!.mapping).sort(), ['outcome_unknown', 'platform_failed']);
     for (const [reason, spec] of Object.entries(ERROR_REASONS)) {
       if ('consoleOnly' in spec) continue;
       for (const status of spec.statuses) {
-        const member = schemas[`Error${status}`].properties.data;
-        const refs = member.oneOf ? member.oneOf.map((m: Json) => m.$ref) : [member.$ref];
-        const found = refs.map((ref: string) => resolveRef(doc, ref)).find((s: Json) => s.properties.reason.const === reason);
+        const member = dataOf(status);
+        const refs = member.oneOf ? member.oneOf.map((m) => m.$ref!) : [member.$ref!];
+        const found = refs.map((ref) => resolveRef(doc, ref)).find((s) => s.properties!.reason!.const === reason);
         assert.ok(found, `Error${status} has ${reason}`);
-        if ('retryAfterSeconds' in spec.data.entries && reason !== 'unavailable') assert.ok(found.required.includes('retryAfterSeconds'), `${reason} requires retryAfterSeconds`);
+        if ('retryAfterSeconds' in spec.data.entries && reason !== 'unavailable') assert.ok(found!.required!.includes('retryAfterSeconds'), `${reason} requires retryAfterSeconds`);
       }
     }
   }));

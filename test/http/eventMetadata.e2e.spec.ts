@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import { PointsAuditPage, VipAuditPage } from '../../src/contract/answers.js';
 import type { RecordedEvent } from '../../src/store/port.js';
-import { consolePost, signInOperator } from '../console/support.js';
+import { consolePost, signInOperator } from '../console/operatorSignIn.js';
 import { eventually } from '../support/eventually.js';
 import { ALICE, type Harness, withHarness } from '../support/harness.js';
 
@@ -110,7 +110,13 @@ test('an event appended outside any request (the harness issuing a key) carries 
 test("a console action names the operator, not an app; a realtime stream's connection names its request", () =>
   withHarness(ON, async (h) => {
     const operator = await signInOperator(h, ALICE.oId);
-    const created = await consolePost(h, operator, '/console/api/keys', { appId: 'console-game', app: 'Console Game', permissions: ['vip:read'] }, { 'X-Request-Id': 'trace-console' });
+    const created = await consolePost(
+      h,
+      operator,
+      '/console/api/keys',
+      { appId: 'console-game', app: 'Console Game', permissions: ['vip:read'] },
+      { 'X-Request-Id': 'trace-console' },
+    );
     assert.is(created.status, 200, created.text);
     const [issued] = await h.events(`apikey-${created.body.key.id}`);
     assert.equal(issued!.metadata, { requestId: 'trace-console', nodeId: NODE, operator: `console:${ALICE.oId}` });

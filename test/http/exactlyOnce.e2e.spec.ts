@@ -12,8 +12,10 @@ import { SIMULATOR_KEY } from '../../src/community/simulator.js';
 import { loadConfig } from '../../src/config.js';
 import { startService } from '../../src/main.js';
 import { IdempotencyService } from '../../src/services/idempotency.js';
-import { ALICE, type Answer, type Harness, withHarness } from '../support/harness.js';
-import { failAppendsOf, holdFirstAppendOf } from '../support/storeFaults.js';
+import type { Clock } from '../../src/system/clock.js';
+import { ALICE, startHarness, type Answer, type Harness, withHarness } from '../support/harness.js';
+import { movableClock } from '../support/movableClock.js';
+import { failAppendsOf, holdFirstAppendOf } from '../support/appendFaults.js';
 import { eventually } from '../support/eventually.js';
 
 const POINTS = '/adm/points/edit';
@@ -23,22 +25,38 @@ function send(h: Harness, apiKey: string, idempotencyKey: string, body: unknown,
 }
 
 /** A second service process on the harness's store and simulator (another node of the cluster). */
-const anotherNode = (h: Harness, env: Record<string, string>) =>
-  startService(loadConfig({ PORT: '0', DATA_DIR: h.dataDir, COMMUNITY_URL: h.simUrl, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'silent', ...env }));
+const anotherNode = (h: Harness, env: Record<string, string>, clock?: Clock) =>
+  startService(loadConfig({ PORT: '0', DATA_DIR: h.dataDir, COMMUNITY_URL: h.simUrl, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'silent', ...env }), { clock });
+
+/** The key's claim is in the log (its request runs). */
+const claimed = (h: Harness) => eventually(async () => (await h.events('idempotency-')).some((e) => e.type === 'IdempotentRequestStarted'), 'the first request to claim its key');
+
+/** A claim older than this is stale; the tests move their clock past it. */
+const STALE_MS = 60_000;
 
 /** A points edit sent to that other node. */
 async function sendTo(node: { url: string }, apiKey: string, idempotencyKey: string, body: unknown) {
-  const res = await fetch(`${node.url}${POINTS}`, { method: 'POST', headers: { apiKey, 'Idempotency-Key': idempotencyKey, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${node.url}${POINTS}`, {
+    method: 'POST',
+    headers: { apiKey, 'Idempotency-Key': idempotencyKey, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, text: await res.text() };
 }
 
 /** How many times the platform applied a points edit with this memo: the platform's own record. */
 const applied = (h: Harness, memo: string) => h.sim.user(ALICE.oId)!.ledger.filter((e) => e.memo === memo).length;
 
+/** A points audit entry, as far as these tests read it (the audit suites check its whole shape). */
+type AuditedEdit = {
+  operationId: string;
+  request: { memo: string };
+  outcome: { status: string; reason: string; resolution: { note: string; by: { appId?: string } } };
+};
 
 async function pointsAudit(h: Harness, apiKey: string, memo: string) {
   const res = await h.get(`/adm/audit/points/${ALICE.oId}`, apiKey);
-  return (res.body.data.items as Array<{ operationId: string; request: { memo: string }; outcome: any }>).find((e) => e.request.memo === memo);
+  return (res.body.data.items as AuditedEdit[]).find((e) => e.request.memo === memo);
 }
 
 test('an unexpected error after the platform applied answers 502 outcome unknown and keeps the key: the retry does not apply again', () =>
@@ -57,7 +75,11 @@ test('an unexpected error after the platform applied answers 502 outcome unknown
     assert.is(first.body.data.status, 'unknown');
     platform.editPoints = editPoints;
     const retry = await send(h, key, 'bug', body);
-    assert.equal([retry.status, retry.body.data, retry.headers.get('idempotent-replayed')], [504, { reason: 'outcome_unknown', operationId: first.body.data.operationId, status: 'unknown' }, 'true'], retry.text);
+    assert.equal(
+      [retry.status, retry.body.data, retry.headers.get('idempotent-replayed')],
+      [504, { reason: 'outcome_unknown', operationId: first.body.data.operationId, status: 'unknown' }, 'true'],
+      retry.text,
+    );
     assert.is(applied(h, 'bug after send'), 1);
     assert.not.match(first.text, /TypeError|Cannot read/);
   }));
@@ -115,7 +137,9 @@ test('a claim whose process died before recording an operation is taken over onc
     const stream = streams.idempotency(appId, createHash('sha256').update('takeover').digest('hex').slice(0, 40));
     const at = new Date(Date.now() - 61_000).toISOString();
     const requestHash = IdempotencyService.requestHash('POST', POINTS, body);
-    await h.service.deps.store.append(stream, [{ type: 'IdempotentRequestStarted', data: { appId, requestHash, at, expires: new Date(Date.now() + 3_600_000).toISOString(), node: 'dead' } }]);
+    await h.service.deps.store.append(stream, [
+      { type: 'IdempotentRequestStarted', data: { appId, requestHash, at, expires: new Date(Date.now() + 3_600_000).toISOString(), node: 'dead' } },
+    ]);
     const first = await send(h, key, 'takeover', body);
     assert.is(first.status, 200, first.text);
     const again = await send(h, key, 'takeover', body);
@@ -123,30 +147,40 @@ test('a claim whose process died before recording an operation is taken over onc
     assert.is(applied(h, 'taken over'), 1);
   }));
 
-test('a request that lost its claim to a retry sends nothing: the retry runs once', () =>
-  withHarness({ IDEMPOTENCY_CLAIM_STALE_MS: '100', COMMUNITY_TIMEOUT_MS: '2000' }, async (h) => {
+test('a request that lost its claim to a retry sends nothing: the retry runs once', async () => {
+  const clock = movableClock();
+  const h = await startHarness({ env: { IDEMPOTENCY_CLAIM_STALE_MS: String(STALE_MS), COMMUNITY_TIMEOUT_MS: '2000' }, clock });
+  try {
     const { key } = await h.key();
     const body = { oId: ALICE.oId, point: 6, memo: 'fenced' };
     h.sim.setDelay(600);
     const slow = send(h, key, 'fence', body);
-    await new Promise((r) => setTimeout(r, 300));
+    await claimed(h);
+    clock.advance(STALE_MS + 1000);
     const takeover = send(h, key, 'fence', body);
     const [a, b] = await Promise.all([slow, takeover]);
     h.sim.setDelay(0);
-    assert.equal([a.status, b.status].sort(), [200, 409], `${a.text} ${b.text}`);
+    assert.is(b.status, 200, `the retry took the stale claim over: ${b.text}`);
+    assert.is(a.status, 409, a.text);
+    assert.match(a.body.message, /lost its claim/);
     assert.is(applied(h, 'fenced'), 1);
-  }));
+  } finally {
+    await h.close();
+  }
+});
 
-test('a request stalled between binding its key and recording its intent records and sends nothing once a retry on another node took over', () =>
-  withHarness({ IDEMPOTENCY_CLAIM_STALE_MS: '100' }, async (h) => {
+test('a request stalled between binding its key and recording its intent records and sends nothing once a retry on another node took over', async () => {
+  const clock = movableClock();
+  const h = await startHarness({ env: { IDEMPOTENCY_CLAIM_STALE_MS: String(STALE_MS) }, clock });
+  try {
     const { key } = await h.key();
-    const other = await anotherNode(h, { NODE_ID: 'node-b', IDEMPOTENCY_CLAIM_STALE_MS: '100' });
+    const other = await anotherNode(h, { NODE_ID: 'node-b', IDEMPOTENCY_CLAIM_STALE_MS: String(STALE_MS) }, clock);
     try {
       const body = { oId: ALICE.oId, point: 8, memo: 'stalled intent' };
       const stall = holdFirstAppendOf(h.service.deps.store, 'PointsEditRequested');
       const stalled = send(h, key, 'stall', body);
       await stall.held;
-      await new Promise((r) => setTimeout(r, 200));
+      clock.advance(STALE_MS + 1000);
       const retry = await sendTo(other, key, 'stall', body);
       assert.is(retry.status, 200, retry.text);
       stall.release();
@@ -159,7 +193,10 @@ test('a request stalled between binding its key and recording its intent records
     } finally {
       await other.close();
     }
-  }));
+  } finally {
+    await h.close();
+  }
+});
 
 test('a second process started by mistake with the same NODE_ID is refused while the first is live, and touches none of its work: the platform sees the write once', () =>
   withHarness({ NODE_ID: 'shared', IDEMPOTENCY_CLAIM_STALE_MS: '60000' }, async (h) => {

@@ -3,6 +3,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, startHarness, withHarness, type Harness } from '../support/harness.js';
+import { movableClock } from '../support/movableClock.js';
 
 const head = (h: Harness) => h.service.deps.store.headPosition();
 
@@ -12,28 +13,38 @@ test('a request refused for its input (400) with an Idempotency-Key records noth
     const { key } = await h.key();
     const before = await head(h);
     const refused = [
-      await h.request('POST', '/adm/vip/submit', { body: { oId: ALICE.oId, quality: 'gold', expired: '2030-01-01 00:00:00' }, apiKey: key, headers: { 'Idempotency-Key': 'bad-1' } }),
+      await h.request('POST', '/adm/vip/submit', {
+        body: { oId: ALICE.oId, quality: 'gold', expired: '2030-01-01 00:00:00' },
+        apiKey: key,
+        headers: { 'Idempotency-Key': 'bad-1' },
+      }),
       await h.request('POST', '/adm/points/edit', { body: { oId: ALICE.oId, point: 'ten', memo: 'm' }, apiKey: key, headers: { 'Idempotency-Key': 'bad-2' } }),
       await h.request('POST', '/adm/message/push', { body: { name: 'n', data: {} }, apiKey: key, headers: { 'Idempotency-Key': 'bad-3' } }),
     ];
     for (const answer of refused) assert.is(answer.status, 400, answer.text);
     assert.is(await head(h), before, 'the log did not move');
     // The same key with a valid request is a new request, not a reuse.
-    const valid = await h.request('POST', '/adm/vip/submit', { body: { oId: ALICE.oId, quality: 'vip', expired: '2030-01-01 00:00:00' }, apiKey: key, headers: { 'Idempotency-Key': 'bad-1' } });
+    const valid = await h.request('POST', '/adm/vip/submit', {
+      body: { oId: ALICE.oId, quality: 'vip', expired: '2030-01-01 00:00:00' },
+      apiKey: key,
+      headers: { 'Idempotency-Key': 'bad-1' },
+    });
     assert.is(valid.status, 200, valid.text);
   } finally {
     await h.close();
   }
 });
 
-test("an Idempotency-Key's stream is deleted once the key has expired, and the key is free again", () =>
-  withHarness({ IDEMPOTENCY_TTL_HOURS: String(1.5 / 3600) }, async (h) => {
+test("an Idempotency-Key's stream is deleted once the key has expired, and the key is free again", async () => {
+  const clock = movableClock();
+  const h = await startHarness({ env: { IDEMPOTENCY_TTL_HOURS: '1' }, clock });
+  try {
     const { key } = await h.key();
     const body = { oId: ALICE.oId, quality: 'vip', expired: '2030-01-01 00:00:00' };
     const first = await h.request('POST', '/adm/vip/submit', { body, apiKey: key, headers: { 'Idempotency-Key': 'short-lived' } });
     assert.is(first.status, 200, first.text);
     assert.is((await h.events('idempotency-')).length, 2, 'claimed and answered');
-    await new Promise((resolve) => setTimeout(resolve, 1600));
+    clock.advance(3_600_000 + 1000);
     // Something after it, so that the key's stream does not hold the log's newest event.
     await h.request('POST', '/adm/vip/submit', { body: { ...body, quality: 'svip' }, apiKey: key });
     assert.ok((await h.service.retention.runOnce()) >= 1);
@@ -42,7 +53,10 @@ test("an Idempotency-Key's stream is deleted once the key has expired, and the k
     const again = await h.request('POST', '/adm/vip/submit', { body, apiKey: key, headers: { 'Idempotency-Key': 'short-lived' } });
     assert.is(again.status, 200, again.text);
     assert.is(again.headers.get('idempotent-replayed'), null, 'an expired key runs again');
-  }));
+  } finally {
+    await h.close();
+  }
+});
 
 test('a push to thousands of ids keeps a bounded answer for its key, with the full counts', () =>
   withHarness({}, async (h) => {

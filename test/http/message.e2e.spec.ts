@@ -1,7 +1,8 @@
-// Spec §4.6: a push is accepted ({code:0,msg}) and recorded as one MessagePushed event carrying
+// docs/api.md "POST /adm/message/push": a push is accepted ({code:0,msg}) and recorded as one MessagePushed event carrying
 // the sending application; delivery to connected clients follows the store (realtime issue).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { MessagePushed } from '../../src/domain/events.js';
 import type { RecordedEvent } from '../../src/store/port.js';
 import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
 
@@ -19,8 +20,8 @@ push.after(async ({ h }) => {
   await h?.close();
 });
 
-async function pushedAfter(h: Harness, count: number): Promise<RecordedEvent<string, any>[]> {
-  return (await h.events('message-')).slice(count) as RecordedEvent<string, any>[];
+async function pushedAfter(h: Harness, count: number): Promise<Array<RecordedEvent & MessagePushed>> {
+  return (await h.events('message-')).slice(count) as Array<RecordedEvent & MessagePushed>;
 }
 
 push('push to oIds answers {code:0,msg:"success",data:<delivery report>} and records one MessagePushed with the app, key, name, data and targets', async (c) => {
@@ -31,20 +32,23 @@ push('push to oIds answers {code:0,msg:"success",data:<delivery report>} and rec
   assert.is(res.text, `{"code":0,"msg":"success","data":{"online":[],"offline":[],"unknown":["${ALICE.oId}","${BOB.oId}"]}}`, 'no user the service knows yet');
   const events = await pushedAfter(c.h, count);
   assert.is(events.length, 1);
-  const [event] = events as [RecordedEvent<string, any>];
+  const [event] = events as [RecordedEvent & MessagePushed];
   assert.is(event.type, 'MessagePushed');
   assert.is(event.streamName, `message-${event.data.messageId}`);
   assert.match(event.data.messageId, /^[a-z0-9]{15}$/);
-  assert.equal({ ...event.data, messageId: undefined, at: undefined }, {
-    messageId: undefined,
-    at: undefined,
-    appId: 'game-one',
-    keyId: c.keyId,
-    name: 'game-event',
-    data,
-    oIds: [ALICE.oId, BOB.oId],
-    userIds: [],
-  });
+  assert.equal(
+    { ...event.data, messageId: undefined, at: undefined },
+    {
+      messageId: undefined,
+      at: undefined,
+      appId: 'game-one',
+      keyId: c.keyId,
+      name: 'game-event',
+      data,
+      oIds: [ALICE.oId, BOB.oId],
+      userIds: [],
+    },
+  );
   assert.match(event.data.at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
 });
 

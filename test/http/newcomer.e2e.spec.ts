@@ -7,11 +7,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { connect, signIn } from '../realtime/support.js';
-import { ALICE, BOB, type Harness, withHarness } from '../support/harness.js';
+import { connect, signIn } from '../support/streamsAndSignIn.js';
+import { eventually } from '../support/eventually.js';
+import { ALICE, BOB, withHarness } from '../support/harness.js';
 
 const root = new URL('../..', import.meta.url).pathname;
-
 
 test('GET / names the service, its version and where to go: a page for people, JSON for programs', () =>
   withHarness({}, async (h) => {
@@ -46,9 +46,16 @@ test('without COMMUNITY_KEY, operations that need it answer 503 naming the setti
     assert.is(vip.status, 200, 'what needs no platform key still works');
     const ready = await h.get('/readyz');
     assert.is(ready.status, 200);
-    assert.is(ready.body.warnings[0], 'COMMUNITY_KEY is not set: points edits, medals, items, liveness answer 503; set COMMUNITY_KEY, or COMMUNITY_KEY_POINT/COMMUNITY_KEY_METAL/COMMUNITY_KEY_ITEM/COMMUNITY_KEY_LIVENESS');
+    assert.is(
+      ready.body.warnings[0],
+      'COMMUNITY_KEY is not set: points edits, medals, items, liveness answer 503; set COMMUNITY_KEY, or COMMUNITY_KEY_POINT/COMMUNITY_KEY_MEDAL/COMMUNITY_KEY_ITEM/COMMUNITY_KEY_LIVENESS',
+    );
     const documented = (await h.get('/openapi.json')).body.paths;
-    for (const [path, method] of [['/adm/points/edit', 'post'], ['/adm/items/query', 'post'], ['/adm/liveness/{oId}', 'get']] as const) {
+    for (const [path, method] of [
+      ['/adm/points/edit', 'post'],
+      ['/adm/items/query', 'post'],
+      ['/adm/liveness/{oId}', 'get'],
+    ] as const) {
       assert.match(documented[path][method].responses['503'].description, /COMMUNITY_KEY/, `${path} documents the 503`);
     }
   }));
@@ -71,8 +78,11 @@ test('the CLI names the store it used and takes --data-dir', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'community-bridge-newcomer-'));
   try {
     const run = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-      execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'keys', 'list', '--json', '--data-dir', dir], { cwd: root, env: { ...process.env, DATA_DIR: '/nonexistent/elsewhere' } }, (error, stdout, stderr) =>
-        resolve({ code: error ? 1 : 0, stdout, stderr }),
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', 'src/cli/main.ts', 'keys', 'list', '--json', '--data-dir', dir],
+        { cwd: root, env: { ...process.env, DATA_DIR: '/nonexistent/elsewhere' } },
+        (error, stdout, stderr) => resolve({ code: error ? 1 : 0, stdout, stderr }),
       ),
     );
     assert.is(run.code, 0, run.stderr);
@@ -85,17 +95,51 @@ test('the CLI names the store it used and takes --data-dir', async () => {
 
 test('npm start says what to do next: the address, /docs, the keys create command for its DATA_DIR, and the missing key', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'community-bridge-newcomer-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: { ...process.env, DATA_DIR: dir, PORT: '0', COMMUNITY_KEY: '', LOG_LEVEL: 'silent' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: { ...process.env, DATA_DIR: dir, PORT: '0', COMMUNITY_KEY: '', LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   try {
     let err = '';
     child.stderr.on('data', (d) => (err += d));
-    for (let i = 0; i < 400 && !/Warning:/.test(err); i++) await new Promise((r) => setTimeout(r, 50));
+    await eventually(
+      () => {
+        if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}:\n${err}`);
+        return /Warning:/.test(err);
+      },
+      { what: () => `the start-up warning:\n${err}`, timeoutMs: 20_000, everyMs: 50 },
+    );
     const url = /listening on (http:\/\/127\.0\.0\.1:\d+) \(store: SQLite file /.exec(err)?.[1];
     assert.ok(url, err);
     assert.match(err, new RegExp(`API reference and "Try it out": +${url}/docs`));
     assert.match(err, new RegExp(`Create an API key: +DATA_DIR=${dir} npm run --silent cli -- keys create --app-id <your-game> --app "<Your Game>" --permissions '\\*'`));
     assert.match(err, /npm run dev/);
-    assert.match(err, /Warning: COMMUNITY_KEY is not set: .*; set COMMUNITY_KEY, or COMMUNITY_KEY_POINT\/COMMUNITY_KEY_METAL\/COMMUNITY_KEY_ITEM\/COMMUNITY_KEY_LIVENESS\./);
+    assert.match(err, /Warning: COMMUNITY_KEY is not set: .*; set COMMUNITY_KEY, or COMMUNITY_KEY_POINT\/COMMUNITY_KEY_MEDAL\/COMMUNITY_KEY_ITEM\/COMMUNITY_KEY_LIVENESS\./);
+  } finally {
+    child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('npm start with the deprecated COMMUNITY_KEY_METAL uses it for medals and says so in one warning line', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'community-bridge-newcomer-'));
+  const env = { ...process.env, DATA_DIR: dir, PORT: '0', COMMUNITY_KEY: '', COMMUNITY_KEY_METAL: 'medal-key', LOG_LEVEL: 'silent' };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  try {
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    // Both warnings are in: the start-up has said all it says.
+    await eventually(
+      () => {
+        if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}:\n${err}`);
+        return /COMMUNITY_KEY_METAL is deprecated/.test(err) && /Warning: COMMUNITY_KEY is not set/.test(err);
+      },
+      { what: () => `both start-up warnings:\n${err}`, timeoutMs: 20_000, everyMs: 50 },
+    );
+    assert.is(err.match(/Warning: COMMUNITY_KEY_METAL is deprecated: rename it COMMUNITY_KEY_MEDAL\.\n/g)?.length, 1, err);
+    // The medal key is set: the missing-key warning leaves it out.
+    assert.match(err, /Warning: COMMUNITY_KEY is not set, nor COMMUNITY_KEY_POINT\/COMMUNITY_KEY_ITEM\/COMMUNITY_KEY_LIVENESS: /);
   } finally {
     child.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });

@@ -12,8 +12,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as v from 'valibot';
 import { LoginFrame, MessageFrame, PbConnectFrame } from '../../src/contract/answers.js';
-import { connect, signIn } from '../realtime/support.js';
+import { connect, signIn } from '../support/streamsAndSignIn.js';
 import { ALICE, withHarness } from '../support/harness.js';
+import type { OpenApiDocument } from '../support/openApiDocument.js';
 
 const TSC = fileURLToPath(new URL('../../node_modules/typescript/bin/tsc', import.meta.url));
 
@@ -62,7 +63,7 @@ test('openapi-typescript types from the served document accept ordinary requests
 
 test('the document has no error under the recommended rules of a linter, names its server and marks every public operation', () =>
   withHarness({ PUBLIC_URL: 'https://bridge.example.test' }, async (h) => {
-    const document = (await h.get('/openapi.json')).body;
+    const document = (await h.get<OpenApiDocument>('/openapi.json')).body;
     const problems = await lintFromString({
       source: JSON.stringify(document),
       absoluteRef: `${h.url}/openapi.json`,
@@ -71,15 +72,15 @@ test('the document has no error under the recommended rules of a linter, names i
     const errors = problems.filter((p) => p.severity === 'error').map((p) => `${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`);
     assert.equal(errors, []);
     assert.equal(document.servers, [{ url: 'https://bridge.example.test', description: 'this service' }]);
-    for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+    for (const [path, item] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(item)) {
         assert.ok(Array.isArray(operation.security), `${method} ${path} states its security`);
         // A generated client types each success body from its schema. Redirects (3xx, the login
         // page's 302) are followed, not read, and a 204 has no body by definition: neither needs one.
-        const successes = Object.entries(operation.responses as Record<string, any>).filter(([status]) => /^2\d\d$/.test(status) && status !== '204');
+        const successes = Object.entries(operation.responses).filter(([status]) => /^2\d\d$/.test(status) && status !== '204');
         assert.ok(successes.length > 0, `${method} ${path} documents a success`);
         for (const [status, response] of successes) {
-          const media = Object.entries((response.content ?? {}) as Record<string, any>);
+          const media = Object.entries(response.content ?? {});
           assert.ok(media.length > 0, `${method} ${path} ${status} has content`);
           for (const [mediaType, entry] of media) {
             assert.ok(entry.schema && Object.keys(entry.schema).length > 0, `${method} ${path} ${status} ${mediaType} has a schema`);
@@ -87,9 +88,9 @@ test('the document has no error under the recommended rules of a linter, names i
         }
       }
     }
-    const stream = document.paths['/api/realtime'].get.responses['200'].content['text/event-stream'].schema;
+    const stream = document.paths['/api/realtime']!.get!.responses['200']!.content!['text/event-stream']!.schema!;
     assert.equal(
-      stream.items.oneOf.map((e: any) => [e.properties.event.const, e.properties.data.$ref]),
+      stream.items!.oneOf!.map((e) => [e.properties!.event!.const, e.properties!.data!.$ref]),
       [
         ['PB_CONNECT', '#/components/schemas/PbConnectFrame'],
         ['login', '#/components/schemas/LoginFrame'],

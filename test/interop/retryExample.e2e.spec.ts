@@ -34,7 +34,7 @@ function python(file: string, cwd: string): Promise<{ code: number | null; stdou
   });
 }
 
-const DRIVER = (oId: string) => String.raw`
+const DRIVER = (oId: string) => `
 import json
 out = {"applied": [], "refused": None, "unknown": None}
 try:
@@ -50,7 +50,7 @@ except RuntimeError as error:
 print(json.dumps(out))
 `;
 
-test("the Python example of docs/api.md retries what it may, once, and never resends an unknown outcome", () =>
+test('the Python example of docs/api.md retries what it may, once, and never resends an unknown outcome', () =>
   withHarness({ COMMUNITY_TIMEOUT_MS: '300', RATE_LIMIT_PER_SECOND: '2', RATE_LIMIT_BURST: '1' }, async (h) => {
     const { key } = await h.key(['*']);
     const example = documentedExample();

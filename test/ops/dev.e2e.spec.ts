@@ -7,10 +7,10 @@ import { createServer, type Server } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DEMO_USERS } from '../../src/community/demoUsers.js';
+import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/ports.js';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -31,11 +31,13 @@ test('the CLI command npm run dev prints reaches the dev store and lists the dev
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
   try {
-    const printed = () => /^The operator CLI on this store: (.+) keys list$/m.exec(out)?.[1];
-    for (const deadline = Date.now() + START_TIMEOUT_MS; !printed(); await sleep(50)) {
-      assert.ok(Date.now() < deadline && child.exitCode === null, `dev did not print the CLI command:\n${out}`);
-    }
-    const command = printed()!;
+    const command = await eventually(
+      () => {
+        if (child.exitCode !== null) throw new Error(`dev exited with ${child.exitCode}:\n${out}`);
+        return /^The operator CLI on this store: (.+) keys list$/m.exec(out)?.[1];
+      },
+      { what: () => `dev to print the CLI command:\n${out}`, timeoutMs: START_TIMEOUT_MS, everyMs: 50 },
+    );
     const url = /^community-bridge \(dev\) on (http:\/\/\S+),/m.exec(out)?.[1];
     const apiKey = /^API key \(all permissions\): (\S+)$/m.exec(out)?.[1];
     assert.ok(url && apiKey, out);
@@ -43,9 +45,9 @@ test('the CLI command npm run dev prints reaches the dev store and lists the dev
     // A DATA_DIR of the shell's own must not matter: the printed command names the store itself.
     const run = await shell(`${command} keys list --json`, { ...process.env, DATA_DIR: join(dir, 'elsewhere') });
     assert.is(run.code, 0, run.stderr);
-    const keys = JSON.parse(run.stdout);
+    const keys = JSON.parse(run.stdout) as Array<{ app: string; permissions: string[]; status: string }>;
     assert.equal(
-      keys.map((k: any) => [k.app, k.permissions, k.status]),
+      keys.map((k) => [k.app, k.permissions, k.status]),
       [['dev', ['*'], 'enabled']],
     );
     const answer = await fetch(`${url}/adm/vip/${DEMO_USERS[0]!.oId}`, { headers: { apiKey } });

@@ -15,7 +15,7 @@ import * as assert from 'uvu/assert';
 import { parse as parseYaml } from 'yaml';
 import { loadConfig } from '../../src/config.js';
 import { commandOf, copyOf, dockerIgnore, envOf, parseDockerfile, type Stage } from '../support/dockerfile.js';
-import { until } from '../support/serviceProcess.js';
+import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/ports.js';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -97,7 +97,18 @@ test.before(async () => {
 test.after(() => rmSync(work, { recursive: true, force: true }));
 
 test('.dockerignore keeps node_modules, data directories and secrets out of the build context', () => {
-  for (const path of ['node_modules/koa/package.json', 'data/session-secret', 'data/dev/events.sqlite', 'var/events.sqlite-wal', 'var/session-secret', 'packages/sdk/node_modules/x/index.js', '.git/config', 'dist/main.js', '.env', 'npm-debug.log']) {
+  for (const path of [
+    'node_modules/koa/package.json',
+    'data/session-secret',
+    'data/dev/events.sqlite',
+    'var/events.sqlite-wal',
+    'var/session-secret',
+    'packages/sdk/node_modules/x/index.js',
+    '.git/config',
+    'dist/main.js',
+    '.env',
+    'npm-debug.log',
+  ]) {
     assert.ok(ignored(path), `${path} stays out`);
   }
   for (const path of ['package.json', 'package-lock.json', 'tsconfig.build.json', 'src/main.ts', 'src/cli/main.ts']) assert.not.ok(ignored(path), `${path} goes in`);
@@ -116,7 +127,11 @@ test('the image holds the compiled service, its CLI and production dependencies;
 });
 
 test("the image's CMD serves, its HEALTHCHECK follows /readyz, and a key from its CLI opens the admin API", async () => {
-  const image = envOf(instructions(finalStage, 'ENV').map((i) => i.args).join(' '));
+  const image = envOf(
+    instructions(finalStage, 'ENV')
+      .map((i) => i.args)
+      .join(' '),
+  );
   assert.ok(only(finalStage, 'VOLUME').args.includes(image.DATA_DIR!), 'DATA_DIR is the volume');
   // The image's environment, with this machine's paths: its data volume in a temp directory, a
   // free port, loopback only. Nothing from this process's environment (no COMMUNITY_KEY).
@@ -141,7 +156,7 @@ test("the image's CMD serves, its HEALTHCHECK follows /readyz, and a key from it
   service.stderr!.on('data', (d) => (startup += d));
   const exited = new Promise<number | null>((resolve) => service.once('exit', resolve));
   try {
-    await until('the HEALTHCHECK passes', async () => (await healthcheck()).code === 0, 30_000, 200);
+    await eventually(async () => (await healthcheck()).code === 0, { what: 'the HEALTHCHECK passes', timeoutMs: 30_000, everyMs: 200 });
     assert.match((await healthcheck()).out, /^200 \{"status":"ready"/);
     // Start-up names the CLI as it runs in the image.
     assert.match(startup, new RegExp(`Create an API key: +DATA_DIR=${dataDir} node dist/cli/main\\.js keys create`));
@@ -155,16 +170,20 @@ test("the image's CMD serves, its HEALTHCHECK follows /readyz, and a key from it
 
     const url = `http://127.0.0.1:${env.PORT}`;
     // A running service sees the CLI's key within a second.
-    const audit = await until('the service accepts the new key', async () => {
+    const audit = await eventually(async () => {
       const res = await fetch(`${url}/adm/audit/points/1630399136785`, { headers: { apiKey: key } });
       return res.status === 401 ? false : { status: res.status, body: await res.json() };
-    });
+    }, 'the service to accept the new key');
     assert.equal(audit, { status: 200, body: { code: 0, msg: 'success', data: { items: [] } } });
-    const points = await fetch(`${url}/adm/points/edit`, { method: 'POST', headers: { apiKey: key, 'content-type': 'application/json' }, body: JSON.stringify({ oId: '1630399136785', point: 1, memo: 'm' }) });
+    const points = await fetch(`${url}/adm/points/edit`, {
+      method: 'POST',
+      headers: { apiKey: key, 'content-type': 'application/json' },
+      body: JSON.stringify({ oId: '1630399136785', point: 1, memo: 'm' }),
+    });
     assert.is(points.status, 503, 'no platform key in this environment: a setting to fix, not a key problem');
     assert.match(((await points.json()) as { message: string }).message, /COMMUNITY_KEY/);
     const home = (await (await fetch(`${url}/`, { headers: { accept: 'application/json' } })).json()) as { version: string };
-    assert.is(home.version, JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version, 'the version from the image\'s package.json');
+    assert.is(home.version, JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version, "the version from the image's package.json");
   } finally {
     service.kill('SIGTERM');
   }
@@ -172,8 +191,21 @@ test("the image's CMD serves, its HEALTHCHECK follows /readyz, and a key from it
   assert.is((await healthcheck()).code, 1, 'unhealthy once stopped');
 });
 
+/** A service of docker-compose.yml, as far as these tests read it. */
+interface ComposeService {
+  image?: string;
+  build?: string;
+  profiles?: string[];
+  ports?: string[];
+  volumes?: string[];
+  networks?: unknown;
+  environment?: Record<string, string>;
+  healthcheck?: { test: string[] };
+  depends_on?: Record<string, { condition: string }>;
+}
+
 const compose = parseYaml(readFileSync(join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
-  services: Record<string, any>;
+  services: { postgres: ComposeService; nginx: ComposeService; eventstore: ComposeService } & Record<string, ComposeService>;
   volumes?: Record<string, unknown>;
   networks?: Record<string, unknown>;
 };
@@ -184,24 +216,24 @@ const profileOf = (service: { profiles?: string[] }) => service.profiles?.join('
 
 test('docker-compose.yml: by default PostgreSQL with a volume and a pg_isready health check, unpublished; two replicas on it with distinct NODE_IDs', () => {
   const { postgres } = services;
-  assert.match(postgres.image, /^postgres:(16|17)$/);
+  assert.match(postgres.image!, /^postgres:(16|17)$/);
   assert.is(postgres.profiles, undefined, 'started by default');
-  assert.equal(postgres.healthcheck.test.slice(0, 2), ['CMD', 'pg_isready']);
+  assert.equal(postgres.healthcheck!.test.slice(0, 2), ['CMD', 'pg_isready']);
   assert.is(postgres.ports, undefined, 'the database port is not published');
   assert.equal(postgres.volumes, ['postgres-data:/var/lib/postgresql/data']);
   assert.ok(compose.volumes && 'postgres-data' in compose.volumes, 'a named volume');
-  assert.match(postgres.environment.POSTGRES_PASSWORD, /^\$\{POSTGRES_PASSWORD:\?.+\}$/, 'the password is required');
+  assert.match(postgres.environment!.POSTGRES_PASSWORD!, /^\$\{POSTGRES_PASSWORD:\?.+\}$/, 'the password is required');
 
   const onPostgres = replicas.filter(([, s]) => profileOf(s) === 'default');
   assert.equal(
-    onPostgres.map(([name, s]) => [name, s.environment.NODE_ID]),
+    onPostgres.map(([name, s]) => [name, s.environment!.NODE_ID]),
     [
       ['community-bridge-1', 'community-bridge-1'],
       ['community-bridge-2', 'community-bridge-2'],
     ],
   );
   for (const [name, s] of onPostgres) {
-    assert.match(s.environment.EVENTSTORE_CONNECTION_STRING, /^postgresql:\/\/bridge:\$\{POSTGRES_PASSWORD[^}]*\}@postgres:5432\/bridge(\?|$)/, name);
+    assert.match(s.environment!.EVENTSTORE_CONNECTION_STRING!, /^postgresql:\/\/bridge:\$\{POSTGRES_PASSWORD[^}]*\}@postgres:5432\/bridge(\?|$)/, name);
     assert.equal(s.depends_on, { postgres: { condition: 'service_healthy' } }, name);
   }
 });
@@ -209,9 +241,9 @@ test('docker-compose.yml: by default PostgreSQL with a volume and a pg_isready h
 test('docker-compose.yml: every replica is checked on /readyz, shares SESSION_SECRET and the required settings, and publishes nothing; NODE_IDs are distinct', () => {
   assert.is(replicas.length, 4);
   for (const [name, s] of replicas) {
-    assert.equal(s.healthcheck.test, ['CMD', 'node', 'dist/healthcheck.js'], `${name}: the image's /readyz check`);
+    assert.equal(s.healthcheck!.test, ['CMD', 'node', 'dist/healthcheck.js'], `${name}: the image's /readyz check`);
     assert.is(s.ports, undefined, `${name}: reached through nginx only`);
-    const env = s.environment as Record<string, string>;
+    const env = s.environment!;
     for (const variable of ['COMMUNITY_KEY', 'SESSION_SECRET']) assert.match(env[variable]!, new RegExp(`^\\$\\{${variable}:\\?.+\\}$`), `${name}: ${variable} is required`);
     assert.match(env.CORS_ORIGINS!, /^\$\{CORS_ORIGINS:-[^}]*\}$/, name);
     assert.is(env.TRUST_PROXY, 'true', `${name}: behind one proxy`);
@@ -222,14 +254,14 @@ test('docker-compose.yml: every replica is checked on /readyz, shares SESSION_SE
   const given: Record<string, string> = { COMMUNITY_KEY: 'gold-finger-key', SESSION_SECRET: 's'.repeat(32), POSTGRES_PASSWORD: 'a1b2c3' };
   const interpolate = (value: string) => value.replace(/\$\{(\w+)(?::[-?]([^}]*))?\}/g, (_, name: string, fallback = '') => given[name] ?? fallback);
   for (const [name, s] of replicas) {
-    const env = Object.fromEntries(Object.entries(s.environment as Record<string, string>).map(([k, v]) => [k, interpolate(v)]));
+    const env = Object.fromEntries(Object.entries(s.environment!).map(([k, v]) => [k, interpolate(v)]));
     const config = loadConfig(env);
     assert.is(config.nodeId, env.NODE_ID, name);
     assert.is(config.eventStoreConnectionString, env.EVENTSTORE_CONNECTION_STRING, name);
   }
-  const ids = replicas.map(([, s]) => s.environment.NODE_ID as string);
+  const ids = replicas.map(([, s]) => s.environment!.NODE_ID!);
   assert.is(new Set(ids).size, ids.length, `distinct NODE_IDs: ${ids.join(', ')}`);
-  assert.is(new Set(replicas.map(([, s]) => s.environment.SESSION_SECRET)).size, 1, 'one SESSION_SECRET');
+  assert.is(new Set(replicas.map(([, s]) => s.environment!.SESSION_SECRET)).size, 1, 'one SESSION_SECRET');
   // healthcheck.js asks the service where it listens: the settings it reads are the service's.
   assert.ok(readFileSync(join(root, 'src/healthcheck.ts'), 'utf8').includes('/readyz'));
 });
@@ -241,7 +273,7 @@ test('docker-compose.yml: nginx is the only published port (8090), mounts deploy
     [['nginx', ['8090:8090']]],
   );
   const { nginx } = services;
-  assert.match(nginx.image, /^nginx:1\.\d+/);
+  assert.match(nginx.image!, /^nginx:1\.\d+/);
   assert.equal(nginx.volumes, ['./deploy/nginx.conf:/etc/nginx/nginx.conf:ro']);
   assert.equal(nginx.depends_on, {
     'community-bridge-1': { condition: 'service_healthy' },
@@ -250,19 +282,24 @@ test('docker-compose.yml: nginx is the only published port (8090), mounts deploy
 });
 
 test('docker-compose.yml: --profile eventstoredb keeps a healthy, unpublished KurrentDB and points a replica pair at it, behind its own nginx under the names deploy/nginx.conf uses', () => {
-  const inProfile = Object.entries(services).filter(([, s]) => profileOf(s) === 'eventstoredb').map(([name]) => name);
+  const inProfile = Object.entries(services)
+    .filter(([, s]) => profileOf(s) === 'eventstoredb')
+    .map(([name]) => name);
   assert.equal(inProfile, ['eventstore', 'community-bridge-eventstoredb-1', 'community-bridge-eventstoredb-2', 'nginx-eventstoredb']);
   const { eventstore } = services;
-  assert.equal(eventstore.healthcheck.test.slice(0, 2), ['CMD', 'curl'], 'the KurrentDB image ships curl');
-  assert.match(eventstore.healthcheck.test.at(-1), /^http:\/\/localhost:2113\/health\/live$/);
+  assert.equal(eventstore.healthcheck!.test.slice(0, 2), ['CMD', 'curl'], 'the KurrentDB image ships curl');
+  assert.match(eventstore.healthcheck!.test.at(-1)!, /^http:\/\/localhost:2113\/health\/live$/);
   assert.is(eventstore.ports, undefined, 'the insecure database port is not published');
-  for (const [n, name] of [[1, 'community-bridge-eventstoredb-1'], [2, 'community-bridge-eventstoredb-2']] as const) {
-    const s = services[name];
-    assert.match(s.environment.EVENTSTORE_CONNECTION_STRING, /^esdb:\/\/eventstore:2113\?/);
+  for (const [n, name] of [
+    [1, 'community-bridge-eventstoredb-1'],
+    [2, 'community-bridge-eventstoredb-2'],
+  ] as const) {
+    const s = services[name]!;
+    assert.match(s.environment!.EVENTSTORE_CONNECTION_STRING!, /^esdb:\/\/eventstore:2113\?/);
     assert.equal(s.depends_on, { eventstore: { condition: 'service_healthy' } });
     assert.equal(s.networks, { eventstoredb: { aliases: [`community-bridge-${n}`] } }, 'the name nginx.conf balances over, on this network only');
   }
-  const proxy = services['nginx-eventstoredb'];
+  const proxy = services['nginx-eventstoredb']!;
   assert.equal(proxy.volumes, ['./deploy/nginx.conf:/etc/nginx/nginx.conf:ro']);
   assert.equal(proxy.networks, ['eventstoredb'], 'not on the default network, where the names are the PostgreSQL pair');
   assert.equal(proxy.ports, ['8091:8090']);

@@ -10,21 +10,13 @@ import * as assert from 'uvu/assert';
 import { createSimulator, SIMULATOR_KEY } from '../../src/community/simulator.js';
 import { loadConfig } from '../../src/config.js';
 import { startService } from '../../src/main.js';
+import { eventually } from '../support/eventually.js';
 import { FaultyStore } from '../support/faultyStore.js';
 import { ALICE, defaultUsers } from '../support/harness.js';
 import { freePort } from '../support/ports.js';
 
 /** Asks until the server takes connections (it starts listening a moment after startService is called). */
-async function firstAnswer(url: string): Promise<Response> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    try {
-      return await fetch(url);
-    } catch {
-      await new Promise((r) => setTimeout(r, 25));
-    }
-  }
-  throw new Error(`${url} never answered`);
-}
+const firstAnswer = (url: string) => eventually(() => fetch(url).catch(() => undefined), `${url} to answer`);
 
 test('while it catches up with the log, a starting node answers /healthz 200, /readyz 503 with its position, and 503 with Retry-After to everything else', async () => {
   const dataDir = await mkdtemp(join(tmpdir(), 'community-bridge-startup-'));
@@ -47,7 +39,11 @@ test('while it catches up with the log, a starting node answers /healthz 200, /r
     const readyBody = (await ready.json()) as { status: string; reason: string; position: number };
     assert.equal([ready.status, readyBody.status, readyBody.position], [503, 'not ready', 0]);
     assert.match(readyBody.reason, /catching up with the event store/);
-    const edit = await fetch(`${base}/adm/points/edit`, { method: 'POST', headers: { apiKey: 'cbk_anything', 'Content-Type': 'application/json' }, body: JSON.stringify({ oId: ALICE.oId, point: 1, memo: 'too early' }) });
+    const edit = await fetch(`${base}/adm/points/edit`, {
+      method: 'POST',
+      headers: { apiKey: 'cbk_anything', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ oId: ALICE.oId, point: 1, memo: 'too early' }),
+    });
     assert.equal([edit.status, edit.headers.get('retry-after')], [503, '1']);
     assert.equal(await edit.json(), {
       code: 503,

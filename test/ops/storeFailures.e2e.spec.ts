@@ -11,7 +11,14 @@ import { ALICE, startHarness, type Harness } from '../support/harness.js';
 async function withFaults(run: (h: Harness, faults: FaultyStore, logLines: () => Array<Record<string, unknown>>) => Promise<void>) {
   let faults: FaultyStore | undefined;
   let logged = '';
-  const log = pino({ level: 'warn' }, { write: (line: string) => void (logged += line) });
+  const log = pino(
+    { level: 'warn' },
+    {
+      write: (line: string) => {
+        logged += line;
+      },
+    },
+  );
   const h = await startHarness({
     wrapStore: (store) => {
       faults = new FaultyStore(store);

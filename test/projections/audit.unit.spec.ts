@@ -77,13 +77,18 @@ test('every outcome status, with the platform message or the service reason', as
 
 test('a page of points edits reads only its own operations, with the cursors of the whole history', async () => {
   const streamsRead: string[] = [];
-  const events = [1, 2, 3, 4, 5].flatMap((n): Array<[string, DomainEvent]> => [
-    requested(`o${n}`, n, n),
-    [`operation-o${n}`, { type: 'OperationApplied', data: { operationId: `o${n}`, oId: '42', message: `ok ${n}`, at: at(n) } }],
-  ]);
+  const events = [1, 2, 3, 4, 5].flatMap(
+    (n): Array<[string, DomainEvent]> => [
+      requested(`o${n}`, n, n),
+      [`operation-o${n}`, { type: 'OperationApplied', data: { operationId: `o${n}`, oId: '42', message: `ok ${n}`, at: at(n) } }],
+    ],
+  );
   const audit = fold(events, streamsRead);
   const page = await audit.points('42', { limit: 2, after: 30 });
-  assert.equal(page.items.map((e) => e.request.point), [3, 4]);
+  assert.equal(
+    page.items.map((e) => e.request.point),
+    [3, 4],
+  );
   assert.equal([page.prev, page.next], [50, 70]);
   assert.equal(streamsRead, ['operation-o3', 'operation-o4']);
 });

@@ -16,7 +16,15 @@ function world() {
   const log: RecordedEvent[] = [];
   const append = (operationId: string, event: DomainEvent) => {
     const streamName = `operation-${operationId}`;
-    const recorded: RecordedEvent = { streamName, revision: log.filter((e) => e.streamName === streamName).length, position: log.length + 1, type: event.type, data: event.data, metadata: undefined, created: at };
+    const recorded: RecordedEvent = {
+      streamName,
+      revision: log.filter((e) => e.streamName === streamName).length,
+      position: log.length + 1,
+      type: event.type,
+      data: event.data,
+      metadata: undefined,
+      created: at,
+    };
     log.push(recorded);
     model.apply(recorded);
   };
@@ -72,9 +80,15 @@ test('applied requests reach the folds once; rejected ones do not; a late answer
   append('b', outcome('OperationRejected', 'b'));
   append('c', points('c'));
   append('c', { type: 'OperationOutcomeUnknown', data: { operationId: 'c', oId: '42', reason: 'timeout', at } });
-  assert.equal(model.withoutOutcome('unknown').map((r) => [r.operationId, r.unknownReason]), [['c', 'timeout']]);
+  assert.equal(
+    model.withoutOutcome('unknown').map((r) => [r.operationId, r.unknownReason]),
+    [['c', 'timeout']],
+  );
   append('c', outcome('OperationApplied', 'c'));
-  assert.equal(applied.map((r) => r.data.operationId), ['a', 'c']);
+  assert.equal(
+    applied.map((r) => r.data.operationId),
+    ['a', 'c'],
+  );
   assert.equal(model.withoutOutcome('unknown'), []);
   assert.equal(model.withoutOutcome('pending'), []);
 });
@@ -83,14 +97,20 @@ test("a user's history is references in log order, and each record is read from 
   const { model, append, store } = world();
   append('a', points('a'));
   append('a', outcome('OperationApplied', 'a'));
-  append('m', { type: 'MedalGiveRequested', data: { operationId: 'm', oId: '42', userId: 'u1', userName: 'alice', request: { name: 'gold', description: '', attr: '', data: '' }, at, ...actor } });
+  append('m', {
+    type: 'MedalGiveRequested',
+    data: { operationId: 'm', oId: '42', userId: 'u1', userName: 'alice', request: { name: 'gold', description: '', attr: '', data: '' }, at, ...actor },
+  });
   append('b', points('b'));
   assert.equal(model.history('42'), [
     { position: 1, operationId: 'a' },
     { position: 3, operationId: 'm' },
     { position: 4, operationId: 'b' },
   ]);
-  assert.equal(model.history('42', 'PointsEditRequested').map((r) => r.operationId), ['a', 'b']);
+  assert.equal(
+    model.history('42', 'PointsEditRequested').map((r) => r.operationId),
+    ['a', 'b'],
+  );
   const record = await readOperation(store, 'a');
   assert.equal([record?.status, record?.revision, record?.outcome?.detail, record?.request], ['applied', 1, 'OperationApplied', { point: 5, memo: 'm' }]);
   assert.is(await readOperation(store, 'none'), undefined);

@@ -37,7 +37,7 @@ function retainedPerClient(parentLogic: AnyActorLogic): number {
   return perClient;
 }
 
-test('a closed client leaves nothing in the hub\'s parent; a machine as the parent would keep each one\'s done-event name', () => {
+test("a closed client leaves nothing in the hub's parent; a machine as the parent would keep each one's done-event name", () => {
   const hubs = retainedPerClient(realtimeActorsLogic);
   const machine = retainedPerClient(createMachine({ id: 'parent' }));
   assert.ok(machine > 50, `the measurement sees a machine parent's growth (${machine.toFixed(1)} B per client)`);

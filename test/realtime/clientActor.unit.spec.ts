@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, initialTransition, StateMachine, transition } from 'xstate';
-import { clientActorLogic, type ClientEvent, type ClientInput, type Frame } from '../../src/realtime/clientActor.js';
+import { clientActorLogic, type ClientActorEvent, type ClientInput, type Frame } from '../../src/realtime/clientActor.js';
 import type { SpecUser } from '../../src/realtime/specUser.js';
 
 const user = (oId = '1630399136785'): SpecUser => ({
@@ -31,11 +31,11 @@ function frames(actions: Array<{ type: string; params?: unknown }>): Frame[] {
 const start = (input: ClientInput) => initialTransition(clientActorLogic, input);
 const anonymous = () => start({ clientId: 'client-1', position: 7 })[0];
 const signedIn = () => start({ clientId: 'client-1', position: 7, session: { user: user(), sessionId: 's1' } })[0];
-const step = (snapshot: ReturnType<typeof anonymous>, event: ClientEvent) => {
+const step = (snapshot: ReturnType<typeof anonymous>, event: ClientActorEvent) => {
   const [next, actions] = transition(clientActorLogic, snapshot, event);
   return { next, frames: frames(actions) };
 };
-const message = (position: number, name = 'reward'): ClientEvent => ({ type: 'MESSAGE', position, appId: 'game-one', name, data: { points: 5 } });
+const message = (position: number, name = 'reward'): ClientActorEvent => ({ type: 'MESSAGE', position, appId: 'game-one', name, data: { points: 5 } });
 
 test('a state machine: anonymous, signedIn and the final state closed', () => {
   assert.ok(clientActorLogic instanceof StateMachine);

@@ -3,12 +3,14 @@
 // follows the store's subscription and never the handler that wrote.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import type * as v from 'valibot';
 import { SIMULATOR_KEY } from '../../src/community/simulator.js';
+import type { PushAnswer } from '../../src/contract/answers.js';
 import { loadConfig } from '../../src/config.js';
 import { startService } from '../../src/main.js';
 import type { RecordedEvent } from '../../src/store/port.js';
 import { ALICE, startHarness } from '../support/harness.js';
-import { applied, connect, signIn } from './support.js';
+import { applied, connect, signIn } from '../support/streamsAndSignIn.js';
 
 async function twoNodes() {
   const a = await startHarness();
@@ -29,9 +31,12 @@ async function twoNodes() {
 
 const about = (clientId: string, type: string) => (e: RecordedEvent) => e.type === type && (e.data as { clientId: string }).clientId === clientId;
 
+/** `/adm/user/get`'s answer, as far as these tests read it: a known client, signed in or not (a 404 has `data: {}`). */
+type UserGetBody = { data: { authenticated?: boolean; user?: { oId: string } } };
+
 async function lookup(node: { url: string }, key: string, clientId: string) {
   const res = await fetch(`${node.url}/adm/user/get?client_id=${clientId}`, { headers: { apiKey: key } });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: (await res.json()) as UserGetBody };
 }
 
 test('a sign-in served by node B reaches the connection on node A; both nodes then know who it is', async () => {
@@ -44,14 +49,14 @@ test('a sign-in served by node B reaches the connection on node A; both nodes th
     assert.is(login.data.user.oId, ALICE.oId);
     assert.is((await lookup(b, key, clientId)).body.data.authenticated, true);
     await seenByA;
-    assert.is((await lookup(a, key, clientId)).body.data.user.oId, ALICE.oId);
+    assert.is((await lookup(a, key, clientId)).body.data.user!.oId, ALICE.oId);
     stream.close();
   } finally {
     await close();
   }
 });
 
-test('a push accepted by node B is delivered by node A; a logout on B closes A\'s connection; a cookie from B works on A', async () => {
+test("a push accepted by node B is delivered by node A; a logout on B closes A's connection; a cookie from B works on A", async () => {
   const { a, b, key, close } = await twoNodes();
   try {
     const popup = await connect(a);
@@ -92,7 +97,7 @@ test('a push accepted by node A reports online a user whose connection node B ho
         method: 'POST',
         headers: { apiKey: key, 'Content-Type': 'application/json' },
         body: JSON.stringify({ oIds: [ALICE.oId], name: 'from-a', data: {} }),
-      }).then(async (res) => ({ status: res.status, body: (await res.json()) as any }));
+      }).then(async (res) => ({ status: res.status, body: (await res.json()) as v.InferOutput<typeof PushAnswer> }));
     assert.equal(await push(), { status: 200, body: { code: 0, msg: 'success', data: { online: [ALICE.oId], offline: [], unknown: [] } } });
     assert.is((await stream.next('message')).data.name, 'from-a');
 

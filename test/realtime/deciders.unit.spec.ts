@@ -10,7 +10,7 @@ import { loginDecider, SignInError } from '../../src/domain/login.js';
 import { sessionDecider } from '../../src/domain/session.js';
 import { SessionCookies } from '../../src/realtime/sessions.js';
 import { formatFrame, parseLastEventId } from '../../src/realtime/sse.js';
-import { deciderSpec } from '../support/given.js';
+import { deciderSpec } from '../support/deciderSpec.js';
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:05:00.000Z';
@@ -31,19 +31,46 @@ const released: LoginEvent = { type: 'LoginReleased', data: { ...ids, claim: 'k1
 
 test('login: a callback claims the attempt; others are refused while the claim holds, a lapsed claim is taken over', () => {
   login.given([]).when(claim()).then([claimed()]);
-  login.given([claimed()]).when(claim('k2', T1)).thenThrows(SignInError, /already been used/);
-  login.given([claimed()]).when(claim('k2', '2026-01-01T00:07:00.000Z')).then([claimed('k2', '2026-01-01T00:07:00.000Z')]);
-  login.given([claimed(), released]).when(claim('k2', T1)).then([claimed('k2', T1)]);
+  login
+    .given([claimed()])
+    .when(claim('k2', T1))
+    .thenThrows(SignInError, /already been used/);
+  login
+    .given([claimed()])
+    .when(claim('k2', '2026-01-01T00:07:00.000Z'))
+    .then([claimed('k2', '2026-01-01T00:07:00.000Z')]);
+  login
+    .given([claimed(), released])
+    .when(claim('k2', T1))
+    .then([claimed('k2', T1)]);
 });
 
 test('login: only the claim holder completes or fails it, once', () => {
   login.given([claimed()]).when(complete()).then([completed]);
-  login.given([claimed()]).when(failWith('invalid-assertion')).then([{ type: 'LoginFailed', data: { ...ids, reason: 'invalid-assertion', detail: 'd', at: T1 } }]);
-  login.given([claimed()]).when(complete('k2')).thenThrows(SignInError, /already been used/);
-  login.given([]).when(complete()).thenThrows(SignInError, /already been used/);
-  login.given([claimed(), completed]).when(complete()).thenThrows(SignInError, /already been used/);
-  login.given([claimed(), completed]).when(claim('k2', '2026-01-01T00:07:00.000Z')).thenThrows(SignInError, /already been used/);
-  login.given([claimed()]).when({ type: 'ReleaseLogin', ...ids, claim: 'k2', at: T1 }).thenNothing();
+  login
+    .given([claimed()])
+    .when(failWith('invalid-assertion'))
+    .then([{ type: 'LoginFailed', data: { ...ids, reason: 'invalid-assertion', detail: 'd', at: T1 } }]);
+  login
+    .given([claimed()])
+    .when(complete('k2'))
+    .thenThrows(SignInError, /already been used/);
+  login
+    .given([])
+    .when(complete())
+    .thenThrows(SignInError, /already been used/);
+  login
+    .given([claimed(), completed])
+    .when(complete())
+    .thenThrows(SignInError, /already been used/);
+  login
+    .given([claimed(), completed])
+    .when(claim('k2', '2026-01-01T00:07:00.000Z'))
+    .thenThrows(SignInError, /already been used/);
+  login
+    .given([claimed()])
+    .when({ type: 'ReleaseLogin', ...ids, claim: 'k2', at: T1 })
+    .thenNothing();
 });
 
 test('login: a stream recorded before login pages stopped recording their start reads as open', () => {
@@ -57,8 +84,14 @@ const session = deciderSpec(sessionDecider);
 const sessionStarted: SessionEvent = { type: 'SessionStarted', data: { ...binding, expires: EXPIRES, at: T0 } };
 
 test('session: started once, ended once; ending again records nothing', () => {
-  session.given([]).when({ type: 'StartSession', ...binding, expires: EXPIRES, at: T0 }).then([sessionStarted]);
-  session.given([sessionStarted]).when({ type: 'StartSession', ...binding, expires: EXPIRES, at: T0 }).thenThrows(ConflictError);
+  session
+    .given([])
+    .when({ type: 'StartSession', ...binding, expires: EXPIRES, at: T0 })
+    .then([sessionStarted]);
+  session
+    .given([sessionStarted])
+    .when({ type: 'StartSession', ...binding, expires: EXPIRES, at: T0 })
+    .thenThrows(ConflictError);
   const ended: SessionEvent = { type: 'SessionEnded', data: { sessionId: 'sess', at: T1 } };
   session.given([sessionStarted]).when({ type: 'EndSession', sessionId: 'sess', at: T1 }).then([ended]);
   session.given([sessionStarted, ended]).when({ type: 'EndSession', sessionId: 'sess', at: T1 }).thenNothing();
@@ -71,7 +104,10 @@ const connected: ClientEvent = { type: 'ClientConnected', data: { clientId: 'c',
 
 test('client: connects once, on the node that holds it, with the session it came with', () => {
   client.given([]).when({ type: 'ConnectClient', clientId: 'c', node: 'n1', session: undefined, at: T0 }).then([connected]);
-  client.given([]).when({ type: 'ConnectClient', clientId: 'c', node: 'n1', session: binding, at: T0 }).then([{ type: 'ClientConnected', data: { clientId: 'c', node: 'n1', session: binding, at: T0 } }]);
+  client
+    .given([])
+    .when({ type: 'ConnectClient', clientId: 'c', node: 'n1', session: binding, at: T0 })
+    .then([{ type: 'ClientConnected', data: { clientId: 'c', node: 'n1', session: binding, at: T0 } }]);
   client.given([connected]).when({ type: 'ConnectClient', clientId: 'c', node: 'n1', session: undefined, at: T0 }).thenThrows(ConflictError);
 });
 
@@ -90,7 +126,11 @@ test('client: who opened it (Origin, browser binding hash) is recorded and kept 
 test('client: a sign-in binds a connected client; a closed one has nobody to bind', () => {
   const signedIn: ClientEvent = { type: 'ClientSignedIn', data: { clientId: 'c', ...binding, at: T1 } };
   client.given([connected]).when({ type: 'SignInClient', clientId: 'c', user: binding, rebind: false, at: T1 }).then([signedIn]);
-  assert.equal(client.given([connected]).when({ type: 'SignInClient', clientId: 'c', user: binding, rebind: false, at: T1 }).state(), { status: 'connected', clientId: 'c', user: binding });
+  assert.equal(client.given([connected]).when({ type: 'SignInClient', clientId: 'c', user: binding, rebind: false, at: T1 }).state(), {
+    status: 'connected',
+    clientId: 'c',
+    user: binding,
+  });
   const gone: ClientEvent = { type: 'ClientDisconnected', data: { clientId: 'c', reason: 'closed', at: T1 } };
   client.given([connected, gone]).when({ type: 'SignInClient', clientId: 'c', user: binding, rebind: false, at: T2 }).thenNothing();
   client.given([]).when({ type: 'SignInClient', clientId: 'c', user: binding, rebind: false, at: T2 }).thenNothing();
@@ -99,8 +139,14 @@ test('client: a sign-in binds a connected client; a closed one has nobody to bin
 test('client: a bound client is signed in again only by the browser holding the connection', () => {
   const signedIn: ClientEvent = { type: 'ClientSignedIn', data: { clientId: 'c', ...binding, at: T1 } };
   const other = { sessionId: 'sess2', userId: 'user00000000002', oId: '1630399136786' };
-  client.given([connected, signedIn]).when({ type: 'SignInClient', clientId: 'c', user: other, rebind: false, at: T2 }).thenThrows(ClientBoundError, /signed in already/);
-  client.given([connected, signedIn]).when({ type: 'SignInClient', clientId: 'c', user: other, rebind: true, at: T2 }).then([{ type: 'ClientSignedIn', data: { clientId: 'c', ...other, at: T2 } }]);
+  client
+    .given([connected, signedIn])
+    .when({ type: 'SignInClient', clientId: 'c', user: other, rebind: false, at: T2 })
+    .thenThrows(ClientBoundError, /signed in already/);
+  client
+    .given([connected, signedIn])
+    .when({ type: 'SignInClient', clientId: 'c', user: other, rebind: true, at: T2 })
+    .then([{ type: 'ClientSignedIn', data: { clientId: 'c', ...other, at: T2 } }]);
 });
 
 test('client: disconnects once', () => {

@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { streams as streamNames, type MessagePushed } from '../../src/domain/events.js';
 import { ALICE, startHarness, type Harness } from '../support/harness.js';
-import { connect, signIn, withTimeout } from './support.js';
+import { connect, signIn, withTimeout } from '../support/streamsAndSignIn.js';
 
 const CONNECTIONS = 250;
 
@@ -31,8 +31,7 @@ function openRaw(h: Harness, cookie: string): RawStream {
       let buffer = '';
       res.on('data', (chunk: string) => {
         buffer += chunk;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
+        for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
           const frame = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
           const field = (name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(frame)?.[1];

@@ -6,7 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Frame } from '../../src/realtime/clientActor.js';
 import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
-import { connect, signIn, withTimeout } from './support.js';
+import { connect, signIn, withTimeout } from '../support/streamsAndSignIn.js';
 
 /** More connections than the hub writes in one event-loop turn: the next user's part waits a turn. */
 const ALICE_CONNECTIONS = 150;

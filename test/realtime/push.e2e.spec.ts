@@ -1,9 +1,10 @@
-// Spec §4.6 and §6 `message`: a push reaches every open connection of every targeted user,
+// docs/api.md "POST /adm/message/push" and the `message` frame: a push reaches every open connection of every targeted user,
 // through the store's subscription; a reconnect with Last-Event-ID gets what it missed.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
-import { connect, movableClock, signIn } from './support.js';
+import { movableClock } from '../support/movableClock.js';
+import { connect, signIn } from '../support/streamsAndSignIn.js';
 
 async function pusher(h: Harness) {
   const { key } = await h.key(['message:push'], 'Game One');
@@ -70,7 +71,7 @@ test('a user with three tabs gets the message three times, once in each', async 
       assert.is((await tab.stream.next('message')).data.name, 'hello');
       assert.is((await tab.stream.next('message')).data.name, 'barrier');
     }
-    assert.is(tabs.flatMap((t) => t.stream.frames).filter((f) => f.data.name === 'hello').length, 3);
+    assert.is(tabs.flatMap((t) => t.stream.frames).filter((f) => f.event === 'message' && f.data.name === 'hello').length, 3);
     for (const tab of tabs) tab.stream.close();
   } finally {
     await h.close();
@@ -115,11 +116,20 @@ test('reconnecting with Last-Event-ID replays the missed messages of the user, i
     assert.is(back.hello.data.login_status, true);
     assert.is(back.hello.id, seen.id);
     const replayed = [await back.stream.next('message'), await back.stream.next('message')];
-    assert.equal(replayed.map((f) => [f.id, f.data.name]), [[m2, 'm2'], [m3, 'm3']]);
+    assert.equal(
+      replayed.map((f) => [f.id, f.data.name]),
+      [
+        [m2, 'm2'],
+        [m3, 'm3'],
+      ],
+    );
     const m4 = await push({ oIds: [ALICE.oId], name: 'm4', data: {} });
     const live = await back.stream.next('message');
     assert.equal([live.id, live.data.name], [m4, 'm4']);
-    assert.equal(back.stream.frames.map((f) => f.event), ['PB_CONNECT', 'message', 'message', 'message']);
+    assert.equal(
+      back.stream.frames.map((f) => f.event),
+      ['PB_CONNECT', 'message', 'message', 'message'],
+    );
     back.stream.close();
     bob.stream.close();
   } finally {

@@ -49,8 +49,12 @@ function target(stream: HeldStream | undefined) {
   const connection: ReplayTarget & typeof state = Object.assign(state, {
     replayMessage: (m: RecentMessage) => write({ type: 'message', id: m.position, data: { app_id: m.appId, name: m.name, data: m.data } }),
     release: write,
-    replayed: () => void (state.done = true),
-    cutOff: () => void (state.wasCutOff = true),
+    replayed: () => {
+      state.done = true;
+    },
+    cutOff: () => {
+      state.wasCutOff = true;
+    },
   });
   return { connection, written };
 }

@@ -5,8 +5,9 @@
 import { request, type ClientRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { eventually } from '../support/eventually.js';
 import { ALICE, startHarness, type Harness } from '../support/harness.js';
-import { applied, connect, signIn, withTimeout } from './support.js';
+import { applied, connect, signIn, withTimeout } from '../support/streamsAndSignIn.js';
 
 /** About 60 KB of `data` as JSON, under the default PUSH_MAX_BYTES (64 KiB). */
 const BIG_TEXT = 'x'.repeat(60_000);
@@ -17,7 +18,8 @@ const PACED_BUFFER_BOUND = 256 * 1024;
 interface RawFrame {
   event: string;
   id: string;
-  data: any;
+  /** PB_CONNECT's `client_id`, or a message's `name` and `data` (these tests push `{i, text}`). */
+  data: { client_id?: string; name?: string; data?: { i: number; text: string } };
 }
 
 interface RawStream {
@@ -53,8 +55,7 @@ function openRaw(h: Harness, headers: Record<string, string>): RawStream {
     let buffer = '';
     res.on('data', (chunk: string) => {
       buffer += chunk;
-      let at: number;
-      while ((at = buffer.indexOf('\n\n')) >= 0) {
+      for (let at = buffer.indexOf('\n\n'); at >= 0; at = buffer.indexOf('\n\n')) {
         const frame = buffer.slice(0, at);
         buffer = buffer.slice(at + 2);
         const field = (name: string) => new RegExp(`^${name}: (.*)$`, 'm').exec(frame)?.[1];
@@ -133,7 +134,8 @@ async function pushBig(h: Harness, key: string, count: number, from = 0): Promis
   return positions;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits until the server's side of a stream is held up by its reader (its writes wait for a drain). */
+const heldUp = (res: ServerResponse) => eventually(() => res.writableNeedDrain, 'the server to wait for the paused reader');
 
 function assertInOrder(frames: RawFrame[], positions: number[]) {
   assert.equal(
@@ -142,10 +144,10 @@ function assertInOrder(frames: RawFrame[], positions: number[]) {
     'every missed message, in log order',
   );
   assert.equal(
-    frames.map((f) => f.data.data.i),
+    frames.map((f) => f.data.data!.i),
     positions.map((_, i) => i),
   );
-  assert.ok(frames.every((f) => f.data.data.text === BIG_TEXT && f.data.name === 'big'));
+  assert.ok(frames.every((f) => f.data.data!.text === BIG_TEXT && f.data.name === 'big'));
 }
 
 test('a reconnect with a backlog over the slow-reader limit gets every message, in order, and the stream stays open', async () => {
@@ -188,21 +190,23 @@ test('a reader that pauses in the middle of a large replay is waited for, then g
     await stream.messages(1, 5000);
     stream.pause();
     const res = await serverSide;
-    await sleep(1000);
+    await heldUp(res);
     const during = stream.frames.filter((f) => f.event === 'message').length;
     assert.ok(during < positions.length, `the paused reader had not taken everything (${during})`);
     assert.not.ok(res.destroyed, 'the paused reader is not cut off for its replay');
-    assert.ok(res.writableNeedDrain, 'the replay waits for the reader');
     assert.ok(res.writableLength < PACED_BUFFER_BOUND, `the server holds ${res.writableLength} bytes for the paused reader`);
 
     // Live pushes while the replay waits: they follow it, once each.
     const live = await pushBig(h, key, 3, positions.length);
-    await sleep(500);
+    await h.caughtUp(); // the live pushes are in the stream's queue
     stream.resume();
     const all = await stream.messages(positions.length + live.length, 20_000);
     assertInOrder(all, [...positions, ...live]);
-    await sleep(200);
-    assert.is(stream.frames.filter((f) => f.event === 'message').length, positions.length + live.length, 'nothing twice');
+    // One push more: once it has come, whatever came twice before it shows.
+    const [marker] = await pushBig(h, key, 1, positions.length + live.length);
+    const withMarker = await stream.messages(positions.length + live.length + 1, 5000);
+    assert.is(Number(withMarker.at(-1)!.id), marker, 'the marker is the last message');
+    assert.is(stream.frames.filter((f) => f.event === 'message').length, positions.length + live.length + 1, 'nothing twice');
     assert.not.ok(stream.isEnded(), 'the stream stays open');
   } finally {
     stream?.req.destroy();
@@ -252,9 +256,8 @@ test('a reader that stops in the middle of a replay is cut off once the live tra
     stream.pause();
     const clientId = stream.frames[0]!.data.client_id as string;
     const cutOff = applied(h, (e) => e.type === 'ClientDisconnected' && (e.data as { clientId: string }).clientId === clientId, 30_000);
-    await sleep(500);
+    await heldUp(await serverSide);
     assert.is(h.service.deps.realtime.hub.size, 1, 'waited for while only its replay is held up');
-    assert.ok((await serverSide).writableNeedDrain, 'the replay waits for the reader');
     // 1 MiB of live frames is about 18 of these.
     let pushes = 0;
     while (h.service.deps.realtime.hub.size > 0 && pushes < 40) {

@@ -1,11 +1,12 @@
-// Spec §3.1 "a connection opened by a visitor with an existing login starts in the logged-in
+// docs/api.md "GET /api/realtime": "a connection opened by a visitor with an existing login starts in the logged-in
 // state", and logout: sessions are events, so they hold across restarts and nodes.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, startHarness } from '../support/harness.js';
-import { connect, movableClock, signIn } from './support.js';
+import { movableClock } from '../support/movableClock.js';
+import { connect, signIn } from '../support/streamsAndSignIn.js';
 
 test('a returning visitor with the session cookie starts signed in: PB_CONNECT carries the user', async () => {
   const h = await startHarness();
@@ -103,7 +104,10 @@ test('logout ends the session: its connections close, the cookie is cleared, the
     await tab.stream.ended();
     popup.stream.close(); // no automatic reconnect during the rest of the test
     tab.stream.close();
-    assert.equal((await h.events('session-')).map((e) => e.type), ['SessionStarted', 'SessionEnded']);
+    assert.equal(
+      (await h.events('session-')).map((e) => e.type),
+      ['SessionStarted', 'SessionEnded'],
+    );
     const after = await connect(h, { cookie });
     assert.is(after.hello.data.login_status, false);
     const { key } = await h.key(['user:get']);

@@ -5,6 +5,7 @@ import { request } from 'node:http';
 import { pino } from 'pino';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { eventually } from '../support/eventually.js';
 import { FaultyStore } from '../support/faultyStore.js';
 import { startHarness, type Harness, type HarnessOptions } from '../support/harness.js';
 
@@ -34,23 +35,30 @@ function get(h: Harness, path: string, headers: Record<string, string> = {}): Pr
   });
 }
 
-async function withLog(options: HarnessOptions, run: (h: Harness, lines: () => Array<Record<string, any>>) => Promise<void>) {
+async function withLog(options: HarnessOptions, run: (h: Harness, lines: () => Array<Record<string, unknown>>) => Promise<void>) {
   let logged = '';
-  const log = pino({ level: 'info' }, { write: (line: string) => void (logged += line) });
+  const log = pino(
+    { level: 'info' },
+    {
+      write: (line: string) => {
+        logged += line;
+      },
+    },
+  );
   const h = await startHarness({ ...options, log });
   try {
     await run(h, () =>
       logged
         .split('\n')
         .filter(Boolean)
-        .map((line) => JSON.parse(line) as Record<string, any>),
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
     );
   } finally {
     await h.close();
   }
 }
 
-const requestLines = (lines: Array<Record<string, any>>) => lines.filter((l) => l.msg === 'request' && l.route === '/api/realtime');
+const requestLines = (lines: Array<Record<string, unknown>>) => lines.filter((l) => l.msg === 'request' && l.route === '/api/realtime');
 
 test('a served stream: the caller’s request id, nosniff, Vary: Origin; logged and counted as GET /api/realtime 200', () =>
   withLog({}, async (h, lines) => {
@@ -109,15 +117,16 @@ test('a store failure while opening: 500 in the error form, nothing internal sai
       assert.equal(JSON.parse(failed.text), { code: 500, message: 'Internal error: the service could not complete the request', data: { reason: 'internal_error' } });
       assert.is(failed.headers['x-content-type-options'], 'nosniff');
       assert.ok(lines().some((l) => l.msg === 'unexpected error' && l.path === '/api/realtime'));
-      assert.equal(requestLines(lines()).map((l) => l.status), ['500']);
+      assert.equal(
+        requestLines(lines()).map((l) => l.status),
+        ['500'],
+      );
       faults!.appendFailure = undefined;
-      let again: Answer | undefined;
-      for (let i = 0; i < 50 && again?.status !== 200; i++) {
-        again = await get(h, '/api/realtime');
-        if (again.status !== 200) await new Promise((r) => setTimeout(r, 20));
-      }
-      assert.is(again!.status, 200, 'the failed stream freed its slot');
-      again!.close();
+      const again = await eventually(async () => {
+        const answer = await get(h, '/api/realtime');
+        return answer.status === 200 ? answer : undefined;
+      }, 'the failed stream to free its slot (a stream answered 200)');
+      again.close();
     },
   );
 });

@@ -4,10 +4,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createActor, initialTransition, transition } from 'xstate';
 import type { Frame } from '../../src/realtime/clientActor.js';
-import type { MessageEvent } from '../../src/realtime/messages.js';
+import type { PushedMessage } from '../../src/realtime/messages.js';
 import { userActorLogic } from '../../src/realtime/userActor.js';
 
-const message = (position: number): MessageEvent => ({ type: 'MESSAGE', position, appId: 'game-one', name: 'reward', data: { points: 5 } });
+const message = (position: number): PushedMessage => ({ type: 'MESSAGE', position, appId: 'game-one', name: 'reward', data: { points: 5 } });
 
 /** A started user actor and the frames it emitted so far. */
 function started() {

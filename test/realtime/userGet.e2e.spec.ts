@@ -1,8 +1,8 @@
-// Spec §4.9: GET /adm/user/get?client_id= — exactly the three outcomes, behind `user:get`.
+// docs/api.md: GET /adm/user/get?client_id= — exactly the three outcomes, behind `user:get`.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, startHarness } from '../support/harness.js';
-import { applied, connect, signIn } from './support.js';
+import { applied, connect, signIn } from '../support/streamsAndSignIn.js';
 
 test('unknown client: HTTP 404 with the spec body exactly', async () => {
   const h = await startHarness();
@@ -92,7 +92,7 @@ test('a missing or empty client_id is a 400 in the service error form', async ()
   }
 });
 
-test('clients a crashed run of this node left connected answer 404 after it starts again; other nodes\' clients stay', async () => {
+test("clients a crashed run of this node left connected answer 404 after it starts again; other nodes' clients stay", async () => {
   const h = await startHarness({ env: { NODE_ID: 'node-a' } });
   try {
     const { key } = await h.key(['user:get']);

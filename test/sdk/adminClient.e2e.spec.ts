@@ -4,8 +4,10 @@
 import { BridgeError, ConnectionError, OutcomeUnknownError, createAdminClient, type AdminClientOptions, type Fetch } from '@community-bridge/sdk';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { eventually } from '../support/eventually.js';
 import { ALICE, startHarness, type Harness } from '../support/harness.js';
-import { applied, connect, signIn } from '../realtime/support.js';
+import { rejects } from '../support/rejects.js';
+import { applied, connect, signIn } from '../support/streamsAndSignIn.js';
 
 const POINTS_PATH = '/user/edit/points';
 
@@ -15,27 +17,24 @@ interface Sent {
   idempotencyKey: string | undefined;
 }
 
-/** The global fetch, recording what it sends; `fail(n)` lets the nth request reach the service and then reports a network error. */
+/**
+ * The global fetch, recording what it sends. `loseAnswerOf(n, reached)` lets the nth request reach
+ * the service and, once `reached()` holds (by default: once the service has answered), reports a
+ * network error instead of the answer, as a connection reset on the way back does.
+ */
 function recordingFetch() {
   const sent: Sent[] = [];
-  const cutOff = new Set<number>();
+  const cutOff = new Map<number, (() => unknown) | undefined>();
   const doFetch: Fetch = async (url, init) => {
     sent.push({ method: init.method, url, idempotencyKey: init.headers['Idempotency-Key'] });
     const answer = fetch(url, init);
     if (!cutOff.has(sent.length)) return answer;
-    // The request went out; its answer is lost on the way back (a connection reset).
-    answer.catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const answered = answer.then((res) => res.text()).catch(() => undefined);
+    const reached = cutOff.get(sent.length);
+    await (reached ? eventually(reached, 'the request whose answer is lost to reach its point') : answered);
     throw new TypeError('fetch failed');
   };
-  return { fetch: doFetch, sent, loseAnswerOf: (n: number) => cutOff.add(n) };
-}
-
-/** The BridgeError a call fails with (the test fails if it succeeds or throws something else). */
-async function failureOf(call: Promise<unknown>): Promise<BridgeError> {
-  const error = await call.then(() => assert.unreachable('the call succeeded'), (e: unknown) => e);
-  assert.instance(error, BridgeError);
-  return error as BridgeError;
+  return { fetch: doFetch, sent, loseAnswerOf: (n: number, reached?: () => unknown) => cutOff.set(n, reached) };
 }
 
 async function withClient(run: (h: Harness, options: AdminClientOptions) => Promise<void>): Promise<void> {
@@ -59,7 +58,10 @@ test('every method answers with the service’s typed body', () =>
     assert.is(h.sim.user(oId)?.points, 105);
 
     assert.is((await admin.medal.give({ oId, name: 'SDK', description: 'used the SDK', attr: 'url=https://example.test/m.png&backcolor=ffffff&fontcolor=000000' })).code, 0);
-    assert.equal(h.sim.user(oId)?.medals.map((m) => m.name), ['SDK']);
+    assert.equal(
+      h.sim.user(oId)?.medals.map((m) => m.name),
+      ['SDK'],
+    );
     assert.is((await admin.medal.remove({ oId, name: 'SDK' })).code, 0);
     assert.equal(h.sim.user(oId)?.medals, []);
 
@@ -71,7 +73,10 @@ test('every method answers with the service’s typed body', () =>
     assert.is(granted.data.expired, '2030-01-01 00:00:00.000Z');
     const batch = await admin.vip.batchSubmit({ oId, vips: [{ quality: 'svip', expired: '2031-01-01 00:00:00' }] });
     assert.equal([batch.data.succeed, batch.data.failed], [1, 0]);
-    assert.equal((await admin.vip.get(oId)).data.map((r) => r.quality), ['svip', 'vip']);
+    assert.equal(
+      (await admin.vip.get(oId)).data.map((r) => r.quality),
+      ['svip', 'vip'],
+    );
 
     const pushed = await admin.message.push({ oIds: [oId], name: 'hello', data: { n: 1 } });
     assert.equal(pushed.data, { online: [], offline: [oId], unknown: [] });
@@ -87,29 +92,54 @@ test('every method answers with the service’s typed body', () =>
     assert.is(await admin.user.get(clientId), null, 'a disconnected client is no client');
 
     const pointsAudit = await admin.audit.points(oId);
-    assert.equal(pointsAudit.data.items.map((e) => [e.request.memo, e.outcome.status]), [['sdk: welcome', 'applied']]);
+    assert.equal(
+      pointsAudit.data.items.map((e) => [e.request.memo, e.outcome.status]),
+      [['sdk: welcome', 'applied']],
+    );
     const firstVip = await admin.audit.vip(oId, { limit: 1 });
-    assert.equal(firstVip.data.items.map((e) => e.quality), ['vip']);
+    assert.equal(
+      firstVip.data.items.map((e) => e.quality),
+      ['vip'],
+    );
     const secondVip = await admin.audit.vip(oId, { after: firstVip.data.next! });
-    assert.equal(secondVip.data.items.map((e) => e.quality), ['svip']);
+    assert.equal(
+      secondVip.data.items.map((e) => e.quality),
+      ['svip'],
+    );
+    const medals = await admin.audit.medals(oId);
+    assert.equal(
+      medals.data.items.map((e) => [e.action, e.request.name, e.outcome.status]),
+      [
+        ['give', 'SDK', 'applied'],
+        ['remove', 'SDK', 'applied'],
+      ],
+    );
+    const items = await admin.audit.items(oId);
+    assert.equal(
+      items.data.items.map((e) => [e.request.item, e.request.sum, e.outcome.status]),
+      [['checkin1day', 1, 'applied']],
+    );
   }));
 
 test('failures throw BridgeError with the service’s status, message and data', () =>
   withClient(async (h, options) => {
-    const unknownKey = await failureOf(createAdminClient({ ...options, apiKey: `cbk_${'0'.repeat(27)}` }).vip.get(ALICE.oId));
+    const unknownKey = await rejects(createAdminClient({ ...options, apiKey: `cbk_${'0'.repeat(27)}` }).vip.get(ALICE.oId), BridgeError);
     assert.equal([unknownKey.status, unknownKey.message, unknownKey.data, unknownKey.reason], [401, 'Invalid apiKey', {}, undefined]);
 
     const { key: readOnly } = await h.key(['vip:read']);
-    const forbidden = await failureOf(createAdminClient({ ...options, apiKey: readOnly }).points.edit({ oId: ALICE.oId, point: 1, memo: 'no' }));
+    const forbidden = await rejects(createAdminClient({ ...options, apiKey: readOnly }).points.edit({ oId: ALICE.oId, point: 1, memo: 'no' }), BridgeError);
     assert.equal([forbidden.status, forbidden.message], [403, 'No permission to access this resource']);
 
     const admin = createAdminClient(options);
-    const invalid = await failureOf(admin.points.edit({ oId: 'alice', point: 0, memo: '' }, { idempotencyKey: 'sdk-invalid' }));
+    const invalid = await rejects(admin.points.edit({ oId: 'alice', point: 0, memo: '' }, { idempotencyKey: 'sdk-invalid' }), BridgeError);
     assert.is(invalid.status, 400);
-    assert.equal(invalid.data.issues?.map((i) => i.field), ['oId', 'point', 'memo']);
+    assert.equal(
+      invalid.data.issues?.map((i) => i.field),
+      ['oId', 'point', 'memo'],
+    );
     assert.is(invalid.idempotencyKey, 'sdk-invalid');
 
-    const unknownUser = await failureOf(admin.liveness.get('999999999'));
+    const unknownUser = await rejects(admin.liveness.get('999999999'), BridgeError);
     assert.equal([unknownUser.status, unknownUser.reason], [404, 'user_not_found']);
     assert.is(unknownUser.idempotencyKey, undefined, 'reads carry no key');
   }));
@@ -136,9 +166,7 @@ test('an outcome-unknown write is not sent again and reaches the platform once; 
     // The platform applies the change and then drops the connection: the service cannot know.
     h.sim.faultNext(POINTS_PATH, { kind: 'applyThenReset' });
     const memo = 'sdk: reset';
-    const error = await failureOf(admin.points.edit({ oId: ALICE.oId, point: 1, memo }));
-    assert.instance(error, OutcomeUnknownError);
-    const unknown = error as OutcomeUnknownError;
+    const unknown = await rejects(admin.points.edit({ oId: ALICE.oId, point: 1, memo }), OutcomeUnknownError);
     assert.ok(unknown.status === 502 || unknown.status === 504, `${unknown.status} ${unknown.message}`);
     assert.match(unknown.message, /^Outcome unknown: /);
     assert.equal([unknown.reason, unknown.operationId, unknown.operationStatus], ['outcome_unknown', unknown.data.operationId, 'unknown']);
@@ -146,7 +174,10 @@ test('an outcome-unknown write is not sent again and reaches the platform once; 
     assert.is(unknown.idempotencyKey, recorder.sent[0]!.idempotencyKey);
     assert.is(h.sim.arrivals(POINTS_PATH).filter((a) => a.body.memo === memo).length, 1, 'sent to the platform once');
     const audit = await admin.audit.points(ALICE.oId);
-    assert.equal(audit.data.items.map((e) => [e.operationId, e.outcome.status]), [[unknown.operationId, 'unknown']]);
+    assert.equal(
+      audit.data.items.map((e) => [e.operationId, e.outcome.status]),
+      [[unknown.operationId, 'unknown']],
+    );
   }));
 
 test('an answer lost on the way back: the retry gets the stored answer, applied once', () =>
@@ -164,12 +195,12 @@ test('an answer lost on the way back: the retry gets the stored answer, applied 
 
 test('a retry that finds its first attempt still running waits as told, then gets its answer', () =>
   withClient(async (h, options) => {
+    const memo = 'sdk: still running';
     const recorder = recordingFetch();
-    recorder.loseAnswerOf(1);
+    recorder.loseAnswerOf(1, () => h.sim.arrivals(POINTS_PATH).some((a) => a.body.memo === memo));
     const admin = createAdminClient({ ...options, fetch: recorder.fetch });
     // A slow platform: the first attempt is still at work when the second arrives (409 + Retry-After).
     h.sim.faultNext(POINTS_PATH, { kind: 'delayThenApply', ms: 700 });
-    const memo = 'sdk: still running';
     const answer = await admin.points.edit({ oId: ALICE.oId, point: 1, memo });
     assert.is(answer.code, 0);
     assert.is(recorder.sent.length, 3, 'lost, still running, answered');
@@ -182,13 +213,12 @@ test('timeoutMs bounds the call; the error keeps the key, and a later retry with
     const admin = createAdminClient({ ...options, timeoutMs: 300 });
     h.sim.faultNext(POINTS_PATH, { kind: 'applyThenDelay', ms: 600 });
     const memo = 'sdk: timeout';
-    const started = Date.now();
-    const error = await failureOf(admin.points.edit({ oId: ALICE.oId, point: 1, memo }));
-    assert.instance(error, ConnectionError);
+    const error = await rejects(admin.points.edit({ oId: ALICE.oId, point: 1, memo }), ConnectionError);
     assert.equal([error.status, error.reason, error.message], [undefined, 'timeout', 'No answer within 300 ms']);
-    assert.ok(Date.now() - started < 600, `gave up after ${Date.now() - started} ms`);
+    const platformAnswered = () => h.sim.arrivals(POINTS_PATH).find((a) => a.body.memo === memo)?.answered;
+    assert.is(platformAnswered(), false, 'the client gave up before the platform, and so the service, answered');
     assert.type(error.idempotencyKey, 'string');
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    await eventually(platformAnswered, 'the platform to answer the first attempt');
     const retried = await createAdminClient(options).points.edit({ oId: ALICE.oId, point: 1, memo }, { idempotencyKey: error.idempotencyKey! });
     assert.is(retried.code, 0);
     assert.is(h.sim.pointsApplied(memo), 1);
@@ -199,8 +229,7 @@ test('no service at all: a network error after the bounded attempts', async () =
   const { key } = await h.key(['*']);
   const baseUrl = h.url;
   await h.close();
-  const error = await failureOf(createAdminClient({ baseUrl, apiKey: key, maxAttempts: 2 }).vip.get(ALICE.oId));
-  assert.instance(error, ConnectionError);
+  const error = await rejects(createAdminClient({ baseUrl, apiKey: key, maxAttempts: 2 }).vip.get(ALICE.oId), ConnectionError);
   assert.equal([error.status, error.reason], [undefined, 'connection_failed']);
   assert.match(error.message, /^Network error: fetch failed \(connect ECONNREFUSED /);
 });

@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import { ALICE, withHarness } from '../support/harness.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
+const { version: SDK_VERSION } = JSON.parse(await readFile(join(ROOT, 'packages/sdk/package.json'), 'utf8')) as { version: string };
 /** npm pack and an offline install take seconds; this bounds a hung one. */
 const NPM_TIMEOUT_MS = 120_000;
 const PROBE_TIMEOUT_MS = 30_000;
@@ -18,11 +19,8 @@ const MAX_OUTPUT_BYTES = 1024 * 1024;
 
 function run(command: string, args: string[], options: { cwd: string; env?: Record<string, string>; timeoutMs: number }): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(
-      command,
-      args,
-      { cwd: options.cwd, env: { ...process.env, ...options.env }, timeout: options.timeoutMs, maxBuffer: MAX_OUTPUT_BYTES },
-      (error, stdout, stderr) => (error ? reject(new Error(`${command} ${args.join(' ')}: ${error.message}\n${stdout}\n${stderr}`)) : resolve(stdout)),
+    execFile(command, args, { cwd: options.cwd, env: { ...process.env, ...options.env }, timeout: options.timeoutMs, maxBuffer: MAX_OUTPUT_BYTES }, (error, stdout, stderr) =>
+      error ? reject(new Error(`${command} ${args.join(' ')}: ${error.message}\n${stdout}\n${stderr}`)) : resolve(stdout),
     );
   });
 }
@@ -54,11 +52,14 @@ test('npm pack → npm install <tgz> offline → a plain ESM script calls the se
       }>;
       const [tarball] = packed;
       assert.ok(tarball, 'npm pack named a tarball');
-      assert.is(tarball.version, '1.0.0');
-      assert.is(tarball.filename, 'community-bridge-sdk-1.0.0.tgz');
+      assert.is(tarball.version, SDK_VERSION);
+      assert.is(tarball.filename, `community-bridge-sdk-${SDK_VERSION}.tgz`);
       const files = tarball.files.map((f) => f.path);
       for (const file of ['dist/index.js', 'dist/index.d.ts', 'README.md', 'CHANGELOG.md']) assert.ok(files.includes(file), `${file} is in the tarball`);
-      assert.not.ok(files.some((f) => f.startsWith('src/')), 'sources stay out');
+      assert.not.ok(
+        files.some((f) => f.startsWith('src/')),
+        'sources stay out',
+      );
 
       for (const readme of ['README.md', 'packages/sdk/README.md']) {
         assert.ok((await readFile(join(ROOT, readme), 'utf8')).includes(`dist/${tarball.filename}`), `${readme} documents installing ${tarball.filename}`);
@@ -73,7 +74,7 @@ test('npm pack → npm install <tgz> offline → a plain ESM script calls the se
         timeoutMs: NPM_TIMEOUT_MS,
       });
       const installed = JSON.parse(await readFile(join(project, 'node_modules/@community-bridge/sdk/package.json'), 'utf8')) as { version: string };
-      assert.is(installed.version, '1.0.0');
+      assert.is(installed.version, SDK_VERSION);
 
       await writeFile(join(project, 'probe.mjs'), PROBE);
       const { key } = await h.key(['*']);

@@ -10,15 +10,18 @@ import { ALICE, BOB } from '../support/harness.js';
 
 const browserTest = chromiumTest('SDK browser client suite');
 
+/** A frame the demo page shows: its event and its JSON data (`user` in a login frame). */
+type ShownFrame = { event: string; data: { user?: { oId: string } } };
+
 /** The frames the demo page shows, oldest first, as it received them. */
-async function shownFrames(page: Page): Promise<Array<{ event: string; data: any }>> {
+async function shownFrames(page: Page): Promise<ShownFrame[]> {
   const text = (await page.locator('#frames').textContent()) ?? '';
   return text
     .split('\n\n')
     .filter((block) => block.trim())
     .map((block) => {
       const space = block.indexOf(' ');
-      return { event: block.slice(0, space), data: JSON.parse(block.slice(space + 1)) };
+      return { event: block.slice(0, space), data: JSON.parse(block.slice(space + 1)) as ShownFrame['data'] };
     })
     .reverse();
 }
@@ -47,7 +50,7 @@ browserTest('connect, sign in through the popup, receive a push; sign out, and t
       ['PB_CONNECT', 'login', 'message'],
     );
     assert.equal(frames[0]!.data, { client_id: game.clientId, login_status: false });
-    assert.is(frames[1]!.data.user.oId, ALICE.oId);
+    assert.is(frames[1]!.data.user!.oId, ALICE.oId);
     assert.equal(frames[2]!.data, { app_id: 'demo-game', name: 'reward', data: { coins: 5, note: 'for the SDK' } });
 
     // Signing out ends the stream; the browser reconnects, and a new client says hello.

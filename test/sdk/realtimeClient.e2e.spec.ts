@@ -5,7 +5,7 @@ import { EventSource } from 'eventsource';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startHarness } from '../support/harness.js';
-import { applied, withTimeout } from '../realtime/support.js';
+import { applied, withTimeout } from '../support/streamsAndSignIn.js';
 
 test('an injected EventSource: PB_CONNECT gives the client id, close() disconnects it', async () => {
   const h = await startHarness();

@@ -5,7 +5,8 @@ import { BridgeError, OutcomeUnknownError, PlatformError, RateLimitError, create
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { backoff, retryDelay } from '../../packages/sdk/src/retry.js';
-import { json, rejectionOf, startLoopback, wellFormedKey, type Loopback, type Responder } from './loopback.js';
+import { rejects } from '../support/rejects.js';
+import { json, startScriptedServer, wellFormedKey, type ScriptedServer, type Responder } from './scriptedServer.js';
 
 const OID = '1630399136785';
 const POINTS = { oId: OID, point: 1, memo: 'retry policy' };
@@ -14,16 +15,16 @@ const SUCCESS = { code: 0, msg: 'success', data: {} };
 const TIMER_SLACK_MS = 30;
 
 /** A loopback server answering as `respond` says, recording when each request arrived. */
-async function timedService(respond: Responder): Promise<Loopback & { arrivals: number[] }> {
+async function timedService(respond: Responder): Promise<ScriptedServer & { arrivals: number[] }> {
   const arrivals: number[] = [];
-  const service = await startLoopback((request, res, index) => {
+  const service = await startScriptedServer((request, res, index) => {
     arrivals.push(performance.now());
     respond(request, res, index);
   });
   return Object.assign(service, { arrivals });
 }
 
-async function withService(respond: Responder, run: (service: Loopback & { arrivals: number[] }) => Promise<void>): Promise<void> {
+async function withService(respond: Responder, run: (service: ScriptedServer & { arrivals: number[] }) => Promise<void>): Promise<void> {
   const service = await timedService(respond);
   try {
     await run(service);
@@ -34,8 +35,10 @@ async function withService(respond: Responder, run: (service: Loopback & { arriv
 
 const errorBody = (status: number, data: Record<string, unknown>) => ({ code: status, message: `status ${status}`, data });
 /** The first request gets this error (with Retry-After: 1), every later one a success. */
-const onceThen = (status: number, data: Record<string, unknown>): Responder => (_q, res, n) =>
-  n === 1 ? json(res, status, errorBody(status, data), { 'Retry-After': '1' }) : json(res, 200, SUCCESS);
+const onceThen =
+  (status: number, data: Record<string, unknown>): Responder =>
+  (_q, res, n) =>
+    n === 1 ? json(res, status, errorBody(status, data), { 'Retry-After': '1' }) : json(res, 200, SUCCESS);
 
 const cases: Array<[string, number, Record<string, unknown>]> = [
   ['429 rate_limited', 429, { reason: 'rate_limited', retryAfterSeconds: 1 }],
@@ -60,9 +63,8 @@ test('a Retry-After longer than the deadline leaves is not waited for: the answe
   withService(
     (_q, res) => json(res, 429, errorBody(429, { reason: 'rate_limited', retryAfterSeconds: 3 }), { 'Retry-After': '3' }),
     async (service) => {
-      const error = await rejectionOf(createAdminClient({ baseUrl: service.url, apiKey: wellFormedKey(), timeoutMs: 2_000 }).vip.get(OID));
-      assert.instance(error, RateLimitError);
-      assert.is((error as RateLimitError).retryAfterSeconds, 3);
+      const error = await rejects(createAdminClient({ baseUrl: service.url, apiKey: wellFormedKey(), timeoutMs: 2_000 }).vip.get(OID), RateLimitError);
+      assert.is(error.retryAfterSeconds, 3);
       assert.is(service.received.length, 1);
     },
   ));
@@ -72,9 +74,7 @@ for (const status of [502, 504]) {
     withService(
       (_q, res) => json(res, status, errorBody(status, { reason: 'outcome_unknown', operationId: 'op1234567890abc', status: 'pending' })),
       async (service) => {
-        const error = await rejectionOf(createAdminClient({ baseUrl: service.url, apiKey: wellFormedKey(), maxAttempts: 10 }).points.edit(POINTS));
-        assert.instance(error, OutcomeUnknownError);
-        const unknown = error as OutcomeUnknownError;
+        const unknown = await rejects(createAdminClient({ baseUrl: service.url, apiKey: wellFormedKey(), maxAttempts: 10 }).points.edit(POINTS), OutcomeUnknownError);
         assert.equal([unknown.status, unknown.operationId, unknown.operationStatus], [status, 'op1234567890abc', 'pending']);
         assert.is(service.received.length, 1);
       },
@@ -88,10 +88,13 @@ test('sent again with backoff: a proxy’s bare 502, platform_timeout, concurren
     [409, { reason: 'concurrent_update' }],
   ];
   for (const [status, data] of again) {
-    await withService((_q, res) => json(res, status, errorBody(status, data)), async (service) => {
-      await rejectionOf(createAdminClient({ baseUrl: service.url, apiKey: wellFormedKey(), maxAttempts: 2 }).points.edit(POINTS));
-      assert.is(service.received.length, 2, `${status} ${JSON.stringify(data)}`);
-    });
+    await withService(
+      (_q, res) => json(res, status, errorBody(status, data)),
+      async (service) => {
+        await rejects(createAdminClient({ baseUrl: service.url, apiKey: wellFormedKey(), maxAttempts: 2 }).points.edit(POINTS));
+        assert.is(service.received.length, 2, `${status} ${JSON.stringify(data)}`);
+      },
+    );
   }
   const once: Array<[number, Record<string, unknown>, new (...args: never[]) => BridgeError]> = [
     [503, { reason: 'not_configured' }, BridgeError],
@@ -99,24 +102,35 @@ test('sent again with backoff: a proxy’s bare 502, platform_timeout, concurren
     [422, { reason: 'platform_rejected', platformMessage: '积分不足' }, PlatformError],
   ];
   for (const [status, data, type] of once) {
-    await withService((_q, res) => json(res, status, errorBody(status, data)), async (service) => {
-      const error = await rejectionOf(createAdminClient({ baseUrl: service.url, apiKey: wellFormedKey(), maxAttempts: 3 }).points.edit(POINTS));
-      assert.instance(error, type);
-      assert.is(service.received.length, 1, `${status} ${JSON.stringify(data)}`);
-    });
+    await withService(
+      (_q, res) => json(res, status, errorBody(status, data)),
+      async (service) => {
+        await rejects(createAdminClient({ baseUrl: service.url, apiKey: wellFormedKey(), maxAttempts: 3 }).points.edit(POINTS), type, `${status} ${JSON.stringify(data)}`);
+        assert.is(service.received.length, 1, `${status} ${JSON.stringify(data)}`);
+      },
+    );
   }
 });
 
 test('backoff is full jitter: anywhere from 0 to min(cap, base · 2^attempt)', () => {
-  assert.equal([1, 2, 3, 6, 40].map((attempt) => backoff(attempt, () => 0)), [0, 0, 0, 0, 0]);
+  assert.equal(
+    [1, 2, 3, 6, 40].map((attempt) => backoff(attempt, () => 0)),
+    [0, 0, 0, 0, 0],
+  );
   const ceilings = [1, 2, 3, 6, 40].map((attempt) => backoff(attempt, () => 0.999_999_999));
   assert.equal(ceilings, [500, 1000, 2000, 10_000, 10_000]);
   const draws = Array.from({ length: 200 }, () => backoff(3));
   assert.ok(draws.every((ms) => Number.isInteger(ms) && ms >= 0 && ms <= 2000));
   assert.ok(new Set(draws).size > 20, 'the waits are spread, not one value');
   // A Retry-After is the least wait; the jitter may only add to it.
-  assert.is(retryDelay({ status: 429, reason: 'rate_limited', retryAfterSeconds: 1 }, 1, () => 0), 1000);
-  assert.is(retryDelay({ status: 429, reason: 'rate_limited', retryAfterSeconds: 1 }, 4, () => 0.999_999_999), 4000);
+  assert.is(
+    retryDelay({ status: 429, reason: 'rate_limited', retryAfterSeconds: 1 }, 1, () => 0),
+    1000,
+  );
+  assert.is(
+    retryDelay({ status: 429, reason: 'rate_limited', retryAfterSeconds: 1 }, 4, () => 0.999_999_999),
+    4000,
+  );
   assert.is(retryDelay({ status: 429, reason: 'rate_limited', retryAfterSeconds: undefined }, 1), undefined);
   assert.is(retryDelay({ status: 504, reason: 'outcome_unknown', retryAfterSeconds: 1 }, 1), undefined);
 });

@@ -17,32 +17,23 @@ import {
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, startHarness, withHarness, type Harness } from '../support/harness.js';
-import { rejectionOf } from './loopback.js';
+import { rejects } from '../support/rejects.js';
 
 const POINTS_PATH = '/user/edit/points';
 
 interface Sent {
-  at: number;
   requestId: string | undefined;
   idempotencyKey: string | undefined;
 }
 
-/** The global fetch, recording when it sent what. */
+/** The global fetch, recording what it sent. */
 function recordingFetch() {
   const sent: Sent[] = [];
   const doFetch: Fetch = (url, init) => {
-    sent.push({ at: performance.now(), requestId: init.headers['X-Request-Id'], idempotencyKey: init.headers['Idempotency-Key'] });
+    sent.push({ requestId: init.headers['X-Request-Id'], idempotencyKey: init.headers['Idempotency-Key'] });
     return fetch(url, init);
   };
   return { fetch: doFetch, sent };
-}
-
-/** The error a call fails with, checked to be of `type` (and so a BridgeError). */
-async function failureOf<E extends BridgeError>(call: Promise<unknown>, type: abstract new (...args: never[]) => E): Promise<E> {
-  const error = await rejectionOf(call);
-  assert.instance(error, type, `${(error as Error).name}: ${(error as Error).message}`);
-  assert.instance(error, BridgeError);
-  return error as E;
 }
 
 /** One X-Request-Id for every attempt of the call, and the error names it. */
@@ -59,22 +50,25 @@ test('401: AuthError, 403: PermissionError, 400: ValidationError with every issu
   withHarness({}, async (h) => {
     const recorder = recordingFetch();
     const unknown = createAdminClient({ baseUrl: h.url, apiKey: `cbk_${'0'.repeat(27)}`, fetch: recorder.fetch });
-    const auth = await failureOf(unknown.vip.get(ALICE.oId), AuthError);
+    const auth = await rejects(unknown.vip.get(ALICE.oId), AuthError);
     assert.equal([auth.status, auth.message, auth.reason], [401, 'Invalid apiKey', undefined]);
     assertOneRequestId(recorder.sent, auth);
 
     const { key: readOnly } = await h.key(['vip:read']);
-    const denied = await failureOf(createAdminClient({ baseUrl: h.url, apiKey: readOnly }).points.edit(edit('no')), PermissionError);
+    const denied = await rejects(createAdminClient({ baseUrl: h.url, apiKey: readOnly }).points.edit(edit('no')), PermissionError);
     assert.equal([denied.status, denied.message], [403, 'No permission to access this resource']);
     assert.type(denied.requestId, 'string');
 
     const { key } = await h.key(['*']);
-    const invalid = await failureOf(createAdminClient({ baseUrl: h.url, apiKey: key }).points.edit({ oId: 'alice', point: 0, memo: '' }), ValidationError);
+    const invalid = await rejects(createAdminClient({ baseUrl: h.url, apiKey: key }).points.edit({ oId: 'alice', point: 0, memo: '' }), ValidationError);
     assert.equal([invalid.status, invalid.reason], [400, 'validation_failed']);
-    assert.equal(invalid.issues.map((i) => i.field), ['oId', 'point', 'memo']);
+    assert.equal(
+      invalid.issues.map((i) => i.field),
+      ['oId', 'point', 'memo'],
+    );
     assert.type(invalid.idempotencyKey, 'string');
 
-    const missing = await failureOf(createAdminClient({ baseUrl: h.url, apiKey: key }).liveness.get('999999999'), BridgeError);
+    const missing = await rejects(createAdminClient({ baseUrl: h.url, apiKey: key }).liveness.get('999999999'), BridgeError);
     assert.equal([missing.constructor, missing.status, missing.reason], [BridgeError, 404, 'user_not_found']);
   }));
 
@@ -85,7 +79,7 @@ test('429 whose Retry-After is past the deadline: RateLimitError at once, sent o
     const admin = createAdminClient({ baseUrl: h.url, apiKey: key, fetch: recorder.fetch, timeoutMs: 5_000 });
     assert.is((await admin.vip.get(ALICE.oId)).code, 0, 'the burst of one');
     recorder.sent.length = 0;
-    const limited = await failureOf(admin.vip.get(ALICE.oId), RateLimitError);
+    const limited = await rejects(admin.vip.get(ALICE.oId), RateLimitError);
     assert.equal([limited.status, limited.reason], [429, 'rate_limited']);
     assert.ok(limited.retryAfterSeconds !== undefined && limited.retryAfterSeconds > 5, `Retry-After ${limited.retryAfterSeconds}`);
     assert.is(recorder.sent.length, 1, 'no attempt was made that the deadline could not wait for');
@@ -113,14 +107,18 @@ test('504 outcome_unknown: OutcomeUnknownError at the first answer, sent once, n
     const admin = createAdminClient({ baseUrl: h.url, apiKey: key, fetch: recorder.fetch, maxAttempts: 5 });
     h.sim.faultNext(POINTS_PATH, { kind: 'hang' });
     const memo = 'sdk: hang';
-    const unknown = await failureOf(admin.points.edit(edit(memo)), OutcomeUnknownError);
+    const unknown = await rejects(admin.points.edit(edit(memo)), OutcomeUnknownError);
     assert.equal([unknown.status, unknown.reason, unknown.operationStatus], [504, 'outcome_unknown', 'unknown']);
     assert.match(unknown.operationId, /^[a-z0-9]{15}$/);
     assert.is(recorder.sent.length, 1, 'an outcome_unknown is never sent again');
     assertOneRequestId(recorder.sent, unknown);
     assert.is(h.sim.arrivals(POINTS_PATH).filter((a) => a.body.memo === memo).length, 1);
     const audit = await admin.audit.points(ALICE.oId);
-    assert.equal(audit.data.items.map((e) => [e.operationId, e.requestId]), [[unknown.operationId, unknown.requestId]], 'the audit ties the operation to the call');
+    assert.equal(
+      audit.data.items.map((e) => [e.operationId, e.requestId]),
+      [[unknown.operationId, unknown.requestId]],
+      'the audit ties the operation to the call',
+    );
   }));
 
 test('502 platform_failed: retried (nothing changed), then PlatformError', () =>
@@ -129,7 +127,7 @@ test('502 platform_failed: retried (nothing changed), then PlatformError', () =>
     const recorder = recordingFetch();
     const admin = createAdminClient({ baseUrl: h.url, apiKey: key, fetch: recorder.fetch, maxAttempts: 2 });
     h.sim.failNext(20, 'http500');
-    const failed = await failureOf(admin.liveness.get(ALICE.oId), PlatformError);
+    const failed = await rejects(admin.liveness.get(ALICE.oId), PlatformError);
     assert.equal([failed.status, failed.reason, failed.platformMessage], [502, 'platform_failed', undefined]);
     assert.is(recorder.sent.length, 2, 'maxAttempts');
     assertOneRequestId(recorder.sent, failed);
@@ -141,7 +139,7 @@ test('no service: ConnectionError without a status, naming the request id it sen
   const baseUrl = h.url;
   await h.close();
   const recorder = recordingFetch();
-  const refused = await failureOf(createAdminClient({ baseUrl, apiKey: key, fetch: recorder.fetch, maxAttempts: 2 }).points.edit(edit('sdk: refused')), ConnectionError);
+  const refused = await rejects(createAdminClient({ baseUrl, apiKey: key, fetch: recorder.fetch, maxAttempts: 2 }).points.edit(edit('sdk: refused')), ConnectionError);
   assert.equal([refused.status, refused.reason], [undefined, 'connection_failed']);
   assert.match(refused.message, /^Network error: fetch failed \(connect ECONNREFUSED /);
   assert.is(recorder.sent.length, 2);

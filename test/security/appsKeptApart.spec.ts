@@ -9,10 +9,13 @@ import * as assert from 'uvu/assert';
 import { ALICE, startHarness } from '../support/harness.js';
 import { cli, cliJson } from '../support/serviceProcess.js';
 
+/** What `keys create --json` prints, as far as this suite reads it. */
+type IssuedKey = { key: string; appId: string; app: string; allApps: boolean };
+
 test('an app id is exact: a name that is not an id is refused, and one that suggests an existing app names it', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'community-bridge-apps-'));
   try {
-    const created = cliJson(await cli(dir, 'keys', 'create', '--app-id', 'game-a', '--app', 'Game A', '--permissions', '*', '--json'));
+    const created = cliJson<IssuedKey>(await cli(dir, 'keys', 'create', '--app-id', 'game-a', '--app', 'Game A', '--permissions', '*', '--json'));
     assert.equal([created.appId, created.app, created.allApps], ['game-a', 'Game A', false]);
 
     const folded = await cli(dir, 'keys', 'create', '--app', 'game a', '--permissions', '*');
@@ -25,11 +28,11 @@ test('an app id is exact: a name that is not an id is refused, and one that sugg
     assert.is(renamed.code, 1);
     assert.match(renamed.stderr, /app game-a exists already, named "Game A"/);
 
-    const second = cliJson(await cli(dir, 'keys', 'create', '--app-id', 'game-a', '--permissions', 'audit:read', '--json'));
+    const second = cliJson<IssuedKey>(await cli(dir, 'keys', 'create', '--app-id', 'game-a', '--permissions', 'audit:read', '--json'));
     assert.equal([second.appId, second.app], ['game-a', 'Game A'], 'a second key of the app, named by its id');
-    const auditor = cliJson(await cli(dir, 'keys', 'create', '--app-id', 'audit-desk', '--permissions', 'audit:read', '--all-apps', '--json'));
+    const auditor = cliJson<IssuedKey>(await cli(dir, 'keys', 'create', '--app-id', 'audit-desk', '--permissions', 'audit:read', '--all-apps', '--json'));
     assert.is(auditor.allApps, true);
-    const listed = cliJson(await cli(dir, 'keys', 'list', '--json')) as Array<{ appId: string; allApps: boolean }>;
+    const listed = cliJson<Array<{ appId: string; allApps: boolean }>>(await cli(dir, 'keys', 'list', '--json'));
     assert.equal(
       listed.map((k) => [k.appId, k.allApps]),
       [
@@ -54,7 +57,7 @@ test("a key reads its own app's audit only; an all-apps key reads every app's", 
     const memos = async (key: string) => (await h.get(`/adm/audit/points/${ALICE.oId}`, key)).body.data.items.map((e: { request: { memo: string } }) => e.request.memo);
     const vips = async (key: string) => (await h.get(`/adm/audit/vip/${ALICE.oId}`, key)).body.data.items.length;
     assert.equal(await memos(b.key), [], "game b sees none of game a's points edits");
-    assert.is(await vips(b.key), 0, "nor its VIP grants");
+    assert.is(await vips(b.key), 0, 'nor its VIP grants');
     assert.equal(await memos(a.key), ['secret memo of game a']);
     assert.equal(await memos(auditor.key), ['secret memo of game a']);
     assert.is(await vips(auditor.key), 1);

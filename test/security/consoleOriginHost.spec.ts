@@ -5,7 +5,7 @@
 import { request } from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { consoleGet, signInOperator } from '../console/support.js';
+import { consoleGet, signInOperator } from '../console/operatorSignIn.js';
 import { ALICE, withHarness } from '../support/harness.js';
 
 const ALIAS = 'rebound.example:8443';

@@ -11,7 +11,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createSimulator } from '../../src/community/simulator.js';
 import { CONSOLE_STREAM_LIMITS } from '../../src/console/streams.js';
-import { requester, signInOperator } from '../console/support.js';
+import { requester, signInOperator } from '../console/operatorSignIn.js';
 import { holdGet, startUnderLimit, type HeldRequest, type LimitedService } from '../console/serviceUnderLimit.js';
 import { ALICE, BOB, defaultUsers } from '../support/harness.js';
 import { issueKey } from '../support/serviceProcess.js';
@@ -46,7 +46,11 @@ async function holdMany(url: string, headers: (i: number) => Record<string, stri
   return held;
 }
 
-const countOf = (held: HeldRequest[]) => held.reduce<Record<number, number>>((counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
+function countOf(held: HeldRequest[]): Record<number, number> {
+  const counts: Record<number, number> = {};
+  for (const { status } of held) counts[status] = (counts[status] ?? 0) + 1;
+  return counts;
+}
 
 /** With everything still held: an admin write and the health check answer. */
 async function stillServes({ service, apiKey }: World): Promise<void> {

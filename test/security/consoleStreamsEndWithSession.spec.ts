@@ -3,9 +3,10 @@
 // ends: at logout, at expiry (checked at every frame it sends), and the reload stream too.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { consolePost, signInOperator, withLiveReload, type Operator, type Reachable } from '../console/support.js';
-import { movableClock, withTimeout } from '../realtime/support.js';
+import { consolePost, signInOperator, withLiveReload, type Operator, type Reachable } from '../console/operatorSignIn.js';
+import { withTimeout } from '../support/streamsAndSignIn.js';
 import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
+import { movableClock } from '../support/movableClock.js';
 
 interface Followed {
   /** Reads until the text holds `marker`. */

@@ -6,6 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { maxConnectionsFor, openFilesSoftLimit } from '../../src/openFilesLimit.js';
 import { loadConfig } from '../../src/config.js';
+import { eventually } from '../support/eventually.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 interface RawStream {
@@ -33,11 +34,7 @@ async function closeAll(h: Harness, streams: RawStream[]) {
   const open = streams.filter((s) => s.status === 200).length;
   for (const s of streams) s.close();
   // Wait for the disconnects, so that closing the service has nothing left in flight.
-  for (let i = 0; i < 200; i++) {
-    const after = (await h.events('client-')).filter((e) => e.type === 'ClientDisconnected').length;
-    if (after - before >= open) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  await eventually(async () => (await h.events('client-')).filter((e) => e.type === 'ClientDisconnected').length - before >= open, `${open} disconnects to be recorded`);
 }
 
 test('250 streams from one address with the default cap: 200 are served, 50 get 429 with Retry-After and record nothing', async () => {
@@ -49,7 +46,10 @@ test('250 streams from one address with the default cap: 200 are served, 50 get 
     const refused = streams.filter((s) => s.status === 429);
     assert.is(served, 200);
     assert.is(refused.length, 50);
-    assert.ok(refused.every((s) => Number(s.retryAfter) > 0), 'Retry-After on every refusal');
+    assert.ok(
+      refused.every((s) => Number(s.retryAfter) > 0),
+      'Retry-After on every refusal',
+    );
     assert.is(await connects(h), 200, 'only served streams are recorded');
     await closeAll(h, streams);
   } finally {
@@ -66,13 +66,11 @@ test('past a small per-address cap the next stream is refused; closing one frees
     const sixth = await openRaw(h);
     assert.is(sixth.status, 429);
     streams[0]!.close();
-    let again: RawStream | undefined;
-    for (let i = 0; i < 100 && again?.status !== 200; i++) {
-      again = await openRaw(h);
-      if (again.status !== 200) await new Promise((r) => setTimeout(r, 20));
-    }
-    assert.is(again!.status, 200, 'a closed stream gives its slot back');
-    await closeAll(h, [...streams.slice(1), again!]);
+    const again = await eventually(async () => {
+      const stream = await openRaw(h);
+      return stream.status === 200 ? stream : undefined;
+    }, 'a closed stream to give its slot back (a stream answered 200)');
+    await closeAll(h, [...streams.slice(1), again]);
   } finally {
     await h.close();
   }
@@ -98,7 +96,10 @@ test('X-Forwarded-For spoofing: without TRUST_PROXY the header is ignored and th
   try {
     const streams: RawStream[] = [];
     for (let i = 0; i < 3; i++) streams.push(await openRaw(h, { 'X-Forwarded-For': `203.0.113.${i + 1}` }));
-    assert.equal(streams.map((s) => s.status), [200, 200, 429]);
+    assert.equal(
+      streams.map((s) => s.status),
+      [200, 200, 429],
+    );
     await closeAll(h, streams);
   } finally {
     await h.close();
@@ -110,7 +111,10 @@ test('X-Forwarded-For spoofing behind a trusted proxy: entries the client wrote 
   try {
     const streams: RawStream[] = [];
     for (let i = 0; i < 3; i++) streams.push(await openRaw(h, { 'X-Forwarded-For': `10.9.8.${i + 1}, 203.0.113.7` }));
-    assert.equal(streams.map((s) => s.status), [200, 200, 429]);
+    assert.equal(
+      streams.map((s) => s.status),
+      [200, 200, 429],
+    );
     const other = await openRaw(h, { 'X-Forwarded-For': '203.0.113.8' });
     assert.is(other.status, 200, 'another address the proxy saw has its own slots');
     await closeAll(h, [...streams, other]);

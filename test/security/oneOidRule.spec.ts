@@ -1,10 +1,11 @@
 // One oId rule everywhere (decimal digits, no leading zero, at most 19): a user is never two
 // ("00333" beside "333"), and an id the platform never issues (3,000 digits) is refused at
-// sign-in as in every request and at the CLI. A medal's icon is an http(s) URL only.
+// sign-in as in every request and at the CLI, like anything else in an oId's place (a name, a
+// lone surrogate, a path). A medal's icon is an http(s) URL only.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startHarness } from '../support/harness.js';
-import { callback, connect, platformAssertion, startLogin } from '../realtime/support.js';
+import { ALICE, startHarness } from '../support/harness.js';
+import { callback, connect, platformAssertion, startLogin } from '../support/streamsAndSignIn.js';
 import { cli } from '../support/serviceProcess.js';
 
 const ATTR = 'backcolor=ffffff&fontcolor=000000';
@@ -69,6 +70,35 @@ test('the CLI takes oIds by the same rule', async () => {
       assert.is(run.code, 1, `${oId}: ${run.stdout}`);
       assert.match(run.stderr, /oId must be the platform's user id \(digits with no leading zero, at most 19\)/);
     }
+  } finally {
+    await h.close();
+  }
+});
+
+test('oIds that are not the platform’s ids are refused with 400 naming oId, in bodies, paths and push lists', async () => {
+  const h = await startHarness();
+  try {
+    const { key } = await h.key(['*']);
+    const bodies: Array<[string, string]> = [
+      ['/adm/points/edit', '{"oId":"\\ud800","point":1,"memo":"m"}'],
+      ['/adm/points/edit', '{"oId":"alice","point":1,"memo":"m"}'],
+      ['/adm/items/query', '{"oId":"1630399136785/../x"}'],
+      ['/adm/vip/submit', `{"oId":"${'9'.repeat(21)}","quality":"vip","expired":"2030-01-01 00:00:00"}`],
+    ];
+    for (const [path, raw] of bodies) {
+      const res = await h.request('POST', path, { raw, apiKey: key });
+      assert.is(res.status, 400, `${path} ${raw}: ${res.text}`);
+      assert.match(res.body.message, /^oId: must be the platform's user id/);
+    }
+    const push = await h.request('POST', '/adm/message/push', { raw: '{"oIds":["1","\\udfff"],"name":"n","data":{}}', apiKey: key });
+    assert.is(push.status, 400, push.text);
+    assert.match(push.body.message, /^oIds\.1: must be the platform's user id/);
+    for (const path of ['/adm/vip/%ED%A0%80', '/adm/liveness/abc', '/adm/audit/points/x1', '/adm/audit/vip/%F0%9F%98%80']) {
+      const res = await h.get(path, key);
+      assert.is(res.status, 400, `${path}: ${res.text}`);
+      assert.match(res.body.message, /^oId: /);
+    }
+    assert.is((await h.post('/adm/items/query', { oId: ALICE.oId }, key)).status, 200, 'a real id still works');
   } finally {
     await h.close();
   }

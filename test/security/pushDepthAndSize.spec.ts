@@ -6,9 +6,9 @@ import * as assert from 'uvu/assert';
 import { streams } from '../../src/domain/events.js';
 import { newRecordId } from '../../src/system/ids.js';
 import { ALICE, startHarness, type Harness } from '../support/harness.js';
-import { connect, signIn } from '../realtime/support.js';
+import { connect, signIn } from '../support/streamsAndSignIn.js';
 
-const nested = (depth: number) => '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);
+const nested = (depth: number) => `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
 const pushBody = (dataJson: string) => `{"oIds":["${ALICE.oId}"],"name":"deep","data":${dataJson}}`;
 
 async function stillServes(h: Harness, key: string) {

@@ -8,7 +8,8 @@ import { inspect } from 'node:util';
 import { BridgeError, createAdminClient, type Fetch } from '@community-bridge/sdk';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { countingFetch, json, rejectionOf, startLoopback, wellFormedKey, type Responder } from '../sdk/loopback.js';
+import { countingFetch, json, startScriptedServer, wellFormedKey, type Responder } from '../sdk/scriptedServer.js';
+import { rejects } from '../support/rejects.js';
 
 const OID = '1630399136785';
 
@@ -47,21 +48,17 @@ const malformed = (good: string): Array<[string, unknown]> => [
 ];
 
 test('a key with CR, LF, NUL or anything but the issued form is refused when the client is made, unrepeated, and nothing is sent', async () => {
-  const service = await startLoopback();
+  const service = await startScriptedServer();
   try {
     for (const [what, apiKey] of malformed(wellFormedKey())) {
       const counted = countingFetch();
-      let made: ReturnType<typeof createAdminClient> | undefined;
-      let refusal: unknown;
-      try {
-        made = createAdminClient({ baseUrl: service.url, apiKey: apiKey as string, fetch: counted.fetch });
-      } catch (error) {
-        refusal = error;
-      }
-      if (made) refusal = await made.vip.get(OID).then(() => undefined, (e: unknown) => e);
+      const refusal = await rejects(
+        () => createAdminClient({ baseUrl: service.url, apiKey: apiKey as string, fetch: counted.fetch }),
+        TypeError,
+        `making a client with a key that is ${what}`,
+      );
       assert.is(counted.calls(), 0, `${what}: fetch was called ${counted.calls()} times`);
-      assert.instance(refusal, TypeError, `${what}: refused at construction`);
-      assert.match((refusal as Error).message, /^apiKey: /);
+      assert.match(refusal.message, /^apiKey: /);
       if (typeof apiKey === 'string' && apiKey.length > 8) assertKeyNotIn(refusal, apiKey.trim(), what);
     }
     assert.is(service.received.length, 0);
@@ -70,30 +67,24 @@ test('a key with CR, LF, NUL or anything but the issued form is refused when the
   }
 });
 
-test('the refusal says what is wrong with the key without showing it', () => {
+test('the refusal says what is wrong with the key without showing it', async () => {
   const good = wellFormedKey();
-  const messageFor = (apiKey: unknown) => {
-    try {
-      createAdminClient({ baseUrl: 'http://127.0.0.1:1', apiKey: apiKey as string });
-    } catch (error) {
-      return (error as Error).message;
-    }
-    throw new Error('accepted');
-  };
-  assert.match(messageFor(`${good}\n`), /ends with a line break/);
-  assert.match(messageFor(`${good.slice(0, 9)}\0${good.slice(10)}`), /control characters/);
-  assert.match(messageFor(good.slice(0, -2)), /29 characters instead of 31/);
-  assert.match(messageFor(undefined), /missing/);
+  const messageFor = async (apiKey: unknown) =>
+    (await rejects(() => createAdminClient({ baseUrl: 'http://127.0.0.1:1', apiKey: apiKey as string }), TypeError, 'making the client')).message;
+  assert.match(await messageFor(`${good}\n`), /ends with a line break/);
+  assert.match(await messageFor(`${good.slice(0, 9)}\0${good.slice(10)}`), /control characters/);
+  assert.match(await messageFor(good.slice(0, -2)), /29 characters instead of 31/);
+  assert.match(await messageFor(undefined), /missing/);
   // The key's own form is accepted.
   createAdminClient({ baseUrl: 'http://127.0.0.1:1', apiKey: good });
 });
 
 /** A service that answers every request as told. */
 async function failureFrom(respond: Responder, key: string, options: { timeoutMs?: number; method?: 'GET' | 'POST' } = {}) {
-  const service = await startLoopback(respond);
+  const service = await startScriptedServer(respond);
   try {
     const admin = createAdminClient({ baseUrl: service.url, apiKey: key, maxAttempts: 2, ...(options.timeoutMs !== undefined && { timeoutMs: options.timeoutMs }) });
-    return await rejectionOf(options.method === 'POST' ? admin.points.edit({ oId: OID, point: 1, memo: 'm' }) : admin.vip.get(OID));
+    return await rejects(options.method === 'POST' ? admin.points.edit({ oId: OID, point: 1, memo: 'm' }) : admin.vip.get(OID));
   } finally {
     await service.close();
   }
@@ -105,28 +96,37 @@ test('no failure of any kind shows the key: refused, timed out, 401, 403, 5xx, n
     [
       'connection refused',
       async () => {
-        const closed = await startLoopback();
+        const closed = await startScriptedServer();
         await closed.close();
-        return rejectionOf(createAdminClient({ baseUrl: closed.url, apiKey: key, maxAttempts: 2 }).vip.get(OID));
+        return rejects(createAdminClient({ baseUrl: closed.url, apiKey: key, maxAttempts: 2 }).vip.get(OID));
       },
     ],
     ['no answer in time', () => failureFrom(() => undefined, key, { timeoutMs: 200 })],
     // Hostile answers echo the key, in any case, in the message, the data and its field names.
     ['401 echoing the key', () => failureFrom((_q, res) => json(res, 401, { code: 401, message: `Invalid apiKey ${key}`, data: { apiKey: key, [key]: true } }), key)],
     ['401 echoing it as X-Request-Id', () => failureFrom((_q, res) => json(res, 401, { code: 401, message: 'Invalid apiKey', data: {} }, { 'X-Request-Id': key }), key)],
-    ['403 echoing it upper-cased', () => failureFrom((_q, res) => json(res, 403, { code: 403, message: `No permission: ${key.toUpperCase()}`, data: {} }), key, { method: 'POST' })],
+    [
+      '403 echoing it upper-cased',
+      () => failureFrom((_q, res) => json(res, 403, { code: 403, message: `No permission: ${key.toUpperCase()}`, data: {} }), key, { method: 'POST' }),
+    ],
     ['403 echoing it JSON-escaped', () => failureFrom((_q, res) => res.writeHead(403).end(`{"message":"${key.replace('c', '\\u0063')}"}`), key)],
     ['500 not JSON', () => failureFrom((_q, res) => res.writeHead(500, { 'Content-Type': 'text/html' }).end(`<h1>error for ${key}</h1>`), key)],
-    ['502, retried, echoing it', () => failureFrom((_q, res) => json(res, 502, { code: 502, message: `Outcome unknown: ${key}`, data: { operationId: key } }), key, { method: 'POST' })],
+    [
+      '502, retried, echoing it',
+      () => failureFrom((_q, res) => json(res, 502, { code: 502, message: `Outcome unknown: ${key}`, data: { operationId: key } }), key, { method: 'POST' }),
+    ],
     ['200 not JSON', () => failureFrom((_q, res) => res.writeHead(200).end(`not json ${key}`), key)],
-    ['a redirect to a host named after it', () => failureFrom((_q, res) => res.writeHead(307, { Location: `http://${key}.example.test/${key}?k=${key}` }).end(), key, { method: 'POST' })],
+    [
+      'a redirect to a host named after it',
+      () => failureFrom((_q, res) => res.writeHead(307, { Location: `http://${key}.example.test/${key}?k=${key}` }).end(), key, { method: 'POST' }),
+    ],
     [
       'a fetch whose error quotes it',
       () => {
         const quoting: Fetch = async (_url, init) => {
           throw new TypeError('fetch failed', { cause: new Error(`refused header apiKey: ${init.headers.apiKey}`) });
         };
-        return rejectionOf(createAdminClient({ baseUrl: 'http://127.0.0.1:1', apiKey: key, fetch: quoting, maxAttempts: 1 }).vip.get(OID));
+        return rejects(createAdminClient({ baseUrl: 'http://127.0.0.1:1', apiKey: key, fetch: quoting, maxAttempts: 1 }).vip.get(OID));
       },
     ],
     [
@@ -135,7 +135,7 @@ test('no failure of any kind shows the key: refused, timed out, 401, 403, 5xx, n
         const carrying: Fetch = async (_url, init) => {
           throw Object.assign(new Error('proxy refused'), { request: { headers: { ...init.headers } } });
         };
-        return rejectionOf(createAdminClient({ baseUrl: 'http://127.0.0.1:1', apiKey: key, fetch: carrying, maxAttempts: 1 }).vip.get(OID));
+        return rejects(createAdminClient({ baseUrl: 'http://127.0.0.1:1', apiKey: key, fetch: carrying, maxAttempts: 1 }).vip.get(OID));
       },
     ],
   ];
@@ -147,9 +147,9 @@ test('no failure of any kind shows the key: refused, timed out, 401, 403, 5xx, n
 });
 
 test('a failure that does not mention the key keeps its cause and description', async () => {
-  const closed = await startLoopback();
+  const closed = await startScriptedServer();
   await closed.close();
-  const error = (await rejectionOf(createAdminClient({ baseUrl: closed.url, apiKey: wellFormedKey(), maxAttempts: 1 }).vip.get(OID))) as BridgeError;
+  const error = await rejects(createAdminClient({ baseUrl: closed.url, apiKey: wellFormedKey(), maxAttempts: 1 }).vip.get(OID), BridgeError);
   assert.match(error.message, /^Network error: fetch failed \(connect ECONNREFUSED /);
   assert.instance(error.cause, TypeError);
 });

@@ -4,8 +4,8 @@
 // browser and a game page on another site, is in browserBinding.spec.ts.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
-import { callback, connect, cookieFrom, platformAssertion, startLogin, visit } from '../realtime/support.js';
+import { BOB, startHarness, type Harness } from '../support/harness.js';
+import { callback, connect, cookieFrom, platformAssertion, startLogin, visit } from '../support/streamsAndSignIn.js';
 
 async function authenticated(h: Harness, clientId: string): Promise<boolean> {
   const { key } = await h.key(['user:get']);
@@ -61,7 +61,10 @@ test('the attacker’s client_id in a login link opened by the victim: no redire
       assert.ok(cookieFrom(res.headers.getSetCookie(), 'cb_login'), 'the attempt is bound to the browser that confirms');
     }
     assert.is(await authenticated(h, attacker.clientId), false);
-    assert.equal(attacker.stream.frames.map((f) => f.event), ['PB_CONNECT']);
+    assert.equal(
+      attacker.stream.frames.map((f) => f.event),
+      ['PB_CONNECT'],
+    );
 
     // The browser holding the connection goes straight on.
     const own = await visit(`${h.url}/fishpi/login?client_id=${victim.clientId}`, { Cookie: victim.binding! });

@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
-import { callback, connect, platformAssertion, startLogin, tamper } from '../realtime/support.js';
+import { callback, connect, platformAssertion, startLogin, tamper } from '../support/streamsAndSignIn.js';
 import { claimIdentity, openIdFields, unsign } from './signInForge.js';
 
 const REQUIRED_SIGNED = ['op_endpoint', 'return_to', 'response_nonce', 'assoc_handle', 'claimed_id', 'identity'];

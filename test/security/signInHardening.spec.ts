@@ -7,7 +7,7 @@ import { SIMULATOR_KEY } from '../../src/community/simulator.js';
 import { loadConfig } from '../../src/config.js';
 import { startService } from '../../src/main.js';
 import { ALICE, startHarness, type Harness } from '../support/harness.js';
-import { callback, connect, platformAssertion, signIn, startLogin, visit } from '../realtime/support.js';
+import { callback, connect, platformAssertion, signIn, startLogin, visit } from '../support/streamsAndSignIn.js';
 
 const GAME = 'https://game.example';
 

@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
-import { callback, connect, platformAssertion, signIn, startLogin, visit } from '../realtime/support.js';
+import { callback, connect, platformAssertion, signIn, startLogin, visit } from '../support/streamsAndSignIn.js';
 
 const userOf = async (h: Harness, clientId: string, key: string) => (await h.get(`/adm/user/get?client_id=${clientId}`, key)).body.data;
 
@@ -18,7 +18,10 @@ test('a signed-in connection cannot be signed over to another account by whoever
     const early = await visit(`${h.url}/fishpi/login?client_id=${victim.clientId}`);
     assert.is(early.status, 200, 'a confirmation, for an unbound client');
     const continueTo = /<a class="button" id="continue" href="([^"]+)">/.exec(early.text)![1]!.replaceAll('&amp;', '&');
-    const attackerCookie = early.headers.getSetCookie().map((c) => c.split(';')[0]!).join('; ');
+    const attackerCookie = early.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0]!)
+      .join('; ');
     await signIn(h, victim.clientId, ALICE.oId);
     await victim.stream.next('login');
 
@@ -45,14 +48,17 @@ test('a signed-in connection cannot be signed over to another account by whoever
 });
 
 test('a flood of login pages records nothing', async () => {
-  const h = await startHarness();
+  // Every page served (no bound per address or node): none of them records anything.
+  const h = await startHarness({ env: { SIGN_IN_PAGES_PER_SECOND: '0', SIGN_IN_PAGES_PER_NODE_PER_SECOND: '0' } });
   try {
     const { stream, clientId, binding } = await connect(h);
     const head = await h.service.deps.store.headPosition();
-    await Promise.all(Array.from({ length: 400 }, async (_, i) => {
-      const res = await visit(`${h.url}/fishpi/login?client_id=${clientId}`, i % 2 ? { Cookie: binding! } : {});
-      assert.ok([200, 302].includes(res.status), String(res.status));
-    }));
+    await Promise.all(
+      Array.from({ length: 400 }, async (_, i) => {
+        const res = await visit(`${h.url}/fishpi/login?client_id=${clientId}`, i % 2 ? { Cookie: binding! } : {});
+        assert.ok([200, 302].includes(res.status), String(res.status));
+      }),
+    );
     assert.is(await h.service.deps.store.headPosition(), head, 'the log did not move');
     // Each of those pages would still sign in: the state is in the browser, signed.
     assert.is((await callback(await platformAssertion(await startLogin(h, clientId), ALICE.oId))).status, 200);

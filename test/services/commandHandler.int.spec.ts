@@ -11,6 +11,7 @@ import { ConflictError } from '../../src/domain/errors.js';
 import { handleCommand } from '../../src/services/commandHandler.js';
 import type { EventStore } from '../../src/store/port.js';
 import { SqliteEventStore } from '../../src/store/sqlite.js';
+import { rejects } from '../support/rejects.js';
 
 /** A counter that refuses to go past a limit: enough rules to tell which state a decision saw. */
 type Counted = { type: 'Counted'; data: { to: number } };
@@ -41,14 +42,23 @@ handler('without a known state it reads, decides and appends with the expected r
   assert.equal(second.events, [{ type: 'Counted', data: { to: 2 } }]);
   assert.is(second.state, 2);
   assert.is(second.revision, 1);
-  assert.equal((await store.readStream('count-a')).map((e) => e.data), [{ to: 1 }, { to: 2 }]);
+  assert.equal(
+    (await store.readStream('count-a')).map((e) => e.data),
+    [{ to: 1 }, { to: 2 }],
+  );
 });
 
 handler('a known state that is current appends without reading the stream', async ({ store }) => {
   const first = await handleCommand(store, 'count-b', counter, count());
   let reads = 0;
   const counting = new Proxy(store, {
-    get: (target, property) => (property === 'readStream' ? (name: string) => (reads++, target.readStream(name)) : Reflect.get(target, property, target)),
+    get: (target, property) => {
+      if (property !== 'readStream') return Reflect.get(target, property, target);
+      return (name: string) => {
+        reads++;
+        return target.readStream(name);
+      };
+    },
   });
   const second = await handleCommand(counting, 'count-b', counter, count(), { known: { state: first.state, revision: first.revision } });
   assert.is(reads, 0);
@@ -60,34 +70,30 @@ handler('a known state that lags is caught by the append and decided again on th
   await handleCommand(store, 'count-c', counter, count());
   const third = await handleCommand(store, 'count-c', counter, count(), { known: { state: stale.state, revision: stale.revision } });
   assert.equal(third.events, [{ type: 'Counted', data: { to: 3 } }]);
-  assert.equal((await store.readStream('count-c')).map((e) => (e.data as Counted['data']).to), [1, 2, 3]);
+  assert.equal(
+    (await store.readStream('count-c')).map((e) => (e.data as Counted['data']).to),
+    [1, 2, 3],
+  );
 });
 
 handler('a refusal decided on a known state is confirmed against the stream before it stands', async ({ store }) => {
   // The caller believes the stream is at the limit; it is not.
   const handled = await handleCommand(store, 'count-d', counter, count(1), { known: { state: 1, revision: 0 } });
   assert.equal(handled.events, [{ type: 'Counted', data: { to: 1 } }]);
-  await assertRejects(() => handleCommand(store, 'count-d', counter, count(1), { known: { state: 0, revision: -1 } }), ConflictError);
+  await rejects(handleCommand(store, 'count-d', counter, count(1), { known: { state: 0, revision: -1 } }), ConflictError, 'the command refused against the stream');
 });
 
 handler('two writers on one stream through two store handles: every command lands once, in turn', async ({ dir, store }) => {
   const other = new SqliteEventStore({ file: join(dir, 'events.sqlite') });
   try {
     await Promise.all(Array.from({ length: 20 }, (_, i) => handleCommand(i % 2 ? store : other, 'count-e', counter, count(100))));
-    assert.equal((await store.readStream('count-e')).map((e) => (e.data as Counted['data']).to), Array.from({ length: 20 }, (_, i) => i + 1));
+    assert.equal(
+      (await store.readStream('count-e')).map((e) => (e.data as Counted['data']).to),
+      Array.from({ length: 20 }, (_, i) => i + 1),
+    );
   } finally {
     await other.close();
   }
 });
-
-async function assertRejects(run: () => Promise<unknown>, errorClass: new (...args: never[]) => Error): Promise<void> {
-  try {
-    await run();
-  } catch (error) {
-    assert.instance(error, errorClass);
-    return;
-  }
-  assert.unreachable(`expected ${errorClass.name}`);
-}
 
 handler.run();

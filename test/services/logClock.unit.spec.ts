@@ -6,6 +6,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { DuplicateNodeError, LogClock } from '../../src/services/logClock.js';
 import type { BeatReading, NodeBeat } from '../../src/store/port.js';
+import { eventually } from '../support/eventually.js';
+import { rejects } from '../support/rejects.js';
 
 const HOUR_MS = 3_600_000;
 const HEARTBEAT_MS = 20;
@@ -19,20 +21,32 @@ function beatTable(storeClock?: () => number) {
       for (const instance of forget) rows.delete(instance);
       return { beats: [...rows.values()], ...(storeClock && { storeClockMs: storeClock() }) };
     },
+    rows: () => [...rows.values()],
   };
 }
 
 const node = (store: ReturnType<typeof beatTable>, nodeId: string, skewMs = 0) =>
   new LogClock({ store, nodeId, heartbeatMs: HEARTBEAT_MS, maxOffsetMs: 2000, localMs: () => Date.now() + skewMs });
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, HEARTBEAT_MS * 12));
+/**
+ * Waits until each of these nodes has beaten `times` times: by then each has read the others' beats
+ * about as often, more than the readings an offset is judged on.
+ */
+const beaten = (store: ReturnType<typeof beatTable>, nodes: string[], times = 12) =>
+  eventually(() => nodes.every((nodeId) => store.rows().some((beat) => beat.node === nodeId && beat.count >= times)), {
+    what: () =>
+      `${nodes.join(', ')} to beat ${times} times (${store
+        .rows()
+        .map((beat) => `${beat.node}: ${beat.count}`)
+        .join(', ')})`,
+  });
 
 test('nodes whose clocks agree are not corrected, and read the same time', async () => {
   const store = beatTable();
   const [a, b] = [node(store, 'a'), node(store, 'b')];
   await a.start();
   await b.start();
-  await settle();
+  await beaten(store, ['a', 'b']);
   for (const clock of [a, b]) {
     assert.is(clock.reading().offsetMs, 0);
     assert.ok(clock.reading().trusted);
@@ -48,7 +62,7 @@ test('a node joining with a clock a day ahead aligns with the node running longe
   const ahead = node(store, 'ahead', 25 * HOUR_MS);
   await steady.start();
   await ahead.start();
-  await settle();
+  await beaten(store, ['steady', 'ahead']);
   assert.is(steady.reading().offsetMs, 0);
   assert.ok(Math.abs(ahead.reading().offsetMs - 25 * HOUR_MS) < 100, `offset ${ahead.reading().offsetMs}`);
   assert.not.ok(ahead.reading().trusted, 'past CLOCK_MAX_OFFSET_MS');
@@ -69,10 +83,9 @@ test('a second live process with the same NODE_ID is refused; after the first le
   const store = beatTable();
   const first = node(store, 'shared');
   await first.start();
-  await settle();
-  const refused = await node(store, 'shared').start().then(() => undefined, (error: unknown) => error);
-  assert.instance(refused, DuplicateNodeError);
-  assert.match((refused as Error).message, /NODE_ID=shared/);
+  await beaten(store, ['shared']);
+  const refused = await rejects(node(store, 'shared').start(), DuplicateNodeError, 'a second start with NODE_ID=shared');
+  assert.match(refused.message, /NODE_ID=shared/);
   await first.leave();
   const second = node(store, 'shared');
   await second.start();

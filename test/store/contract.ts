@@ -28,7 +28,9 @@ import {
   type Subscription,
 } from '../../src/store/port.js';
 import { resumingStore, type ResumeBackoff } from '../../src/store/resuming.js';
+import { eventually } from '../support/eventually.js';
 import { FaultyStore } from '../support/faultyStore.js';
+import { rejects } from '../support/rejects.js';
 
 export interface StoreUnderTest {
   /** The adapter itself; the suite wraps it. */
@@ -47,24 +49,6 @@ const BACKOFF: ResumeBackoff = { firstDelayMs: 10, maxDelayMs: 80 };
 
 const uniqueStream = (category: string) => `${category}-${randomUUID()}`;
 const event = (type: string, data: unknown = {}) => ({ type, data });
-
-/** Awaits `predicate` (polled), failing with `message` after `timeoutMs`. */
-async function eventually(predicate: () => boolean, message: string, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) assert.unreachable(message);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  return assert.unreachable('expected the promise to reject');
-}
 
 /** Subscribes and keeps the events of the given streams, plus every position delivered at all. */
 function collect(store: EventStore, after: number, streams: string[]) {
@@ -101,6 +85,16 @@ function assertStrictlyIncreasing(positions: number[], what: string) {
 /** Appends one event to a stream of its own and returns its position: a point to read from. */
 async function mark(store: EventStore): Promise<number> {
   return (await store.append(uniqueStream('marker'), [event('Marked')])).position;
+}
+
+/**
+ * Appends a marker and waits until a subscription has delivered it (`delivered`: every position it
+ * delivered). Delivery is in position order, so by then everything before the marker has been
+ * delivered as it will ever be: a missing or doubled event shows, with no time left for it.
+ */
+async function deliveredPastMarker(store: EventStore, delivered: number[]): Promise<void> {
+  const marker = await mark(store);
+  await eventually(() => delivered.includes(marker), { what: () => `the subscription to deliver the marker at ${marker} (it delivered up to ${delivered.at(-1)})` });
 }
 
 /** The interruptions among the errors a subscription reported. */
@@ -186,10 +180,9 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
   "expectedRevision 'no_stream' on an existing stream is a ConcurrencyError": async ({ store }) => {
     const stream = uniqueStream('nostream');
     await store.append(stream, [event('Created')], { expectedRevision: 'no_stream' });
-    const error = await rejection(store.append(stream, [event('CreatedAgain')], { expectedRevision: 'no_stream' }));
-    assert.instance(error, ConcurrencyError);
-    assert.is((error as ConcurrencyError).streamName, stream);
-    assert.is((error as ConcurrencyError).actual, 0);
+    const error = await rejects(store.append(stream, [event('CreatedAgain')], { expectedRevision: 'no_stream' }), ConcurrencyError);
+    assert.is(error.streamName, stream);
+    assert.is(error.actual, 0);
     assert.equal(
       (await store.readStream(stream)).map((e) => e.type),
       ['Created'],
@@ -203,13 +196,11 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
     assert.is(ok.nextExpectedRevision, 2);
 
     for (const wrong of [1, 3, 0]) {
-      const error = await rejection(store.append(stream, [event('X'), event('Y')], { expectedRevision: wrong }));
-      assert.instance(error, ConcurrencyError, `expected revision ${wrong}`);
-      assert.is((error as ConcurrencyError).actual, 2);
+      const error = await rejects(store.append(stream, [event('X'), event('Y')], { expectedRevision: wrong }), ConcurrencyError, `an append expecting revision ${wrong}`);
+      assert.is(error.actual, 2);
     }
-    const error = await rejection(store.append(uniqueStream('numeric'), [event('X')], { expectedRevision: 0 }));
-    assert.instance(error, ConcurrencyError, 'a revision on a stream that does not exist');
-    assert.is((error as ConcurrencyError).actual, 'no_stream');
+    const error = await rejects(store.append(uniqueStream('numeric'), [event('X')], { expectedRevision: 0 }), ConcurrencyError, 'a revision on a stream that does not exist');
+    assert.is(error.actual, 'no_stream');
 
     assert.equal(
       (await store.readStream(stream)).map((e) => e.type),
@@ -299,7 +290,7 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
       collected = [...collected, ...page.filter((e) => streams.includes(e.streamName))];
       after = page.at(-1)!.position;
     }
-    pages.slice(0, -1).forEach((page) => assert.is(page.length, 3, 'only the last page is short'));
+    for (const page of pages.slice(0, -1)) assert.is(page.length, 3, 'only the last page is short');
     assert.equal(
       collected.map((e) => (e.data as { i: number }).i),
       [0, 1, 2, 3, 4, 5, 6],
@@ -327,17 +318,11 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
       for (let i = 5; i < 8; i++) await store.append(streams[i % 2]!, [event('Late', { i })]);
       await store.append(streams[0]!, [event('Late', { i: 8 }), event('Late', { i: 9 })]);
       await Promise.all([10, 11, 12].map((i) => store.append(streams[1]!, [event('Late', { i })])));
-      await eventually(() => sub.events.length >= 13, `13 events expected, ${sub.events.length} delivered`);
-      await new Promise((resolve) => setTimeout(resolve, 200)); // room for an unwanted duplicate to show
+      await deliveredPastMarker(store, sub.allPositions);
 
       assert.equal(sub.errors, []);
       assert.equal(ids(sub.events), ids(await readMine(store, base, streams)), 'the same events as $all, in its order');
-      assert.equal(
-        sub.events
-          .map((e) => (e.data as { i: number }).i)
-          .slice(0, 10),
-        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
-      );
+      assert.equal(sub.events.map((e) => (e.data as { i: number }).i).slice(0, 10), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
       assertStrictlyIncreasing(sub.allPositions, 'delivered positions');
     } finally {
       await sub.subscription.unsubscribe();
@@ -351,8 +336,7 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
     const sub = collect(store, results[2]!.position, [stream]);
     try {
       await store.append(stream, [event('E', { i: 5 })]);
-      await eventually(() => sub.events.length >= 3, `3 events expected, ${sub.events.length} delivered`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await deliveredPastMarker(store, sub.allPositions);
       assert.equal(
         sub.events.map((e) => e.revision),
         [3, 4, 5],
@@ -365,16 +349,23 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
 
   'unsubscribe stops delivery': async ({ store }) => {
     const stream = uniqueStream('unsub');
-    const sub = collect(store, await mark(store), [stream]);
-    await store.append(stream, [event('Before')]);
-    await eventually(() => sub.events.length === 1, 'the first event was not delivered');
-    await sub.subscription.unsubscribe();
-    await store.append(stream, [event('After')]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(
-      sub.events.map((e) => e.type),
-      ['Before'],
-    );
+    const base = await mark(store);
+    const sub = collect(store, base, [stream]);
+    // A subscription left open shows when the event appended after the unsubscribe has been handed out.
+    const witness = collect(store, base, [stream]);
+    try {
+      await store.append(stream, [event('Before')]);
+      await eventually(() => sub.events.length === 1, 'the first event to be delivered');
+      await sub.subscription.unsubscribe();
+      await store.append(stream, [event('After')]);
+      await eventually(() => witness.events.length === 2, 'the subscription left open to deliver the event appended after the unsubscribe');
+      assert.equal(
+        sub.events.map((e) => e.type),
+        ['Before'],
+      );
+    } finally {
+      await witness.subscription.unsubscribe();
+    }
   },
 
   'concurrent appends with the same expected revision: exactly one wins': async ({ store }) => {
@@ -430,7 +421,7 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
         'the fenced append in $all',
       );
       assert.is(result.position, written.at(-1)!.position, 'the position of the last event of either stream');
-      await eventually(() => sub.events.length >= 3, `3 events expected, ${sub.events.length} delivered`);
+      await eventually(() => sub.events.length >= 3, { what: () => `3 events (${sub.events.length} delivered)` });
       assert.equal(ids(sub.events), ids(written), 'subscribers get both streams, in position order');
     } finally {
       await sub.subscription.unsubscribe();
@@ -438,6 +429,7 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
   },
 
   'alongside: a stale revision on either stream is a ConcurrencyError naming that stream, and nothing is written': async ({ store }) => {
+    if (!(await takesFencedWrites(store))) return;
     const [main, claim] = [uniqueStream('fenced'), uniqueStream('claim')];
     await store.append(main, [event('Started')]);
     await store.append(claim, [event('Claimed'), event('TakenOver')]);
@@ -447,17 +439,10 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
       [main, { expectedRevision: 5, alongside: { streamName: claim, expectedRevision: 1, events: [event('Progressed')] } }, 5, 0],
     ];
     for (const [stale, options, expected, actual] of attempts) {
-      let error: unknown;
-      try {
-        if (!(await fenced(store, main, [event('Fenced')], options))) return;
-        assert.unreachable(`the append with a stale revision on ${stale} was accepted`);
-      } catch (caught) {
-        error = caught;
-      }
-      assert.instance(error, ConcurrencyError);
-      assert.is((error as ConcurrencyError).streamName, stale, 'the error names the stream that did not match');
-      assert.is((error as ConcurrencyError).expected, expected);
-      assert.is((error as ConcurrencyError).actual, actual);
+      const error = await rejects(store.append(main, [event('Fenced')], options), ConcurrencyError, `the append with a stale revision on ${stale}`);
+      assert.is(error.streamName, stale, 'the error names the stream that did not match');
+      assert.is(error.expected, expected);
+      assert.is(error.actual, actual);
     }
     assert.equal(await types(store, main), ['Started'], 'nothing on the main stream');
     assert.equal(await types(store, claim), ['Claimed', 'TakenOver'], 'nothing on the alongside stream');
@@ -477,9 +462,8 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
     await store.append(main, [event('Two')], { alongside: { streamName: missing, expectedRevision: 'no_stream', events: [] } });
     assert.equal(await store.readStream(missing), [], "a check of 'no_stream' creates nothing");
 
-    const error = await rejection(store.append(main, [event('Three')], { alongside: { streamName: claim, expectedRevision: 'no_stream', events: [] } }));
-    assert.instance(error, ConcurrencyError);
-    assert.is((error as ConcurrencyError).streamName, claim);
+    const error = await rejects(store.append(main, [event('Three')], { alongside: { streamName: claim, expectedRevision: 'no_stream', events: [] } }), ConcurrencyError);
+    assert.is(error.streamName, claim);
     assert.equal(await types(store, main), ['One', 'Two'], 'a failed check writes nothing');
   },
 
@@ -508,9 +492,7 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
     const started = new Date().toISOString();
     const beatOf = (instance: string, count: number): NodeBeat => ({ node, instance, started, clockMs: Date.now(), count });
     const mine = (beats: NodeBeat[]) =>
-      beats
-        .filter((beat) => beat.instance === a || beat.instance === b)
-        .sort((x, y) => (x.instance === a ? -1 : 1) - (y.instance === a ? -1 : 1));
+      beats.filter((beat) => beat.instance === a || beat.instance === b).sort((x, y) => (x.instance === a ? -1 : 1) - (y.instance === a ? -1 : 1));
 
     const first = beatOf(a, 1);
     assert.equal(mine((await store.beat(first)).beats), [first]);
@@ -543,7 +525,7 @@ const cases: Record<string, (ctx: Context) => Promise<void>> = {
 
     const sub = collect(store, base, [stream]);
     try {
-      await eventually(() => sub.events.length === 1, 'the event was not delivered');
+      await eventually(() => sub.events.length === 1, 'the event to be delivered');
       assert.equal(sub.events[0]!.data, data);
     } finally {
       await sub.subscription.unsubscribe();
@@ -557,12 +539,11 @@ const faultCases: Record<string, (ctx: Context) => Promise<void>> = {
     const sub = collect(store, await mark(store), [stream]);
     try {
       for (let i = 0; i < 3; i++) await store.append(stream, [event('E', { i })]);
-      await eventually(() => sub.events.length === 3, `3 events expected, ${sub.events.length} delivered`);
+      await eventually(() => sub.events.length === 3, { what: () => `3 events (${sub.events.length} delivered)` });
       const lastDelivered = sub.allPositions.at(-1)!;
       faults.dropSubscriptions(new Error('connection reset by peer'));
       for (let i = 3; i < 6; i++) await store.append(stream, [event('E', { i })]);
-      await eventually(() => sub.events.length >= 6, `6 events expected, ${sub.events.length} delivered`);
-      await new Promise((resolve) => setTimeout(resolve, 200)); // room for an unwanted duplicate to show
+      await deliveredPastMarker(store, sub.allPositions);
 
       assert.equal(values(sub.events), [0, 1, 2, 3, 4, 5]);
       assertStrictlyIncreasing(sub.allPositions, 'delivered positions');
@@ -583,10 +564,10 @@ const faultCases: Record<string, (ctx: Context) => Promise<void>> = {
     const sub = collect(store, await mark(store), [stream]);
     try {
       await store.append(stream, [event('E', { i: 0 })]);
-      await eventually(() => sub.events.length === 1, 'the first event was not delivered');
+      await eventually(() => sub.events.length === 1, 'the first event to be delivered');
       faults.endSubscriptions();
       await store.append(stream, [event('E', { i: 1 })]);
-      await eventually(() => sub.events.length === 2, 'the event after the end was not delivered');
+      await eventually(() => sub.events.length === 2, 'the event after the end to be delivered');
       const [interrupted] = interruptions(sub.errors);
       assert.instance(interrupted!.cause, SubscriptionEndedError);
       assert.equal(values(sub.events), [0, 1]);
@@ -600,11 +581,11 @@ const faultCases: Record<string, (ctx: Context) => Promise<void>> = {
     const sub = collect(store, await mark(store), [stream]);
     try {
       await store.append(stream, [event('E', { i: 0 })]);
-      await eventually(() => sub.events.length === 1, 'the first event was not delivered');
+      await eventually(() => sub.events.length === 1, 'the first event to be delivered');
       faults.subscribeFailure = new Error('unavailable');
       faults.dropSubscriptions();
       await store.append(stream, [event('E', { i: 1 })]);
-      await eventually(() => interruptions(sub.errors).length >= 5, `5 interruptions expected, ${interruptions(sub.errors).length} seen`);
+      await eventually(() => interruptions(sub.errors).length >= 5, { what: () => `5 interruptions (${interruptions(sub.errors).length} seen)` });
       assert.equal(
         interruptions(sub.errors)
           .slice(0, 5)
@@ -618,14 +599,14 @@ const faultCases: Record<string, (ctx: Context) => Promise<void>> = {
         ],
       );
       faults.subscribeFailure = undefined;
-      await eventually(() => sub.events.length === 2, 'the event appended during the outage was not delivered');
+      await eventually(() => sub.events.length === 2, 'the event appended during the outage to be delivered');
       await store.append(stream, [event('E', { i: 2 })]);
-      await eventually(() => sub.events.length === 3, 'live delivery did not go on');
+      await eventually(() => sub.events.length === 3, 'live delivery to go on');
       assert.equal(values(sub.events), [0, 1, 2]);
 
       const before = interruptions(sub.errors).length;
       faults.dropSubscriptions();
-      await eventually(() => interruptions(sub.errors).length > before, 'the next drop was not reported');
+      await eventually(() => interruptions(sub.errors).length > before, 'the next drop to be reported');
       assert.is(interruptions(sub.errors)[before]!.attempt, 1, 'a delivered event starts the backoff over');
     } finally {
       await sub.subscription.unsubscribe();
@@ -638,11 +619,10 @@ const faultCases: Record<string, (ctx: Context) => Promise<void>> = {
     try {
       await store.append(stream, [event('E', { i: 0 })]);
       await store.append(stream, [event('E', { i: 1 })]);
-      await eventually(() => sub.events.length === 2, '2 events expected');
+      await eventually(() => sub.events.length === 2, { what: () => `2 events (${sub.events.length} delivered)` });
       faults.repeatLastEvent();
       await store.append(stream, [event('E', { i: 2 })]);
-      await eventually(() => sub.events.length >= 3, 'the next event was not delivered');
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await deliveredPastMarker(store, sub.allPositions);
       assert.equal(values(sub.events), [0, 1, 2]);
       assertStrictlyIncreasing(sub.allPositions, 'delivered positions');
       const [interrupted] = interruptions(sub.errors);
@@ -656,10 +636,12 @@ const faultCases: Record<string, (ctx: Context) => Promise<void>> = {
   'a handler that throws is reported with its event, and delivery goes on with the next event': async ({ store, faults }) => {
     const stream = uniqueStream('throws');
     const seen: number[] = [];
+    const delivered: number[] = [];
     const errors: Error[] = [];
     const subscription = store.subscribeToAll({
       after: await mark(store),
       onEvent(e) {
+        delivered.push(e.position);
         if (e.streamName !== stream) return;
         seen.push((e.data as { i: number }).i);
         if ((e.data as { i: number }).i === 1) throw new Error('handler bug');
@@ -668,8 +650,7 @@ const faultCases: Record<string, (ctx: Context) => Promise<void>> = {
     });
     try {
       for (let i = 0; i < 3; i++) await store.append(stream, [event('E', { i })]);
-      await eventually(() => seen.length === 3, `3 events expected, ${seen.length} delivered`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      await deliveredPastMarker(store, delivered);
       assert.equal(seen, [0, 1, 2], 'the event is not delivered again');
       assert.is(errors.length, 1);
       assert.instance(errors[0], EventHandlerError);
@@ -683,16 +664,25 @@ const faultCases: Record<string, (ctx: Context) => Promise<void>> = {
 
   'unsubscribing while a resume waits ends it: nothing is delivered and nothing subscribes again': async ({ store, faults }) => {
     const stream = uniqueStream('gone');
-    const sub = collect(store, await mark(store), [stream]);
-    await eventually(() => faults.liveSubscriptions === 1, 'not subscribed');
-    const subscribed = faults.subscribedAfter.length;
-    faults.dropSubscriptions();
-    await sub.subscription.unsubscribe();
-    await store.append(stream, [event('E', { i: 0 })]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(sub.events, []);
-    assert.is(faults.subscribedAfter.length, subscribed);
-    assert.is(faults.liveSubscriptions, 0);
+    const base = await mark(store);
+    const sub = collect(store, base, [stream]);
+    // Dropped right after `sub`, the witness waits as long to resume, so its resume comes after the
+    // one `sub` would make (timers of one duration fire in order): once it has resumed and
+    // delivered the event, `sub` had its chance.
+    const witness = collect(store, base, [stream]);
+    try {
+      await eventually(() => faults.liveSubscriptions === 2, 'both subscriptions to be live');
+      const subscribed = faults.subscribedAfter.length;
+      faults.dropSubscriptions();
+      await sub.subscription.unsubscribe();
+      await store.append(stream, [event('E', { i: 0 })]);
+      await eventually(() => witness.events.length === 1, 'the witness to resume and deliver the event');
+      assert.equal(sub.events, []);
+      assert.is(faults.subscribedAfter.length, subscribed + 1, 'only the witness subscribed again');
+      assert.is(faults.liveSubscriptions, 1);
+    } finally {
+      await witness.subscription.unsubscribe();
+    }
   },
 };
 

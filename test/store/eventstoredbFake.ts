@@ -64,7 +64,10 @@ export class FakeRead extends Readable {
 
   override _read(): void {
     while (this.call.open) {
-      if (this.fault && this.call.sent === (this.fault.afterItems ?? 0)) return this.serverFails(this.fault.error);
+      if (this.fault && this.call.sent === (this.fault.afterItems ?? 0)) {
+        this.serverFails(this.fault.error);
+        return;
+      }
       const next = this.items[this.call.sent];
       if (!next) {
         this.push(null);
@@ -194,7 +197,16 @@ export class FakeClient {
     const next = BigInt(this.stream(streamId).length);
     const written = events.map((e, k) => {
       const position = BigInt((this.log.length + 1) * 100);
-      const stored: Stored = { streamId, id: e.id, revision: next + BigInt(k), type: e.type, data: e.data, metadata: e.metadata, created: new Date(), position: { commit: position, prepare: position } };
+      const stored: Stored = {
+        streamId,
+        id: e.id,
+        revision: next + BigInt(k),
+        type: e.type,
+        data: e.data,
+        metadata: e.metadata,
+        created: new Date(),
+        position: { commit: position, prepare: position },
+      };
       this.log.push(stored);
       return stored;
     });

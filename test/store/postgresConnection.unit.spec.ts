@@ -66,7 +66,11 @@ test('the driver gets the pool size (10 unless set) and TLS as sslmode and sslro
     const ca = join(dir, 'ca.pem');
     writeFileSync(ca, '-----BEGIN CERTIFICATE-----\nnot really\n-----END CERTIFICATE-----\n');
     const tls = postgresConnection(`postgresql://db.example/events?sslmode=verify-full&sslrootcert=${ca}`);
-    assert.equal({ ...(tls.client.ssl as object) }, { ca: '-----BEGIN CERTIFICATE-----\nnot really\n-----END CERTIFICATE-----\n' }, 'the CA file is read, and the server verified against it');
+    assert.equal(
+      { ...(tls.client.ssl as object) },
+      { ca: '-----BEGIN CERTIFICATE-----\nnot really\n-----END CERTIFICATE-----\n' },
+      'the CA file is read, and the server verified against it',
+    );
     const noVerify = postgresConnection('postgresql://db.example/events?sslmode=no-verify');
     assert.equal({ ...(noVerify.client.ssl as object) }, { rejectUnauthorized: false });
   } finally {
@@ -76,10 +80,16 @@ test('the driver gets the pool size (10 unless set) and TLS as sslmode and sslro
 
 test('passwords are redacted, in the credentials and in a password parameter; describeStore names PostgreSQL', () => {
   assert.is(redactedConnectionString('postgresql://bridge:s3cret@db.example:5432/bridge'), 'postgresql://bridge:***@db.example:5432/bridge');
-  assert.is(redactedConnectionString('postgres://db.example/bridge?user=bridge&password=s3cret&sslmode=verify-full'), 'postgres://db.example/bridge?user=bridge&password=***&sslmode=verify-full');
+  assert.is(
+    redactedConnectionString('postgres://db.example/bridge?user=bridge&password=s3cret&sslmode=verify-full'),
+    'postgres://db.example/bridge?user=bridge&password=***&sslmode=verify-full',
+  );
   const config = loadConfig({ EVENTSTORE_CONNECTION_STRING: 'postgresql://bridge:s3cret@db.example/bridge' });
   assert.is(describeStore(config), 'PostgreSQL at postgresql://bridge:***@db.example/bridge');
-  assert.is(describeStore(loadConfig({ EVENTSTORE_CONNECTION_STRING: 'esdb://admin:changeit@localhost:2113?tls=false' })), 'EventStoreDB at esdb://admin:***@localhost:2113?tls=false');
+  assert.is(
+    describeStore(loadConfig({ EVENTSTORE_CONNECTION_STRING: 'esdb://admin:changeit@localhost:2113?tls=false' })),
+    'EventStoreDB at esdb://admin:***@localhost:2113?tls=false',
+  );
 });
 
 test('a failure is told in one line, also a refused connection that comes without a message of its own', () => {

@@ -15,6 +15,7 @@ import { ConcurrencyError } from '../../src/domain/errors.js';
 import { PostgresEventStore } from '../../src/store/postgres.js';
 import type { EventStore, EventToAppend, RecordedEvent } from '../../src/store/port.js';
 import { resumingStore } from '../../src/store/resuming.js';
+import { eventually } from '../support/eventually.js';
 import { postgresBinaries, startCluster } from '../support/postgres.js';
 
 const WRITERS = 4;
@@ -141,23 +142,27 @@ if (process.argv[2] === '--writer') {
           store.subscribeToAll({ after: 0, onEvent: (e) => mine.push(e), onError: (e) => errors.push(e) });
         }
         const prefix = `order-${seed}`;
-        const started = Date.now();
         const acknowledged = (await Promise.all(Array.from({ length: WRITERS }, (_, w) => startWriter(cluster.connectionString, w, seed + w, prefix)))).flat();
         const log = await followers[0]!.readAll({ after: 0, limit: 1_000_000 });
-        const deadline = Date.now() + 15_000;
-        while (seen.some((events) => events.length < log.length) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-        await new Promise((resolve) => setTimeout(resolve, 300)); // room for an unwanted late or repeated event
-        console.log(
-          `\n  seed ${seed}: ${acknowledged.length} appends acknowledged (${log.length} events) by ${WRITERS} processes in ${Date.now() - started} ms, followed by ${FOLLOWERS}`,
-        );
+        // A marker after every write: once each follower has it, whatever it missed or got twice before it shows.
+        const marker = (await followers[0]!.append(`${prefix}-marker`, [{ type: 'Marked', data: {} }])).position;
+        await eventually(() => seen.every((events) => events.some((e) => e.position === marker)), {
+          what: () => `every follower to reach the marker at ${marker} (they have ${seen.map((events) => events.length).join(', ')} of ${log.length + 1} events)`,
+          timeoutMs: 15_000,
+        });
+        console.log(`\n  seed ${seed}: ${acknowledged.length} appends acknowledged (${log.length} events) by ${WRITERS} processes, followed by ${FOLLOWERS}`);
 
         assert.equal(errors, [], `seed ${seed}: no follower was interrupted`);
         const expected = acknowledged.reduce((sum, a) => sum + a.events, 0);
         assert.is(log.length, expected, `seed ${seed}: the log holds exactly the acknowledged events`);
         const logTags = log.map(tag);
         assert.is(new Set(logTags).size, log.length, `seed ${seed}: no event twice in the log`);
-        for (const [f, events] of seen.entries()) {
-          events.forEach((e, i) => i > 0 && assert.ok(e.position > events[i - 1]!.position, `seed ${seed}: follower ${f}: ${e.position} after ${events[i - 1]!.position}`));
+        for (const [f, withMarker] of seen.entries()) {
+          assert.is(withMarker.at(-1)!.position, marker, `seed ${seed}: the marker is the last event follower ${f} has`);
+          const events = withMarker.slice(0, -1);
+          for (const [i, e] of events.entries()) {
+            if (i > 0) assert.ok(e.position > events[i - 1]!.position, `seed ${seed}: follower ${f}: ${e.position} after ${events[i - 1]!.position}`);
+          }
           assert.equal(events.map(tag), logTags, `seed ${seed}: follower ${f} saw every event once, in the log's order`);
           assert.equal(
             events.map((e) => e.position),

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { eventually } from '../support/eventually.js';
 import { ALICE, startHarness } from '../support/harness.js';
 import { freePort } from '../support/ports.js';
 import { postgresBinaries, startCluster, type PostgresCluster } from '../support/postgres.js';
@@ -38,87 +39,79 @@ function cli(connectionString: string, ...args: string[]): Promise<Run> {
   });
 }
 
-/** Asks until `probe` answers true, 20 s at most (a resume backs off up to 5 s). */
-async function until(probe: () => Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await probe())) {
-    if (Date.now() > deadline) assert.unreachable(`never happened: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 const test = suite<{ cluster: PostgresCluster }>('the service and the CLI on PostgreSQL');
 const TESTS: Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>> = {
-  'the service starts on PostgreSQL, answers a VIP submit and reads it back; /readyz says 503 while the database is down and 200 once it is back, without a restart':
-    async ({ cluster }) => {
-      const connectionString = await cluster.connectionStringFor('service');
-      const h = await startHarness({ env: { EVENTSTORE_CONNECTION_STRING: connectionString, NODE_ID: 'pg-node-1' } });
-      try {
-        const { key } = await h.key();
-        const submitted = await h.post('/adm/vip/submit', { oId: ALICE.oId, quality: 'vip', expired: '2030-01-01 00:00:00' }, key);
-        assert.is(submitted.status, 200, submitted.text);
-        const read = await h.get(`/adm/vip/${ALICE.oId}`, key);
-        assert.is(read.status, 200, read.text);
-        assert.equal(
-          read.body.data.map((record: { quality: string; expired: string }) => [record.quality, record.expired]),
-          [['vip', '2030-01-01 00:00:00.000Z']],
-        );
-        const types = (await cluster.sql<{ type: string }>('SELECT DISTINCT type FROM events', [], 'service')).map((row) => row.type);
-        for (const type of ['ApiKeyIssued', 'VipGranted']) assert.ok(types.includes(type), `${type} is in PostgreSQL's log (${types.join(', ')})`);
-        const beats = await cluster.sql<{ node: string }>('SELECT node FROM nodes', [], 'service');
-        assert.equal(
-          beats.map((row) => row.node),
-          ['pg-node-1'],
-          'the node beats in the nodes table',
-        );
-        assert.is((await h.get('/readyz')).status, 200);
+  'the service starts on PostgreSQL, answers a VIP submit and reads it back; /readyz says 503 while the database is down and 200 once it is back, without a restart': async ({
+    cluster,
+  }) => {
+    const connectionString = await cluster.connectionStringFor('service');
+    const h = await startHarness({ env: { EVENTSTORE_CONNECTION_STRING: connectionString, NODE_ID: 'pg-node-1' } });
+    try {
+      const { key } = await h.key();
+      const submitted = await h.post('/adm/vip/submit', { oId: ALICE.oId, quality: 'vip', expired: '2030-01-01 00:00:00' }, key);
+      assert.is(submitted.status, 200, submitted.text);
+      const read = await h.get(`/adm/vip/${ALICE.oId}`, key);
+      assert.is(read.status, 200, read.text);
+      assert.equal(
+        read.body.data.map((record: { quality: string; expired: string }) => [record.quality, record.expired]),
+        [['vip', '2030-01-01 00:00:00.000Z']],
+      );
+      const types = (await cluster.sql<{ type: string }>('SELECT DISTINCT type FROM events', [], 'service')).map((row) => row.type);
+      for (const type of ['ApiKeyIssued', 'VipGranted']) assert.ok(types.includes(type), `${type} is in PostgreSQL's log (${types.join(', ')})`);
+      const beats = await cluster.sql<{ node: string }>('SELECT node FROM nodes', [], 'service');
+      assert.equal(
+        beats.map((row) => row.node),
+        ['pg-node-1'],
+        'the node beats in the nodes table',
+      );
+      assert.is((await h.get('/readyz')).status, 200);
 
-        await cluster.stop();
-        const down = await h.get('/readyz');
-        assert.is(down.status, 503, down.text);
-        assert.match(down.body.reason, /ECONNREFUSED|connect|terminat/i);
+      await cluster.stop();
+      const down = await h.get('/readyz');
+      assert.is(down.status, 503, down.text);
+      assert.match(down.body.reason, /ECONNREFUSED|connect|terminat/i);
 
-        await cluster.start();
-        await until(async () => (await h.get('/readyz')).status === 200, '/readyz answers 200 once the database is back');
-        const again = await h.post('/adm/vip/submit', { oId: ALICE.oId, quality: 'svip', expired: '2031-01-01 00:00:00' }, key);
-        assert.is(again.status, 200, again.text);
-        assert.is((await h.get(`/adm/vip/${ALICE.oId}`, key)).body.data.length, 2, 'the write is read back by the same node');
-      } finally {
-        await h.close();
-      }
-    },
+      await cluster.start();
+      // A resume backs off up to 5 s.
+      await eventually(async () => (await h.get('/readyz')).status === 200, { what: '/readyz to answer 200 once the database is back', timeoutMs: 20_000, everyMs: 100 });
+      const again = await h.post('/adm/vip/submit', { oId: ALICE.oId, quality: 'svip', expired: '2031-01-01 00:00:00' }, key);
+      assert.is(again.status, 200, again.text);
+      assert.is((await h.get(`/adm/vip/${ALICE.oId}`, key)).body.data.length, 2, 'the write is read back by the same node');
+    } finally {
+      await h.close();
+    }
+  },
 
-  'cli store migrate makes the schema, then finds it current; store check says ok; store backup points at pg_dump (exit 2); the password is never printed':
-    async ({ cluster }) => {
-      const plain = await cluster.connectionStringFor('cli');
-      const connectionString = plain.replace('postgres@', 'postgres:s3cret@');
-      const shown = connectionString.replace(':s3cret@', ':***@');
+  'cli store migrate makes the schema, then finds it current; store check says ok; store backup points at pg_dump (exit 2); the password is never printed': async ({ cluster }) => {
+    const plain = await cluster.connectionStringFor('cli');
+    const connectionString = plain.replace('postgres@', 'postgres:s3cret@');
+    const shown = connectionString.replace(':s3cret@', ':***@');
 
-      const migrated = await cli(connectionString, 'store', 'migrate');
-      assert.is(migrated.code, 0, migrated.stderr);
-      assert.is(migrated.stdout, `PostgreSQL at ${shown}: migrated the schema from version 0 to 1\n`);
-      assert.is(migrated.stderr, `Store: PostgreSQL at ${shown}\n`);
-      const again = await cli(connectionString, 'store', 'migrate');
-      assert.is(again.stdout, `PostgreSQL at ${shown}: the schema is at version 1 already\n`);
+    const migrated = await cli(connectionString, 'store', 'migrate');
+    assert.is(migrated.code, 0, migrated.stderr);
+    assert.is(migrated.stdout, `PostgreSQL at ${shown}: migrated the schema from version 0 to 1\n`);
+    assert.is(migrated.stderr, `Store: PostgreSQL at ${shown}\n`);
+    const again = await cli(connectionString, 'store', 'migrate');
+    assert.is(again.stdout, `PostgreSQL at ${shown}: the schema is at version 1 already\n`);
 
-      const checked = await cli(connectionString, 'store', 'check');
-      assert.is(checked.code, 0, checked.stderr);
-      assert.is(checked.stdout, 'ok\n');
+    const checked = await cli(connectionString, 'store', 'check');
+    assert.is(checked.code, 0, checked.stderr);
+    assert.is(checked.stdout, 'ok\n');
 
-      const backup = await cli(connectionString, 'store', 'backup', '/tmp/never-written.dump');
-      assert.is(backup.code, 2);
-      assert.equal(backup.stderr.split('\n').filter(Boolean), [
-        `Store: PostgreSQL at ${shown}`,
-        `store backup copies the embedded SQLite store; back up PostgreSQL at ${shown} with pg_dump (e.g. pg_dump --format=custom --file=<file> <database>)`,
-      ]);
+    const backup = await cli(connectionString, 'store', 'backup', '/tmp/never-written.dump');
+    assert.is(backup.code, 2);
+    assert.equal(backup.stderr.split('\n').filter(Boolean), [
+      `Store: PostgreSQL at ${shown}`,
+      `store backup copies the embedded SQLite store; back up PostgreSQL at ${shown} with pg_dump (e.g. pg_dump --format=custom --file=<file> <database>)`,
+    ]);
 
-      // A sequence set back below the head would hand positions out twice: the check says so.
-      await cluster.sql("INSERT INTO events VALUES (5, 'checked-1', 0, 'Checked', '{}', NULL, now())", [], 'cli');
-      const damaged = await cli(connectionString, 'store', 'check');
-      assert.is(damaged.code, 1);
-      assert.is(damaged.stdout, `PostgreSQL at ${shown}: the position sequence (events_position) is at 0, below the head 5: positions would be handed out twice\n`);
-      for (const run of [migrated, again, checked, backup, damaged]) assert.not.match(run.stdout + run.stderr, /s3cret/);
-    },
+    // A sequence set back below the head would hand positions out twice: the check says so.
+    await cluster.sql("INSERT INTO events VALUES (5, 'checked-1', 0, 'Checked', '{}', NULL, now())", [], 'cli');
+    const damaged = await cli(connectionString, 'store', 'check');
+    assert.is(damaged.code, 1);
+    assert.is(damaged.stdout, `PostgreSQL at ${shown}: the position sequence (events_position) is at 0, below the head 5: positions would be handed out twice\n`);
+    for (const run of [migrated, again, checked, backup, damaged]) assert.not.match(run.stdout + run.stderr, /s3cret/);
+  },
 
   'a node refuses to start on a database it cannot reach, in one line naming the server without its password': async () => {
     const unreachable = `postgresql://postgres:s3cret@127.0.0.1:${await freePort()}/bridge?sslmode=disable`;
@@ -126,7 +119,10 @@ const TESTS: Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>
     assert.is(result.code, 1);
     const lines = result.stderr.split('\n').filter(Boolean);
     assert.is(lines.length, 2, result.stderr);
-    assert.match(lines[1]!, /^Cannot open the event store \(PostgreSQL at postgresql:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/bridge\?sslmode=disable\): connect ECONNREFUSED 127\.0\.0\.1:\d+$/);
+    assert.match(
+      lines[1]!,
+      /^Cannot open the event store \(PostgreSQL at postgresql:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/bridge\?sslmode=disable\): connect ECONNREFUSED 127\.0\.0\.1:\d+$/,
+    );
   },
 };
 

@@ -13,6 +13,8 @@ import * as assert from 'uvu/assert';
 import { ConcurrencyError } from '../../src/domain/errors.js';
 import type { AppendResult, RecordedEvent } from '../../src/store/port.js';
 import { SqliteEventStore } from '../../src/store/sqlite.js';
+import { eventually } from '../support/eventually.js';
+import { rejects } from '../support/rejects.js';
 import { eventStoreContract } from './contract.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -23,15 +25,7 @@ async function tempDatabase(): Promise<{ file: string; remove(): Promise<void> }
   return { file: join(dir, 'events.db'), remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-async function waitFor(predicate: () => boolean, message: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) assert.unreachable(message);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-function appendFromOtherProcess(file: string, stream: string): Promise<AppendResult & { appendedAt: number }> {
+function appendFromOtherProcess(file: string, stream: string): Promise<AppendResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', otherProcessScript, file, stream], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -109,25 +103,23 @@ sqlite('data survives closing and reopening the file', async (ctx) => {
   assert.ok(next.position > last.position, 'positions go on from where they were');
 });
 
-sqlite('an append by another process reaches a subscriber here within 1 s', async (ctx) => {
+// How soon it arrives is bench/'s business; here: it arrives with nothing appended here to prompt a read.
+sqlite('an append by another process reaches a subscriber here', async (ctx) => {
   const store = open(ctx);
   await store.append('warmup-1', [{ type: 'Warm', data: {} }]);
   const stream = `cli-${randomUUID()}`;
-  let received: { event: RecordedEvent; at: number } | undefined;
+  let received: RecordedEvent | undefined;
   const subscription = store.subscribeToAll({
     after: 0,
     onEvent: (event) => {
-      if (event.streamName === stream) received = { event, at: Date.now() };
+      if (event.streamName === stream) received = event;
     },
   });
   try {
     const appended = await appendFromOtherProcess(ctx.file, stream);
-    await waitFor(() => received !== undefined, 'the other process’s event never reached the subscriber', 1000);
-    const latency = received!.at - appended.appendedAt;
-    console.log(`\n  cross-process delivery: ${latency} ms after the other process's append was acknowledged`);
-    assert.ok(latency < 1000, `delivered ${latency} ms after the append`);
-    assert.is(received!.event.position, appended.position);
-    assert.is(received!.event.type, 'AppendedElsewhere');
+    const event = await eventually(() => received, 'the other process’s event to reach the subscriber');
+    assert.is(event.position, appended.position);
+    assert.is(event.type, 'AppendedElsewhere');
   } finally {
     await subscription.unsubscribe();
   }
@@ -143,11 +135,10 @@ sqlite("another connection's append is delivered even when an append here fails 
   const delivered: string[] = [];
   const subscription = here.subscribeToAll({ after: 0, onEvent: (e) => delivered.push(e.streamName) });
   try {
-    await waitFor(() => delivered.length === 1, 'catch-up did not deliver the first event', 1000);
+    await eventually(() => delivered.length === 1, 'catch-up to deliver the first event');
     await elsewhere.append('elsewhere-1', [{ type: 'Created', data: {} }]);
-    const error = await here.append('existing-1', [{ type: 'Created', data: {} }], { expectedRevision: 'no_stream' }).catch((e: unknown) => e);
-    assert.instance(error, ConcurrencyError);
-    await waitFor(() => delivered.includes('elsewhere-1'), 'the other connection’s event was not delivered within 1 s', 1000);
+    await rejects(here.append('existing-1', [{ type: 'Created', data: {} }], { expectedRevision: 'no_stream' }), ConcurrencyError);
+    await eventually(() => delivered.includes('elsewhere-1'), 'the other connection’s event to be delivered');
   } finally {
     await subscription.unsubscribe();
   }
@@ -160,10 +151,7 @@ sqlite('500 appends in one tick all succeed with distinct positions', async (ctx
   assert.ok(results.every((r) => r.nextExpectedRevision === 0));
   assert.is(new Set(results.map((r) => r.position)).size, 500);
   const all = await store.readAll({ after: 0, limit: 1000 });
-  assert.equal(
-    all.map((e) => e.streamName).sort(),
-    [...streams].sort(),
-  );
+  assert.equal(all.map((e) => e.streamName).sort(), [...streams].sort());
   assert.equal(
     all.map((e) => e.position),
     results.map((r) => r.position).sort((a, b) => a - b),
@@ -199,7 +187,10 @@ sqlite('an append whose data cannot be stored fails alone inside a batch', async
   const store = open(ctx);
   const outcomes = await Promise.allSettled([
     store.append('fine-1', [{ type: 'Created', data: {} }]),
-    store.append('broken-1', [{ type: 'Created', data: {} }, { type: 'Broken', data: { n: 1n } }]),
+    store.append('broken-1', [
+      { type: 'Created', data: {} },
+      { type: 'Broken', data: { n: 1n } },
+    ]),
     store.append('fine-2', [{ type: 'Created', data: {} }]),
   ]);
   assert.equal(
@@ -219,12 +210,22 @@ sqlite('an insert the database refuses fails its own append alone inside a batch
   const outcomes = await Promise.allSettled([
     store.append('a', [{ type: 'Fine', data: {} }]),
     store.append('b', [{ type: 'Refused', data: {} }], { expectedRevision: 'no_stream' }),
-    store.append('c', [{ type: 'Fine', data: {} }, { type: 'Refused', data: {} }]),
+    store.append('c', [
+      { type: 'Fine', data: {} },
+      { type: 'Refused', data: {} },
+    ]),
     store.append('b', [{ type: 'Fine', data: {} }], { expectedRevision: 'no_stream' }),
   ]);
-  assert.equal(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+  assert.equal(
+    outcomes.map((o) => o.status),
+    ['fulfilled', 'rejected', 'rejected', 'fulfilled'],
+  );
   assert.equal(await store.readStream('c'), [], 'nothing of the refused two-event append');
-  assert.equal((await store.readStream('b')).map((e) => e.type), ['Fine'], 'the refused one-event append left nothing behind');
+  assert.equal(
+    (await store.readStream('b')).map((e) => e.type),
+    ['Fine'],
+    'the refused one-event append left nothing behind',
+  );
 });
 
 sqlite('a batch the database cannot hold (disk full) fails whole: every append rejected, none of it on disk; the store goes on', async (ctx) => {
@@ -282,7 +283,7 @@ sqlite('events are stamped by the clock the store is given', async (ctx) => {
       (await store.readStream('stamped')).map((e) => e.created),
       ['2031-02-03T04:05:06.789Z'],
     );
-    await waitFor(() => delivered.length === 1, 'the event was not delivered', 1000);
+    await eventually(() => delivered.length === 1, 'the event to be delivered');
     assert.is(delivered[0]!.created, '2031-02-03T04:05:06.789Z', 'subscribers get the same stamp');
   } finally {
     await subscription.unsubscribe();
@@ -353,7 +354,10 @@ sqlite('a scan in pages reads the same log with the next page read ahead, and se
   };
   const once = await scan();
   assert.is(once.length, 2500);
-  assert.equal(once.map((e) => e.position), [...once.map((e) => e.position)].sort((a, b) => a - b));
+  assert.equal(
+    once.map((e) => e.position),
+    [...once.map((e) => e.position)].sort((a, b) => a - b),
+  );
 
   // Page one read (page two is being read ahead), then the log changes before page two is asked for.
   const first = await store.readAll({ after: 0, limit: 1000 });

@@ -3,7 +3,7 @@
 import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BackupRefusedError, backupSqliteStore } from '../../src/store/sqliteBackup.js';
 import { SqliteEventStore } from '../../src/store/sqlite.js';
+import { eventually } from '../support/eventually.js';
+import { rejects } from '../support/rejects.js';
 import { assertConsistentPrefix } from './consistentPrefix.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -42,15 +44,20 @@ test('a copy taken while this process appends is a consistent prefix, however of
   let appended = 0;
   const writes = (async () => {
     while (appending) {
-      await Promise.all(Array.from({ length: 4 }, (_, k) => store.append(`running-${k}`, [{ type: 'Ran', data: {} }, { type: 'Ran', data: {} }])));
+      await Promise.all(
+        Array.from({ length: 4 }, (_, k) =>
+          store.append(`running-${k}`, [
+            { type: 'Ran', data: {} },
+            { type: 'Ran', data: {} },
+          ]),
+        ),
+      );
       appended += 4;
     }
   })();
   const steps: number[] = [];
   try {
-    for (const deadline = Date.now() + 10_000; appended < 8; await new Promise((resolve) => setTimeout(resolve, 5))) {
-      if (Date.now() > deadline) assert.unreachable('the appends did not start');
-    }
+    await eventually(() => appended >= 8, { what: 'the appends to start', everyMs: 5 });
     const target = join(ctx.dir, 'backup.sqlite');
     // Besides the appends, whose commits may or may not fall between two steps: one that does.
     const other = new Database(ctx.file);
@@ -58,7 +65,8 @@ test('a copy taken while this process appends is a consistent prefix, however of
       pagesPerStep: 2,
       onProgress: ({ copiedPages }) => {
         steps.push(copiedPages);
-        if (steps.length === 5) other.prepare("INSERT INTO events (stream, revision, type, data, created) VALUES ('between-steps', 0, 'Wrote', '{}', '2024-01-01T00:00:00.000Z')").run();
+        if (steps.length === 5)
+          other.prepare("INSERT INTO events (stream, revision, type, data, created) VALUES ('between-steps', 0, 'Wrote', '{}', '2024-01-01T00:00:00.000Z')").run();
       },
     });
     other.close();
@@ -90,9 +98,13 @@ test('a copy taken while another process appends is a consistent prefix', async 
   child.stderr.on('data', (d) => (err += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   try {
-    for (const deadline = Date.now() + 20_000; !out.includes('appending'); await new Promise((resolve) => setTimeout(resolve, 10))) {
-      if (Date.now() > deadline || child.exitCode !== null) assert.unreachable(`the appender did not start: ${err}`);
-    }
+    await eventually(
+      () => {
+        if (child.exitCode !== null) throw new Error(`the appender exited with ${child.exitCode}: ${err}`);
+        return out.includes('appending');
+      },
+      { what: () => `the appender to start: ${err}`, timeoutMs: 20_000 },
+    );
     const target = join(ctx.dir, 'backup.sqlite');
     const result = await backupSqliteStore(ctx.file, target, { pagesPerStep: 8 });
     assert.is(assertConsistentPrefix(target), result.head);
@@ -107,13 +119,9 @@ test('an existing target is kept unless forced; a forced copy replaces it and it
   await fill(ctx.file, 500);
   const target = join(ctx.dir, 'backup.sqlite');
   await writeFile(target, 'precious');
-  try {
-    await backupSqliteStore(ctx.file, target);
-    assert.unreachable('overwrote the target');
-  } catch (error) {
-    assert.instance(error, BackupRefusedError);
-    assert.match((error as Error).message, `${target} exists already: pass --force to replace it`);
-  }
+  const refused = await rejects(backupSqliteStore(ctx.file, target), BackupRefusedError, 'a copy onto an existing target');
+  assert.match(refused.message, `${target} exists already: pass --force to replace it`);
+  assert.is(await readFile(target, 'utf8'), 'precious', 'the target is kept');
   await writeFile(`${target}-wal`, 'a stale write-ahead log of another database');
   const result = await backupSqliteStore(ctx.file, target, { force: true });
   assert.is(result.head, 500);

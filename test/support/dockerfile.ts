@@ -74,9 +74,7 @@ export function copyOf(args: string): { sources: string[]; dest: string } {
 }
 
 const patternSource = (pattern: string) =>
-  pattern
-    .replace(/[.+^${}()|\\]/g, '\\$&')
-    .replace(/\*\*\/|\*\*|\*|\?/g, (token) => ({ '**/': '(?:.*/)?', '**': '.*', '*': '[^/]*', '?': '[^/]' })[token]!);
+  pattern.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*\*\/|\*\*|\*|\?/g, (token) => ({ '**/': '(?:.*/)?', '**': '.*', '*': '[^/]*', '?': '[^/]' })[token]!);
 
 /**
  * `.dockerignore` as a predicate over context paths (`a/b/c`): the last pattern that matches the

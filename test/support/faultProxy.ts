@@ -60,7 +60,10 @@ export async function startFaultProxy(): Promise<FaultProxy> {
           res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>维护中 {"code":');
           return;
         case 'delay': {
-          const timer = setTimeout(() => (timers.delete(timer), forward(req, res, body, false)), fault.ms);
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            forward(req, res, body, false);
+          }, fault.ms);
           timers.add(timer);
           return;
         }

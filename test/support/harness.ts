@@ -11,6 +11,7 @@ import { ApiKeyService } from '../../src/services/apiKeys.js';
 import type { Clock } from '../../src/system/clock.js';
 import type { EventStore } from '../../src/store/port.js';
 import type { Logger } from '../../src/log.js';
+import { eventually } from './eventually.js';
 
 export const ALICE = { oId: '1630399136785', userName: 'alice', nickname: 'Alice', avatar: 'https://example.test/alice.png' };
 export const BOB = { oId: '1630399136786', userName: 'bob', nickname: 'Bob', avatar: 'https://example.test/bob.png' };
@@ -31,7 +32,14 @@ export interface HarnessOptions {
   log?: Logger;
 }
 
-export interface Answer<T = any> {
+/**
+ * An answer's body where a suite does not name its shape: whatever JSON the service sent, wrong
+ * shapes included, read field by field by the assertions. Suites that rely on a shape pass it.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: an answer is checked, not trusted, so its shape is unknown until asserted
+export type AnswerBody = any;
+
+export interface Answer<T = AnswerBody> {
   status: number;
   body: T;
   text: string;
@@ -54,8 +62,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     });
   let service: RunningService = await startService(config(), { clock: options.clock, wrapStore: options.wrapStore, log: options.log });
 
-  const keys = () =>
-    new ApiKeyService({ store: service.deps.store, runner: service.deps.runner, keys: service.deps.readModels.apiKeys, clock: service.deps.clock });
+  const keys = () => new ApiKeyService({ store: service.deps.store, runner: service.deps.runner, keys: service.deps.readModels.apiKeys, clock: service.deps.clock });
 
   const harness = {
     dataDir,
@@ -74,10 +81,19 @@ export async function startHarness(options: HarnessOptions = {}) {
      * every app's records (auditors, operators).
      */
     async key(permissions: Grant[] = ['*'], app = 'game-one', options: { allApps?: boolean } = {}) {
-      const appId = /^[a-z0-9][a-z0-9_.-]*$/.test(app) ? app : app.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+      const appId = /^[a-z0-9][a-z0-9_.-]*$/.test(app)
+        ? app
+        : app
+            .toLowerCase()
+            .replace(/[^a-z0-9]+/g, '-')
+            .replace(/^-+|-+$/g, '');
       return keys().issue({ appId, app, permissions, expires: null, allApps: options.allApps });
     },
-    async request<T = any>(method: string, path: string, init: { body?: unknown; raw?: string; apiKey?: string; headers?: Record<string, string> } = {}): Promise<Answer<T>> {
+    async request<T = AnswerBody>(
+      method: string,
+      path: string,
+      init: { body?: unknown; raw?: string; apiKey?: string; headers?: Record<string, string> } = {},
+    ): Promise<Answer<T>> {
       const headers: Record<string, string> = { ...init.headers };
       if (init.apiKey !== undefined) headers.apiKey = init.apiKey;
       let body: string | undefined = init.raw;
@@ -85,19 +101,24 @@ export async function startHarness(options: HarnessOptions = {}) {
       if (body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
       const res = await fetch(service.url + path, { method, headers, body, redirect: 'manual' });
       const text = await res.text();
-      let parsed: any;
+      let parsed: unknown;
       try {
         parsed = JSON.parse(text);
       } catch {
         parsed = undefined;
       }
-      return { status: res.status, body: parsed, text, headers: res.headers };
+      return { status: res.status, body: parsed as T, text, headers: res.headers };
     },
-    post<T = any>(path: string, body: unknown, apiKey?: string) {
+    post<T = AnswerBody>(path: string, body: unknown, apiKey?: string) {
       return harness.request<T>('POST', path, { body, apiKey });
     },
-    get<T = any>(path: string, apiKey?: string) {
+    get<T = AnswerBody>(path: string, apiKey?: string) {
       return harness.request<T>('GET', path, { apiKey });
+    },
+    /** Waits until the service has applied its store's log as it is now, what other processes wrote included. */
+    async caughtUp() {
+      const head = await service.deps.store.headPosition();
+      await eventually(() => service.deps.runner.position >= head, { what: () => `the service to apply the log up to ${head} (at ${service.deps.runner.position})` });
     },
     /** Stops the service and starts it again on the same data directory. */
     async restart() {

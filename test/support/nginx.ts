@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from './eventually.js';
 import { freePort } from './ports.js';
 
 const NGINX = ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/bin/nginx'].find((path) => existsSync(path));
@@ -14,7 +14,7 @@ export const nginxMissing = NGINX ? undefined : 'nginx is not installed (apt-get
 const SHIPPED = new URL('../../deploy/nginx.conf', import.meta.url).pathname;
 const START_TIMEOUT_MS = 10_000;
 
-export interface Proxy {
+export interface NginxProxy {
   url: string;
   /** Everything nginx wrote to its error log. */
   errors(): string;
@@ -37,7 +37,7 @@ export function shippedConfig(upstreams: readonly string[], port: number): strin
 }
 
 /** `port`: where it listens (a free one by default; known before, when the nodes must name it). */
-export async function startProxy(upstreams: readonly string[], port?: number): Promise<Proxy> {
+export async function startProxy(upstreams: readonly string[], port?: number): Promise<NginxProxy> {
   if (!NGINX) throw new Error(nginxMissing);
   const dir = mkdtempSync(join(tmpdir(), 'community-bridge-nginx-'));
   port ??= await freePort();
@@ -53,18 +53,17 @@ export async function startProxy(upstreams: readonly string[], port?: number): P
   process.once('exit', kill);
   const url = `http://127.0.0.1:${port}`;
   const errors = () => (existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : '') + stderr;
-  for (const deadline = Date.now() + START_TIMEOUT_MS; ; await sleep(50)) {
-    if (child.exitCode !== null) throw new Error(`nginx did not start: ${errors()}`);
-    const up = await fetch(`${url}/healthz`).then(
+  const answers = async () => {
+    if (child.exitCode !== null) throw new Error(`nginx exited before answering: ${errors()}`);
+    return fetch(`${url}/healthz`).then(
       () => true,
       () => false,
     );
-    if (up) break;
-    if (Date.now() > deadline) {
-      kill();
-      throw new Error(`nginx did not answer within ${START_TIMEOUT_MS} ms: ${errors()}`);
-    }
-  }
+  };
+  await eventually(answers, { what: () => `nginx to answer on ${url}: ${errors()}`, timeoutMs: START_TIMEOUT_MS, everyMs: 50 }).catch((error: Error) => {
+    kill();
+    throw error;
+  });
   return {
     url,
     errors,

@@ -5,9 +5,11 @@
 import Database from 'better-sqlite3';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import * as assert from 'uvu/assert';
 import { SIMULATOR_KEY } from '../../src/community/simulator.js';
+import type { DomainEvent, DomainEventType } from '../../src/domain/events.js';
+import { eventually } from './eventually.js';
+import type { AnswerBody } from './harness.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const START_TIMEOUT_MS = 30_000;
@@ -21,7 +23,7 @@ process.on('exit', () => {
 export interface Answer {
   /** 0 when no answer came (the connection failed: the process was killed). */
   status: number;
-  body: any;
+  body: AnswerBody;
   text: string;
   headers: Headers;
 }
@@ -79,23 +81,24 @@ export async function startServiceProcess({ dataDir, communityUrl, nodeId, env =
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const listening = () =>
-    out
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .find((line) => line.msg === 'listening');
   const kill = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await gone;
   };
-  for (const deadline = Date.now() + START_TIMEOUT_MS; !listening(); await sleep(25)) {
-    if (Date.now() > deadline || child.exitCode !== null) {
-      await kill();
-      throw new Error(`service ${nodeId} did not start:\n${out}`);
-    }
-  }
-  const url = listening()!.url as string;
+  /** The "listening" log line once written; a process that exited first ends the wait. */
+  const listening = () => {
+    if (child.exitCode !== null) throw new Error(`service ${nodeId} exited with ${child.exitCode} before listening:\n${out}`);
+    return out
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line.msg === 'listening');
+  };
+  const started = await eventually(listening, { what: () => `service ${nodeId} to listen:\n${out}`, timeoutMs: START_TIMEOUT_MS }).catch(async (error: Error) => {
+    await kill();
+    throw error;
+  });
+  const url = started.url as string;
   return {
     url,
     nodeId,
@@ -128,7 +131,7 @@ async function send(url: string, method: string, path: string, init: { body?: un
   try {
     const res = await fetch(url + path, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
     const text = await res.text();
-    let body: any;
+    let body: unknown;
     try {
       body = JSON.parse(text);
     } catch {
@@ -158,10 +161,10 @@ export function cli(dataDir: string, ...args: string[]): Promise<CliRun> {
   });
 }
 
-/** The one JSON document a successful `--json` command printed. */
-export function cliJson(run: CliRun): any {
+/** The one JSON document a successful `--json` command printed, as the shape the caller expects of that command. */
+export function cliJson<T>(run: CliRun): T {
   assert.is(run.code, 0, `exit ${run.code}: ${run.stderr}`);
-  return JSON.parse(run.stdout);
+  return JSON.parse(run.stdout) as T;
 }
 
 /** Issues an API key through the CLI; returns it in clear with its id. */
@@ -170,11 +173,21 @@ export async function issueKey(dataDir: string, permissions = '*', app = 'game',
   return cliJson(await cli(dataDir, 'keys', 'create', '--app-id', app, '--permissions', permissions, ...flags, '--json'));
 }
 
-export interface LoggedEvent {
+/** An event of the log, its type telling its data (`T` narrows it to some types). */
+export type LoggedEvent<T extends DomainEventType = DomainEventType> = Extract<DomainEvent, { type: T }> & {
+  position: number;
+  stream: string;
+  /** Where the event came from (src/system/eventMetadata.ts), when it says. */
+  metadata: Record<string, unknown> | undefined;
+};
+
+/** A row of the events table, its JSON columns as text. */
+interface LogRow {
   position: number;
   stream: string;
   type: string;
-  data: any;
+  data: string;
+  metadata: string | null;
 }
 
 /** The service's SQLite log, read as another process would (the service never waits for us). */
@@ -187,7 +200,7 @@ export class EventLog {
   }
 
   /** The points edit intent (PointsEditRequested) with this memo, if recorded. */
-  pointsIntent(memo: string): LoggedEvent | undefined {
+  pointsIntent(memo: string): LoggedEvent<'PointsEditRequested'> | undefined {
     return this.ofType('PointsEditRequested').find((e) => e.data.request?.memo === memo);
   }
 
@@ -198,16 +211,19 @@ export class EventLog {
   }
 
   stream(name: string): LoggedEvent[] {
-    return this.db.prepare<[string], LoggedEvent>('SELECT position, stream, type, data FROM events WHERE stream = ? ORDER BY revision').all(name).map(parsed);
+    return this.db.prepare<[string], LogRow>('SELECT position, stream, type, data, metadata FROM events WHERE stream = ? ORDER BY revision').all(name).map(parsed);
   }
 
   /** Every event after this position, oldest first. */
   after(position: number): LoggedEvent[] {
-    return this.db.prepare<[number], LoggedEvent>('SELECT position, stream, type, data FROM events WHERE position > ? ORDER BY position').all(position).map(parsed);
+    return this.db.prepare<[number], LogRow>('SELECT position, stream, type, data, metadata FROM events WHERE position > ? ORDER BY position').all(position).map(parsed);
   }
 
-  ofType(type: string): LoggedEvent[] {
-    return this.db.prepare<[string], LoggedEvent>('SELECT position, stream, type, data FROM events WHERE type = ? ORDER BY position').all(type).map(parsed);
+  ofType<T extends DomainEventType>(type: T): LoggedEvent<T>[] {
+    return this.db
+      .prepare<[string], LogRow>('SELECT position, stream, type, data, metadata FROM events WHERE type = ? ORDER BY position')
+      .all(type)
+      .map((row) => parsed(row) as LoggedEvent<T>);
   }
 
   close(): void {
@@ -215,16 +231,4 @@ export class EventLog {
   }
 }
 
-const parsed = (row: LoggedEvent): LoggedEvent => ({ ...row, data: JSON.parse(row.data as string) });
-
-/**
- * Polls `check` (every `everyMs`) until it returns something other than undefined/false, and
- * returns that; fails naming `what` after `timeoutMs`.
- */
-export async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, everyMs = 10): Promise<T> {
-  for (const deadline = Date.now() + timeoutMs; ; await sleep(everyMs)) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
-  }
-}
+const parsed = (row: LogRow): LoggedEvent => ({ ...row, data: JSON.parse(row.data), metadata: row.metadata === null ? undefined : JSON.parse(row.metadata) }) as LoggedEvent;

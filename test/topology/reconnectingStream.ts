@@ -2,12 +2,10 @@
 // stream ends or fails (a node killed, a proxy that lost its upstream), sending the id of the last
 // frame it received as Last-Event-ID, until it is closed. Every frame it received is kept.
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { FrameData, FrameEvent } from '../support/streamsAndSignIn.js';
 
-export interface Frame {
-  id: number | undefined;
-  event: string;
-  data: any;
-}
+/** A frame received, its data typed by its event. */
+export type Frame = { [K in FrameEvent]: { id: number | undefined; event: K; data: FrameData[K] } }[FrameEvent];
 
 const RECONNECT_MS = 250;
 
@@ -28,7 +26,7 @@ export class ReconnectingStream {
   }
 
   /** The `message` frames' data, in the order received. */
-  messages(): any[] {
+  messages(): Array<FrameData['message']> {
     return this.frames.filter((frame) => frame.event === 'message').map((frame) => frame.data);
   }
 
@@ -82,6 +80,6 @@ export class ReconnectingStream {
     }
     if (data.length === 0) return;
     if (id !== undefined && Number.isFinite(id)) this.lastId = id;
-    this.frames.push({ id, event, data: JSON.parse(data.join('\n')) });
+    this.frames.push({ id, event, data: JSON.parse(data.join('\n')) } as Frame);
   }
 }

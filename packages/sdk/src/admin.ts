@@ -49,6 +49,8 @@ export interface AdminClient {
   audit: {
     points(oId: string, page?: AuditPaging): Promise<api.PointsAuditPage>;
     vip(oId: string, page?: AuditPaging): Promise<api.VipAuditPage>;
+    medals(oId: string, page?: AuditPaging): Promise<api.MedalAuditPage>;
+    items(oId: string, page?: AuditPaging): Promise<api.ItemsAuditPage>;
   };
 }
 
@@ -100,6 +102,8 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     audit: {
       points: (oId, page) => get(oIdPath('/adm/audit/points', oId), { ...page }),
       vip: (oId, page) => get(oIdPath('/adm/audit/vip', oId), { ...page }),
+      medals: (oId, page) => get(oIdPath('/adm/audit/medals', oId), { ...page }),
+      items: (oId, page) => get(oIdPath('/adm/audit/items', oId), { ...page }),
     },
   };
 }

@@ -16,6 +16,7 @@ export function checkApiKey(value: unknown): string {
 function flawOf(value: unknown): string {
   if (typeof value !== 'string') return value === undefined ? 'it is missing' : `it is ${value === null ? 'null' : `a ${typeof value}`}`;
   if (/[\r\n]$/.test(value)) return 'it ends with a line break';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: it names a key's control characters
   if (/[\x00-\x1f\x7f]/.test(value)) return 'it holds control characters';
   if (value.trim() !== value) return 'it has spaces around it';
   if (!value.startsWith(PREFIX)) return `it does not start with ${PREFIX}`;

@@ -61,8 +61,7 @@ export function connectRealtime(options: RealtimeOptions): RealtimeConnection {
   let clientId: string | undefined;
   let user: RealtimeUser | undefined;
 
-  const on = <T>(type: string, handle: (frame: T) => void) =>
-    source.addEventListener(type, (event) => handle(JSON.parse(String(event.data)) as T));
+  const on = <T>(type: string, handle: (frame: T) => void) => source.addEventListener(type, (event) => handle(JSON.parse(String(event.data)) as T));
   on<PbConnectFrame>('PB_CONNECT', (frame) => {
     clientId = frame.client_id;
     user = frame.login_status ? frame.user : undefined;

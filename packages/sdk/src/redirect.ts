@@ -21,9 +21,7 @@ export function redirectError(
   const location = hidden ? null : response.headers.get('location');
   const target = location === null ? undefined : originOf(location, context.requestUrl);
   const locationOrigin = target === undefined ? undefined : context.redact.text(target);
-  const where = hidden
-    ? 'a redirect (the browser hides where to)'
-    : `HTTP ${status} ${location === null ? 'with no Location' : `to ${nameOf(locationOrigin)}`}`;
+  const where = hidden ? 'a redirect (the browser hides where to)' : `HTTP ${status} ${location === null ? 'with no Location' : `to ${nameOf(locationOrigin)}`}`;
   const message = `Redirect not followed: ${where}; the apiKey is sent to ${context.redact.text(context.origin)} only (set baseUrl to the service's own address)`;
   return new BridgeRedirectError(message, { status, locationOrigin, requestId: context.requestId, idempotencyKey: context.idempotencyKey });
 }

@@ -36,10 +36,7 @@ export interface FetchResponse {
  * `globalThis.fetch`, or anything that answers like it (a test double, a fetch with a proxy agent).
  * It must honour `redirect: 'manual'`: a fetch that follows redirects itself sends the apiKey on.
  */
-export type Fetch = (
-  url: string,
-  init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal; redirect: 'manual' },
-) => Promise<FetchResponse>;
+export type Fetch = (url: string, init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal; redirect: 'manual' }) => Promise<FetchResponse>;
 
 export interface TransportOptions {
   /** Where the service is, e.g. `https://bridge.example.com` (a trailing slash is ignored). The apiKey goes to its origin only. */

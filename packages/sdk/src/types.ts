@@ -26,6 +26,8 @@ export type UserGetAnswer = Schemas['UserGetAnswer'];
 export type ClientNotFoundBody = Schemas['ClientNotFoundBody'];
 export type PointsAuditPage = Schemas['PointsAuditPage'];
 export type VipAuditPage = Schemas['VipAuditPage'];
+export type MedalAuditPage = Schemas['MedalAuditPage'];
+export type ItemsAuditPage = Schemas['ItemsAuditPage'];
 export type ErrorBody = Schemas['ErrorBody'];
 
 export type { components, paths } from './generated/openapi.js';

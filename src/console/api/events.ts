@@ -4,7 +4,7 @@ import { EventsQuery, type EventsPage } from '../../contract/console.js';
 import type { RecordedEvent } from '../../store/port.js';
 import { eventView, matches, type EventFilter } from '../eventFilter.js';
 import type { ConsoleDeps } from '../deps.js';
-import { endpoint } from './declare.js';
+import { consoleRoute } from './consoleRoute.js';
 
 /** A page reads at most this many events of the log, matching or not; `next` goes on from there. */
 const SCAN_LIMIT = 20_000;
@@ -28,15 +28,15 @@ async function pageOf({ store }: ConsoleDeps, after: number, limit: number, filt
 }
 
 export const eventEndpoints = [
-  endpoint({
+  consoleRoute({
     method: 'get',
-    path: '/events',
+    path: '/console/api/events',
     query: EventsQuery,
     handle: (_ctx, { query: { after, limit, ...filter } }, deps) => pageOf(deps, after, limit, filter),
   }),
-  endpoint({
+  consoleRoute({
     method: 'get',
-    path: '/events/follow',
+    path: '/console/api/events/follow',
     query: EventsQuery,
     handle(ctx, { query: { after, limit: _, ...filter } }, { follows }) {
       // A reconnecting EventSource says where it got to.

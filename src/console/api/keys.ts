@@ -7,7 +7,8 @@ import type { ApiKeyRecord } from '../../projections/apiKeys.js';
 import { invalid } from '../../http/validation.js';
 import { consoleOperator } from '../operator.js';
 import type { ConsoleDeps } from '../deps.js';
-import { endpoint } from './declare.js';
+import type { IssuedKey } from '../../services/apiKeys.js';
+import { consoleRoute } from './consoleRoute.js';
 
 function keyView(key: ApiKeyRecord, { index, clock }: ConsoleDeps): KeyView {
   const expired = key.status === 'enabled' && key.expires !== null && key.expires <= clock.now();
@@ -33,18 +34,18 @@ function expiryOf(text: string | null, now: string): string | null {
 }
 
 export const keyEndpoints = [
-  endpoint({
+  consoleRoute({
     method: 'get',
-    path: '/keys',
+    path: '/console/api/keys',
     handle: (_ctx, _input, deps): KeyList => ({ keys: deps.keys.list().map((key) => keyView(key, deps)) }),
   }),
-  endpoint({
+  consoleRoute({
     method: 'post',
-    path: '/keys',
+    path: '/console/api/keys',
     body: KeyCreateBody,
     async handle(ctx, { body }, deps): Promise<KeyCreated> {
       const permissions = [...new Set(body.permissions)];
-      let issued;
+      let issued: IssuedKey;
       try {
         const input = { appId: body.appId || undefined, app: body.app || undefined, permissions, expires: expiryOf(body.expires, deps.clock.now()), allApps: body.allApps };
         issued = await deps.keys.issue(input, consoleOperator(ctx.state.operator.oId));
@@ -57,9 +58,9 @@ export const keyEndpoints = [
       return { key: keyView(deps.readModels.apiKeys.get(issued.id)!, deps), secret: issued.key };
     },
   }),
-  endpoint({
+  consoleRoute({
     method: 'post',
-    path: '/keys/:keyId/:action',
+    path: '/console/api/keys/:keyId/:action',
     params: KeyActionParams,
     async handle(ctx, { params: { keyId, action } }, deps): Promise<KeyView> {
       return keyView(await deps.keys[action](keyId, consoleOperator(ctx.state.operator.oId)), deps);

@@ -3,27 +3,27 @@
 // sender had the platform's answer afterwards are listed for review beside them.
 import { OperationIdParam, ResolveBody, type OperationList, type OperationView } from '../../contract/console.js';
 import { consoleOperator } from '../operator.js';
-import { endpoint } from './declare.js';
+import { consoleRoute } from './consoleRoute.js';
 import { operationView } from './views.js';
 import { readOperation } from '../../projections/operations.js';
 
 export const operationEndpoints = [
-  endpoint({
+  consoleRoute({
     method: 'get',
-    path: '/operations/unknown',
+    path: '/console/api/operations/unknown',
     handle: (_ctx, _input, { readModels }): OperationList => ({ operations: readModels.operations.withoutOutcome('unknown').map(operationView) }),
   }),
-  endpoint({
+  consoleRoute({
     method: 'get',
-    path: '/operations/conflicts',
+    path: '/console/api/operations/conflicts',
     async handle(_ctx, _input, { store, readModels }): Promise<OperationList> {
       const records = await Promise.all(readModels.operations.answeredAfterResolution().map((id) => readOperation(store, id)));
       return { operations: records.filter((record) => record !== undefined).map(operationView) };
     },
   }),
-  endpoint({
+  consoleRoute({
     method: 'post',
-    path: '/operations/:operationId/resolve',
+    path: '/console/api/operations/:operationId/resolve',
     params: OperationIdParam,
     body: ResolveBody,
     async handle(ctx, { params: { operationId }, body: { applied, note } }, { outcomes }): Promise<OperationView> {

@@ -2,7 +2,7 @@
 // outcome, platform call health (this node's metrics), and how far the read models lag.
 import type { Overview } from '../../contract/console.js';
 import type { ConsoleDeps } from '../deps.js';
-import { endpoint } from './declare.js';
+import { consoleRoute } from './consoleRoute.js';
 
 type Health = { ok: number; rejected: number; failed: number; timeout: number };
 const HEALTH_KEYS = ['ok', 'rejected', 'failed', 'timeout'] as const;
@@ -39,4 +39,4 @@ async function overview(deps: ConsoleDeps): Promise<Overview> {
   };
 }
 
-export const overviewEndpoints = [endpoint({ method: 'get', path: '/overview', handle: (_ctx, _input, deps) => overview(deps) })];
+export const overviewEndpoints = [consoleRoute({ method: 'get', path: '/console/api/overview', handle: (_ctx, _input, deps) => overview(deps) })];

@@ -1,20 +1,20 @@
 // Who is signed in to the console (with the token for changes), and logout.
 import type { Done, Me } from '../../contract/console.js';
-import { endpoint } from './declare.js';
+import { consoleRoute } from './consoleRoute.js';
 
 export const sessionEndpoints = [
-  endpoint({
+  consoleRoute({
     method: 'get',
-    path: '/me',
+    path: '/console/api/me',
     handle(ctx, _input, { cookies, readModels }): Me {
       const { operator } = ctx.state;
       const user = readModels.users.byOid(operator.oId);
       return { oId: operator.oId, name: user?.name ?? operator.oId, nickname: user?.nickname ?? '', expires: operator.expires, token: cookies.csrfToken(operator.sessionId) };
     },
   }),
-  endpoint({
+  consoleRoute({
     method: 'post',
-    path: '/logout',
+    path: '/console/api/logout',
     async handle(ctx, _input, { sessions, cookies }): Promise<Done> {
       await sessions.end(ctx.state.operator.sessionId);
       ctx.append('Set-Cookie', cookies.clearSession());

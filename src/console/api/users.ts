@@ -1,4 +1,4 @@
-// Users: search by oId or name; one user's page (profile, VIP, every platform operation with its
+// Users: the newest, or a search by oId or name; one user's page (profile, VIP, every platform operation with its
 // outcome, sessions, open connections); a test push to them.
 import { NotFoundError } from '../../domain/errors.js';
 import { streams } from '../../domain/events.js';
@@ -13,7 +13,7 @@ import { vipHistory } from '../../projections/vipHistory.js';
 import { newRecordId } from '../../system/ids.js';
 import type { ConsoleDeps } from '../deps.js';
 import { consoleOperator } from '../operator.js';
-import { endpoint } from './declare.js';
+import { consoleRoute } from './consoleRoute.js';
 import { operationView } from './views.js';
 
 const SEARCH_LIMIT = 50;
@@ -46,21 +46,23 @@ async function userDetail(oId: string, deps: ConsoleDeps): Promise<UserDetail> {
 }
 
 export const userEndpoints = [
-  endpoint({
+  consoleRoute({
     method: 'get',
-    path: '/users',
+    path: '/console/api/users',
     query: UserSearchQuery,
-    handle: (_ctx, { query }, deps): UserList => ({ users: deps.index.searchUsers(query.q, SEARCH_LIMIT).map((user) => brief(user, deps)) }),
+    handle: (_ctx, { query }, deps): UserList => ({
+      users: (query.q ? deps.index.searchUsers(query.q, SEARCH_LIMIT) : deps.index.newestUsers(SEARCH_LIMIT)).map((user) => brief(user, deps)),
+    }),
   }),
-  endpoint({
+  consoleRoute({
     method: 'get',
-    path: '/users/:oId',
+    path: '/console/api/users/:oId',
     params: OIdParam,
     handle: (_ctx, { params }, deps) => userDetail(params.oId, deps),
   }),
-  endpoint({
+  consoleRoute({
     method: 'post',
-    path: '/users/:oId/push',
+    path: '/console/api/users/:oId/push',
     params: OIdParam,
     body: TestPushBody,
     async handle(ctx, { params: { oId }, body: { name, data } }, { store, clock, readModels, pushLimits }): Promise<PushSent> {
@@ -70,7 +72,17 @@ export const userEndpoints = [
       if (problem) throw invalid('data', problem);
       const messageId = newRecordId();
       // Delivered like any push; the app is `console` and the key names the operator.
-      const command = { type: 'PushMessage' as const, messageId, name, data, oIds: [oId], userIds: [], at: clock.now(), appId: 'console', keyId: consoleOperator(ctx.state.operator.oId).name };
+      const command = {
+        type: 'PushMessage' as const,
+        messageId,
+        name,
+        data,
+        oIds: [oId],
+        userIds: [],
+        at: clock.now(),
+        appId: 'console',
+        keyId: consoleOperator(ctx.state.operator.oId).name,
+      };
       await handleCommand(store, streams.message(messageId), messageDecider, command, { known: { state: messageDecider.initialState(), revision: -1 } });
       return { messageId, online: readModels.clients.isOnline(user.id) };
     },

@@ -19,7 +19,11 @@ export function useToken(value: string): void {
 
 export async function api<T>(path: string, change?: { body?: unknown }): Promise<T> {
   const init: RequestInit = change
-    ? { method: 'POST', headers: { 'X-Console-Token': token, ...(change.body !== undefined && { 'Content-Type': 'application/json' }) }, body: change.body === undefined ? null : JSON.stringify(change.body) }
+    ? {
+        method: 'POST',
+        headers: { 'X-Console-Token': token, ...(change.body !== undefined && { 'Content-Type': 'application/json' }) },
+        body: change.body === undefined ? null : JSON.stringify(change.body),
+      }
     : {};
   let response: Response;
   try {

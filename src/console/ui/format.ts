@@ -1,5 +1,14 @@
-// How times and values read in the console: UTC, to the second, as the rest of the service writes them.
-export const when = (iso: string | null | undefined) => (iso ? `${iso.slice(0, 10)} ${iso.slice(11, 19)}` : '—');
+// How times and values read in the console: every time in UTC, to the second, and saying so, as
+// the rest of the service writes them.
+
+/** `2026-11-26 13:05:52 UTC`; `—` for no time. The one way the console shows an instant. */
+export function when(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const time = new Date(iso);
+  if (Number.isNaN(time.getTime())) return iso;
+  const text = time.toISOString();
+  return `${text.slice(0, 10)} ${text.slice(11, 19)} UTC`;
+}
 
 export function ago(iso: string, now = Date.now()): string {
   const seconds = Math.max(0, Math.round((now - Date.parse(iso)) / 1000));

@@ -1,6 +1,6 @@
 // Loading a console API answer into a page: the value, the error, and a way to load it again.
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { api, ApiError } from './api.js';
+import { api, type ApiError } from './api.js';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -22,7 +22,9 @@ export function useApi<T>(path: string | undefined, refreshMs?: number): Loaded<
       (data) => live && setState({ data, loading: false }),
       (error: ApiError) => live && setState((s) => ({ ...s, error, loading: false })),
     );
-    return () => void (live = false);
+    return () => {
+      live = false;
+    };
   }, [path, tick]);
   useEffect(() => {
     if (!refreshMs) return;

@@ -1,10 +1,11 @@
 // The console's front-end: who is signed in, the navigation, and the page the location's hash
-// names (#/overview, #/keys, #/users, #/users/<oId>, #/unknown, #/events).
+// names (#/overview, #/keys, #/users, #/users/<oId>, #/unknown, #/events), with the page's
+// query after a `?` (#/users?q=…, #/events?category=…).
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Me } from '../../contract/console.js';
-import { api, ApiError, useToken } from './api.js';
-import { EventsPageView } from './pages/events.js';
+import { api, type ApiError, useToken } from './api.js';
+import { EventsPageView, filterOf } from './pages/events.js';
 import { KeysPage } from './pages/keys.js';
 import { OverviewPage } from './pages/overview.js';
 import { UnknownPage } from './pages/unknown.js';
@@ -42,7 +43,7 @@ function Page({ hash }: { hash: string }) {
     case '/unknown':
       return <UnknownPage />;
     case '/events':
-      return <EventsPageView />;
+      return <EventsPageView filter={filterOf(new URLSearchParams(search))} key={search} />;
     default:
       return <OverviewPage />;
   }
@@ -55,7 +56,9 @@ function SignInNeeded({ error }: { error: ApiError }) {
       <h1>{refused ? 'Not a console operator' : 'community-bridge console'}</h1>
       <p>{refused ? error.message : 'Operators sign in with their community account.'}</p>
       <p>
-        <a class="button" href="/console/login">Sign in with the community</a>
+        <a class="button" href="/console/login">
+          Sign in with the community
+        </a>
       </p>
     </main>
   );
@@ -73,7 +76,13 @@ function App() {
   }, []);
   if (!me) {
     if (error && (error.status === 401 || error.status === 403)) return <SignInNeeded error={error} />;
-    return error ? <main class="refusal"><Failure error={error} /></main> : <Loading />;
+    return error ? (
+      <main class="refusal">
+        <Failure error={error} />
+      </main>
+    ) : (
+      <Loading />
+    );
   }
   const logout = async () => {
     await api('/logout', {}).catch(() => undefined);
@@ -82,15 +91,21 @@ function App() {
   return (
     <>
       <header class="top">
-        <a class="brand" href="#/overview">community-bridge <span>console</span></a>
+        <a class="brand" href="#/overview">
+          community-bridge <span>console</span>
+        </a>
         <nav aria-label="Console">
           {NAV.map(([href, label]) => (
-            <a href={href} aria-current={hash.startsWith(href) ? 'page' : undefined}>{label}</a>
+            <a href={href} aria-current={hash.startsWith(href) ? 'page' : undefined}>
+              {label}
+            </a>
           ))}
         </nav>
         <div class="who">
           <span title={`oId ${me.oId}`}>{me.nickname || me.name}</span>
-          <button type="button" onClick={logout}>Sign out</button>
+          <button type="button" onClick={logout}>
+            Sign out
+          </button>
         </div>
       </header>
       <main>

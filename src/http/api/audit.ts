@@ -1,6 +1,6 @@
-// Auditors: a user's points edits and VIP grants, oldest first, paged by log position. Read from
-// the local history only: no user sync, no platform call.
-import { PointsAuditPage, VipAuditPage } from '../../contract/answers.js';
+// Auditors: a user's points edits, medals, item edits and VIP grants, oldest first, paged by log
+// position. Read from the local history only: no user sync, no platform call.
+import { ItemsAuditPage, MedalAuditPage, PointsAuditPage, VipAuditPage } from '../../contract/answers.js';
 import { AuditQuery, OIdParam } from '../../contract/requests.js';
 import { AuditQueries } from '../../projections/audit.js';
 import { reaches, route } from '../route.js';
@@ -23,6 +23,40 @@ export const auditRoutes = [
       code: 0 as const,
       msg: 'success',
       data: await new AuditQueries({ ...readModels, store }).points(oId, query, (appId) => reaches(caller, appId)),
+    }),
+  }),
+
+  route({
+    method: 'get',
+    path: '/adm/audit/medals/:oId',
+    tag: 'audit',
+    summary: "A user's medal gives and removals with their outcomes",
+    description: PAGING,
+    access: { kind: 'apiKey', permission: 'audit:read' },
+    params: OIdParam,
+    query: AuditQuery,
+    ok: { description: 'One page of history', json: MedalAuditPage },
+    handle: async (_ctx, { params: { oId }, query, caller }, { readModels, store }) => ({
+      code: 0 as const,
+      msg: 'success',
+      data: await new AuditQueries({ ...readModels, store }).medals(oId, query, (appId) => reaches(caller, appId)),
+    }),
+  }),
+
+  route({
+    method: 'get',
+    path: '/adm/audit/items/:oId',
+    tag: 'audit',
+    summary: "A user's item edits with their outcomes",
+    description: PAGING,
+    access: { kind: 'apiKey', permission: 'audit:read' },
+    params: OIdParam,
+    query: AuditQuery,
+    ok: { description: 'One page of history', json: ItemsAuditPage },
+    handle: async (_ctx, { params: { oId }, query, caller }, { readModels, store }) => ({
+      code: 0 as const,
+      msg: 'success',
+      data: await new AuditQueries({ ...readModels, store }).items(oId, query, (appId) => reaches(caller, appId)),
     }),
   }),
 

@@ -1,4 +1,4 @@
-// Spec §4.9: who is behind a client_id, for a game server holding an API key.
+// docs/api.md "GET /adm/user/get": who is behind a client_id, for a game server holding an API key.
 import * as v from 'valibot';
 import { userFromStore } from '../../realtime/sessions.js';
 import { toLookupUser } from '../../realtime/specUser.js';
@@ -6,7 +6,15 @@ import { ClientNotFoundBody, UserGetAnswer } from '../../contract/answers.js';
 import { route } from '../route.js';
 
 const UserGetQuery = v.object(
-  { client_id: v.pipe(v.string('must be a string'), v.trim(), v.nonEmpty('must not be empty'), v.maxLength(128, 'must be at most 128 characters'), v.description('from the `PB_CONNECT` frame')) },
+  {
+    client_id: v.pipe(
+      v.string('must be a string'),
+      v.trim(),
+      v.nonEmpty('must not be empty'),
+      v.maxLength(128, 'must be at most 128 characters'),
+      v.description('from the `PB_CONNECT` frame'),
+    ),
+  },
   'must be an object',
 );
 

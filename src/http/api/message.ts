@@ -18,8 +18,7 @@ import { invalid } from '../validation.js';
  */
 function deliveryReport({ users, clients }: ReadModels, oIds: string[], userIds: string[]) {
   const report = { online: [] as string[], offline: [] as string[], unknown: [] as string[] };
-  const place = (id: string, userId: string | undefined) =>
-    (userId === undefined ? report.unknown : clients.isOnline(userId) ? report.online : report.offline).push(id);
+  const place = (id: string, userId: string | undefined) => (userId === undefined ? report.unknown : clients.isOnline(userId) ? report.online : report.offline).push(id);
   for (const oId of oIds) place(oId, users.byOid(oId)?.id);
   for (const userId of userIds) place(userId, users.byUserId(userId)?.id);
   return report;
@@ -66,7 +65,7 @@ export const messageRoutes = ({ push, replayMs }: ApiSettings) => [
     summary: 'Push a realtime message to online users',
     description:
       'Each open connection of every targeted user receives an SSE `message` frame `{app_id, name, data}` (component `MessageFrame`). ' +
-      '`oIds` are the platform\'s user ids; `userIds` are this service\'s own user ids (`user.id` in `PB_CONNECT` and `login` frames); give either or both. ' +
+      "`oIds` are the platform's user ids; `userIds` are this service's own user ids (`user.id` in `PB_CONNECT` and `login` frames); give either or both. " +
       `\`data\` may nest at most ${push.maxDepth} levels and be at most ${formatBytes(push.maxBytes)} as JSON. ` +
       `A signed-in client that reconnects with \`Last-Event-ID\` within ${Math.round(replayMs / 1000)} s gets the messages it missed.`,
     access: { kind: 'apiKey', permission: 'message:push' },

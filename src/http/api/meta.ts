@@ -32,6 +32,17 @@ async function degraded({ store, runner, storeHealth, clockReading }: RouteDeps)
   return still && `Appends to the event store fail (since ${still.since}): ${still.message}`;
 }
 
+/** Why this node is not ready, or undefined when it is (/readyz, and service_ready in /metrics). */
+async function notReady(deps: RouteDeps): Promise<string | undefined> {
+  try {
+    const head = await withTimeout(deps.store.headPosition(), READY_WAIT_MS, 'the event store');
+    await deps.runner.waitFor(head, READY_WAIT_MS);
+    return await degraded(deps);
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
 /** Settings that leave some operations answering 503: ready all the same, but said. */
 function warningsOf({ platformKeys }: RouteDeps): { warnings?: string[] } {
   const missingKeys = missingKeysWarning(platformKeys);
@@ -72,17 +83,11 @@ export const metaRoutes = [
     ok: { description: 'Ready', json: ReadyBody },
     answers: { 503: { description: 'Not ready (store unreachable or failing, read models behind or failed); `reason` says why', json: NotReadyBody } },
     async handle(ctx, _input, deps) {
-      const { store, runner } = deps;
-      try {
-        const head = await withTimeout(store.headPosition(), READY_WAIT_MS, 'the event store');
-        await runner.waitFor(head, READY_WAIT_MS);
-        const reason = await degraded(deps);
-        if (reason) throw new Error(reason);
-        return { status: 'ready' as const, position: runner.position, clockOffsetMs: deps.clockReading().offsetMs, ...warningsOf(deps) };
-      } catch (error) {
-        ctx.status = 503;
-        ctx.body = { status: 'not ready', reason: (error as Error).message, position: runner.position, clockOffsetMs: deps.clockReading().offsetMs, ...warningsOf(deps) };
-      }
+      const reason = await notReady(deps);
+      const { runner } = deps;
+      if (reason === undefined) return { status: 'ready' as const, position: runner.position, clockOffsetMs: deps.clockReading().offsetMs, ...warningsOf(deps) };
+      ctx.status = 503;
+      ctx.body = { status: 'not ready', reason, position: runner.position, clockOffsetMs: deps.clockReading().offsetMs, ...warningsOf(deps) };
     },
   }),
 
@@ -93,12 +98,15 @@ export const metaRoutes = [
     summary: 'Prometheus metrics',
     access: { kind: 'public' },
     ok: text('text/plain', 'Prometheus text format'),
-    async handle(ctx, _input, { store, runner, metrics }) {
+    async handle(ctx, _input, deps) {
+      const { store, runner, metrics, readModels } = deps;
       try {
         metrics.projectionLag.set(Math.max(0, (await withTimeout(store.headPosition(), READY_WAIT_MS, 'the event store')) - runner.position));
       } catch {
-        // The lag stays at its last value; the store's own trouble shows on /readyz.
+        // The lag stays at its last value; the store's own trouble shows on /readyz and in service_ready.
       }
+      metrics.ready.set((await notReady(deps)) === undefined ? 1 : 0);
+      metrics.unknownOutcomes.set(readModels.operations.withoutOutcome('unknown').length);
       ctx.type = metrics.registry.contentType;
       ctx.body = await metrics.registry.metrics();
     },

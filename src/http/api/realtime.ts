@@ -7,7 +7,7 @@ import type { Logger } from '../../log.js';
 import type { Frame } from '../../realtime/clientActor.js';
 import { ADMISSION_RETRY_AFTER_SECONDS } from '../../realtime/admission.js';
 import { hashBinding, newBinding } from '../../realtime/browserCookies.js';
-import { HubClosedError } from '../../realtime/hub.js';
+import { type ClientHandle, HubClosedError } from '../../realtime/hub.js';
 import { formatFrame, parseLastEventId, SSE_HEADERS } from '../../realtime/sse.js';
 import { route, type ApiSettings, type RouteContext, type RouteDeps } from '../route.js';
 
@@ -46,7 +46,7 @@ async function openStream(ctx: RouteContext, { realtime }: RouteDeps): Promise<v
   ctx.append('Set-Cookie', browserCookies.issueClientBinding(binding));
   // The header, or the query for clients that cannot set headers on a new connection.
   const lastEventId = parseLastEventId(ctx.get('Last-Event-ID') || ctx.query.lastEventId);
-  let client;
+  let client: ClientHandle;
   try {
     client = await hub.open({ session, lastEventId, opener: { ...pageOrigin(ctx.get('Origin')), browser: hashBinding(binding) } });
   } catch (error) {
@@ -132,7 +132,7 @@ export const realtimeRoutes = ({ replayMs }: ApiSettings) => [
     summary: 'Open the realtime connection (server-sent events)',
     description:
       'No apiKey; a session cookie starts the client signed in. The answer sets the `cb_client` cookie that binds the client to this browser for the login page. ' +
-      'Frames have `id`, `event` and `data` (JSON) lines: `PB_CONNECT` first (`PbConnectFrame`), then `login` after sign-in (`LoginFrame`) and `message` after a push (`MessageFrame`, its `id` the push\'s log position). Comment frames keep the connection alive.',
+      "Frames have `id`, `event` and `data` (JSON) lines: `PB_CONNECT` first (`PbConnectFrame`), then `login` after sign-in (`LoginFrame`) and `message` after a push (`MessageFrame`, its `id` the push's log position). Comment frames keep the connection alive.",
     access: { kind: 'public', browser: 'cors' },
     parameters: [
       {

@@ -1,4 +1,4 @@
-// Spec §4.8: the login page (`/<COMMUNITY_NAME>/login?client_id=`) sends the browser to the
+// docs/api.md "GET /fishpi/login": the login page (`/<COMMUNITY_NAME>/login?client_id=`) sends the browser to the
 // platform's OpenID page; the platform sends it back to the callback, which signs the client in.
 // Both are bound to the browser: the login page sets the login cookie the callback requires, and
 // goes straight on only for the browser whose client cookie the connection was opened with.

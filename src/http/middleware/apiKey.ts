@@ -17,8 +17,8 @@ export interface AuthState {
 }
 
 /**
- * Hashes of the keys that passed, by the key presented: a SHA-256 per request was most of the
- * check's cost, and an app presents the same key on every request. A key that fails leaves the
+ * Hashes of the keys that passed, by the key presented: an app presents the same key on every
+ * request, and its SHA-256 would be most of the check's work. A key that fails leaves the
  * table at once, so unknown, disabled, revoked and expired keys all take the same path (a caller
  * learns nothing about which keys exist); the whole table is dropped when full.
  */
@@ -29,7 +29,7 @@ const PASSED_HASHES_MAX = 1000;
 function authenticate(keys: ApiKeysReadModel, clock: Clock, presented: string): ApiKeyRecord {
   const passed = presented ? passedHashes.get(presented) : undefined;
   const key = presented ? keys.byHash(passed ?? hashApiKey(presented)) : undefined;
-  if (!key || key.status !== 'enabled' || (key.expires !== null && key.expires <= clock.now())) {
+  if (key?.status !== 'enabled' || (key.expires !== null && key.expires <= clock.now())) {
     if (passed !== undefined) passedHashes.delete(presented);
     throw new InvalidApiKeyError();
   }

@@ -9,6 +9,7 @@ import {
   ClaimInProgressError,
   ConcurrencyError,
   ConflictError,
+  failureOf,
   IdempotencyKeyReusedError,
   InvalidApiKeyError,
   NotConfiguredError,
@@ -35,13 +36,13 @@ type Answer = ErrorAnswer | SpecAnswer;
 type ErrorClass<E extends AppError> = abstract new (...args: never[]) => E;
 
 /** One class's answer, typed by the class it reads its fields from. */
-const rule = <E extends AppError>(type: ErrorClass<E>, answer: (error: E) => Answer): [Function, (error: AppError) => Answer] => [
+const rule = <E extends AppError>(type: ErrorClass<E>, answer: (error: E) => Answer): [ErrorClass<AppError>, (error: AppError) => Answer] => [
   type,
   answer as (error: AppError) => Answer,
 ];
 
 // A subclass answers like the class it refines, unless it is listed itself.
-const RULES = new Map<Function, (error: AppError) => Answer>([
+const RULES = new Map<ErrorClass<AppError>, (error: AppError) => Answer>([
   rule(ValidationError, (e) => ({ status: 400, data: { reason: 'validation_failed', issues: e.issues } })),
   // The spec's body for its own error; refinements (the console's sign-in) say what they are.
   rule(InvalidApiKeyError, (e) => (e.constructor === InvalidApiKeyError ? { status: 401, spec: true } : { status: 401, data: { reason: 'unauthenticated' } })),
@@ -72,7 +73,8 @@ const RULES = new Map<Function, (error: AppError) => Answer>([
 const INTERNAL: Answer = { status: 500, data: { reason: 'internal_error' } };
 
 function answerOf(error: AppError): Answer {
-  for (let type = error.constructor; type !== AppError; type = Object.getPrototypeOf(type)) {
+  // Up the error's classes, from its own to the first below AppError.
+  for (let type = error.constructor as ErrorClass<AppError>; type !== AppError; type = Object.getPrototypeOf(type) as ErrorClass<AppError>) {
     const answer = RULES.get(type);
     if (answer) return answer(error);
   }
@@ -115,7 +117,8 @@ function send(ctx: Context, answer: Answer, message: string): void {
 export type RenderError = (ctx: Context, thrown: unknown) => void;
 
 export function errorRenderer(onUnexpected: OnUnexpected, maxBodyBytes: number): RenderError {
-  return (ctx, thrown) => {
+  return (ctx, raised) => {
+    const thrown = failureOf(raised);
     const error = thrown instanceof AppError ? thrown : fromFramework(thrown, maxBodyBytes);
     if (!error) {
       onUnexpected(thrown, ctx.path);

@@ -27,7 +27,7 @@ export interface WriteClaim {
   fenceWithAnswer(status: number, body: unknown): AlongsideWrite;
 }
 
-export interface IdempotencyState {
+export interface ClaimedRequestState {
   /** The client's Idempotency-Key, for handlers that pass an end-to-end id downstream. */
   idempotencyKey?: string;
   /** For a platform operation: binds the key to it before it is recorded or sent. */
@@ -39,14 +39,14 @@ export interface IdempotencyState {
 /** What a route keeps of its answer for the key to give again (the whole answer by default). */
 export type KeptAnswer = (body: unknown) => unknown;
 
-type Ctx = Parameters<Middleware<IdempotencyState & AuthState>>[0];
+type Ctx = Parameters<Middleware<ClaimedRequestState & AuthState>>[0];
 
 export function idempotency(
   service: IdempotencyService,
   outcomes: OperationOutcomes,
   renderError: RenderError,
   onUnexpected: OnUnexpected,
-): (kept?: KeptAnswer) => Middleware<IdempotencyState & AuthState> {
+): (kept?: KeptAnswer) => Middleware<ClaimedRequestState & AuthState> {
   return (kept) => (ctx, next) => {
     const idempotencyKey = ctx.get('idempotency-key');
     return idempotencyKey ? claimed(ctx, next, idempotencyKey, kept) : next();
@@ -99,20 +99,20 @@ export function idempotency(
       // frees it only while no platform operation is bound: after that, whatever went wrong, the
       // key answers for the operation (a retry must never send it again).
       if (changedNothing(error) || (!bound && !(error instanceof AppError))) {
-        await settle(() => service.release(claim), ctx.path);
+        await endClaim(() => service.release(claim), ctx.path);
         return;
       }
     }
     // A write that carried its answer recorded it already; anything else is recorded now.
     if (answered && ctx.status === 200) return;
-    await settle(() => service.complete(claim, ctx.status, kept ? kept(ctx.body) : ctx.body), ctx.path);
+    await endClaim(() => service.complete(claim, ctx.status, kept ? kept(ctx.body) : ctx.body), ctx.path);
   }
 
   /**
    * The answer stands even when the key's record of it cannot be written: the claim then stays
    * started, a retry waits until it is stale, and a bound operation answers from its own record.
    */
-  async function settle(record: () => Promise<void>, path: string): Promise<void> {
+  async function endClaim(record: () => Promise<void>, path: string): Promise<void> {
     await record().catch((error: unknown) => onUnexpected(error, path));
   }
 }

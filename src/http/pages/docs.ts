@@ -77,7 +77,10 @@ export async function docsAsset(ctx: Context, file: string): Promise<boolean> {
   const type = Object.hasOwn(ASSETS, file) ? ASSETS[file] : undefined;
   if (!type) return false;
   let content = cache.get(file);
-  if (!content) cache.set(file, (content = await readFile(join(SWAGGER_UI_DIR, file))));
+  if (!content) {
+    content = await readFile(join(SWAGGER_UI_DIR, file));
+    cache.set(file, content);
+  }
   ctx.type = type;
   ctx.set('Cache-Control', 'public, max-age=86400');
   ctx.body = content;

@@ -49,12 +49,18 @@ const REFUSALS: Record<SignInRefusal, { status: number; title: string; text: str
   'missing-client-id': {
     status: 400,
     title: '缺少 client_id / Missing client_id',
-    text: ['登录链接缺少 client_id 参数。 / The sign-in link has no client_id parameter.', '请从应用中打开登录页面。 / Open the sign-in page from the application, which adds its client_id.'],
+    text: [
+      '登录链接缺少 client_id 参数。 / The sign-in link has no client_id parameter.',
+      '请从应用中打开登录页面。 / Open the sign-in page from the application, which adds its client_id.',
+    ],
   },
   'unknown-client': {
     status: 404,
     title: '连接不存在 / Connection not found',
-    text: ['没有与此 client_id 对应的在线连接，它可能已经断开。 / No open connection has this client_id; it may have been closed.', '请刷新应用页面后重新登录。 / Reload the application page, then sign in again.'],
+    text: [
+      '没有与此 client_id 对应的在线连接，它可能已经断开。 / No open connection has this client_id; it may have been closed.',
+      '请刷新应用页面后重新登录。 / Reload the application page, then sign in again.',
+    ],
   },
   'bound-client': {
     status: 409,
@@ -141,4 +147,20 @@ export function confirmPage(ctx: Context, origin: string | undefined, platformUr
       `Continue only if you just clicked “sign in” on ${en} yourself. Otherwise close this window: someone may be trying to sign their own connection in with your account.`,
   ];
   send(ctx, 200, page('确认登录 / Confirm the sign-in', text, `<a class="button" id="continue" href="${escapeHtml(platformUrl)}">继续登录 / Continue</a>`));
+}
+
+/**
+ * The answer to an address past its rate of sign-in pages: a whole response (status, headers,
+ * page), written before the request reaches koa so that a refusal costs next to nothing.
+ */
+export function tooManySignInPages(retryAfterSeconds: number): { status: number; headers: Record<string, string>; html: string } {
+  const html = page('请求过于频繁 / Too many sign-in pages', [
+    '这个网络地址打开登录页面的次数太多。 / Too many sign-in pages were opened from this network address.',
+    `请在 ${retryAfterSeconds} 秒后重试。 / Try again in ${retryAfterSeconds} seconds.`,
+  ]);
+  return {
+    status: 429,
+    headers: { ...htmlPageHeaders(CSP), 'Cache-Control': 'no-store', 'Content-Type': 'text/html; charset=utf-8', 'Retry-After': String(retryAfterSeconds) },
+    html,
+  };
 }

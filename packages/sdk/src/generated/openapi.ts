@@ -246,6 +246,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/adm/audit/medals/{oId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's medal gives and removals with their outcomes
+         * @description Oldest first, from the local history (no platform call): an oId the service never acted on has no entries. `limit`, `after` and `before` page it by log position. A key sees its own app's entries only, unless it was created for every app (`--all-apps`).
+         */
+        get: operations["getAdmAuditMedalsOId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/audit/items/{oId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's item edits with their outcomes
+         * @description Oldest first, from the local history (no platform call): an oId the service never acted on has no entries. `limit`, `after` and `before` page it by log position. A key sees its own app's entries only, unless it was created for every app (`--all-apps`).
+         */
+        get: operations["getAdmAuditItemsOId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/adm/audit/vip/{oId}": {
         parameters: {
             query?: never;
@@ -800,6 +840,149 @@ export interface components {
             data: {
                 /** @description oldest first */
                 items: components["schemas"]["VipAuditEntry"][];
+                /** @description later entries exist: ask again with `after=<next>` */
+                next?: number;
+                /** @description earlier entries exist: ask again with `before=<prev>` */
+                prev?: number;
+            };
+        };
+        MedalAuditEntry: {
+            /** @description global log position: the cursor for `after` / `before` */
+            position: number;
+            time: components["schemas"]["SpecTimestamp"];
+            /** @description the application that asked */
+            appId: string;
+            /** @description the API key it used */
+            keyId: string;
+            /** @description the X-Request-Id of the request that made it (the caller's, or the one the service gave it); absent when the log recorded none */
+            requestId?: string;
+            operationId: string;
+            /**
+             * @description `/adm/medal/give` or `/adm/medal/remove`
+             * @enum {string}
+             */
+            action: "give" | "remove";
+            request: {
+                name: string;
+                /** @description give only */
+                description?: string;
+                /** @description give only */
+                attr?: string;
+                /** @description give only */
+                data?: string;
+            };
+            outcome: {
+                /**
+                 * @description applied / rejected (the platform said no) / failed (surely not done) / unknown (sent, then no answer in time) / pending
+                 * @enum {string}
+                 */
+                status: "applied" | "rejected" | "failed" | "unknown" | "pending";
+                /** @description the platform's message (applied, rejected) */
+                message?: string;
+                /** @description what went wrong (failed, unknown) */
+                reason?: string;
+                at?: components["schemas"]["SpecTimestamp"];
+                /** @description an unknown outcome someone settled after checking the platform: an operator at the CLI, or an app */
+                resolution?: {
+                    applied: boolean;
+                    note: string;
+                    by: {
+                        /** @constant */
+                        kind: "operator";
+                        name: string;
+                    } | {
+                        /** @constant */
+                        kind: "app";
+                        appId: string;
+                        keyId: string;
+                        /** @constant */
+                        allApps?: true;
+                    };
+                    at: components["schemas"]["SpecTimestamp"];
+                };
+                /** @description the platform's answer to the request that sent it, when it came after the resolution: kept beside it for review; the resolution stands */
+                answeredAfterResolution?: {
+                    /** @enum {string} */
+                    answer: "applied" | "rejected" | "failed" | "unknown";
+                    detail: string;
+                    at: components["schemas"]["SpecTimestamp"];
+                };
+            };
+        };
+        MedalAuditPage: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                /** @description oldest first */
+                items: components["schemas"]["MedalAuditEntry"][];
+                /** @description later entries exist: ask again with `after=<next>` */
+                next?: number;
+                /** @description earlier entries exist: ask again with `before=<prev>` */
+                prev?: number;
+            };
+        };
+        ItemsAuditEntry: {
+            /** @description global log position: the cursor for `after` / `before` */
+            position: number;
+            time: components["schemas"]["SpecTimestamp"];
+            /** @description the application that asked */
+            appId: string;
+            /** @description the API key it used */
+            keyId: string;
+            /** @description the X-Request-Id of the request that made it (the caller's, or the one the service gave it); absent when the log recorded none */
+            requestId?: string;
+            operationId: string;
+            request: {
+                item: string;
+                /** @description added (> 0) or deducted (< 0) */
+                sum: number;
+            };
+            outcome: {
+                /**
+                 * @description applied / rejected (the platform said no) / failed (surely not done) / unknown (sent, then no answer in time) / pending
+                 * @enum {string}
+                 */
+                status: "applied" | "rejected" | "failed" | "unknown" | "pending";
+                /** @description the platform's message (applied, rejected) */
+                message?: string;
+                /** @description what went wrong (failed, unknown) */
+                reason?: string;
+                at?: components["schemas"]["SpecTimestamp"];
+                /** @description an unknown outcome someone settled after checking the platform: an operator at the CLI, or an app */
+                resolution?: {
+                    applied: boolean;
+                    note: string;
+                    by: {
+                        /** @constant */
+                        kind: "operator";
+                        name: string;
+                    } | {
+                        /** @constant */
+                        kind: "app";
+                        appId: string;
+                        keyId: string;
+                        /** @constant */
+                        allApps?: true;
+                    };
+                    at: components["schemas"]["SpecTimestamp"];
+                };
+                /** @description the platform's answer to the request that sent it, when it came after the resolution: kept beside it for review; the resolution stands */
+                answeredAfterResolution?: {
+                    /** @enum {string} */
+                    answer: "applied" | "rejected" | "failed" | "unknown";
+                    detail: string;
+                    at: components["schemas"]["SpecTimestamp"];
+                };
+            };
+        };
+        ItemsAuditPage: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                /** @description oldest first */
+                items: components["schemas"]["ItemsAuditEntry"][];
                 /** @description later entries exist: ask again with `after=<next>` */
                 next?: number;
                 /** @description earlier entries exist: ask again with `before=<prev>` */
@@ -3481,6 +3664,246 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PointsAuditPage"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getAdmAuditMedalsOId: {
+        parameters: {
+            query?: {
+                /** @description entries per page (default 50, at most 500); defaults to "50" */
+                limit?: string;
+                /** @description only entries after this cursor (a `position`, or the `next` of a page) */
+                after?: string;
+                /** @description only entries before this cursor (a `position`, or the `prev` of a page); without `after`, the newest of them */
+                before?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description the community user id
+                 * @example 1630399136785
+                 */
+                oId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of history */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MedalAuditPage"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getAdmAuditItemsOId: {
+        parameters: {
+            query?: {
+                /** @description entries per page (default 50, at most 500); defaults to "50" */
+                limit?: string;
+                /** @description only entries after this cursor (a `position`, or the `next` of a page) */
+                after?: string;
+                /** @description only entries before this cursor (a `position`, or the `prev` of a page); without `after`, the newest of them */
+                before?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description the community user id
+                 * @example 1630399136785
+                 */
+                oId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of history */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ItemsAuditPage"];
                 };
             };
             /**

@@ -1,34 +1,53 @@
-// API keys: the list, a new key (its secret shown once, with a copy button), and the changes an
-// operator makes to a key.
+// API keys: the list, a new key (checked before it is sent; its secret shown once, with a copy
+// button), and the changes an operator makes to a key.
+import type { TargetedEvent } from 'preact';
 import { useState } from 'preact/hooks';
 import type { KeyCreated, KeyList, KeyView } from '../../../contract/console.js';
 import { PERMISSIONS } from '../../../domain/permissions.js';
-import { api, ApiError } from '../api.js';
+import { api, type ApiError } from '../api.js';
 import { ago, when } from '../format.js';
 import { useApi } from '../hooks.js';
+import { EMPTY_KEY_FORM, FIELD_LABELS, keyBody, keyFormProblems, problemText, type KeyField, type KeyForm, type KeyProblems } from '../keyForm.js';
 import { Badge, Failure, Loading } from '../states.js';
 import { Table } from '../table.js';
 
+/** A field's problem, under it, naming it; the field points to it (aria-describedby). */
+function Problem({ field, problems }: { field: KeyField; problems: KeyProblems }) {
+  const problem = problems[field];
+  return problem ? (
+    <small class="problem" id={`${field}-problem`}>
+      {problemText(field, problem)}
+    </small>
+  ) : null;
+}
+
+/** The element a field's problem sends the focus to. */
+const INPUT_NAMES: Record<KeyField, string> = { appId: 'appId', app: 'app', permissions: 'permission', expires: 'expires' };
+
 function NewKey({ onCreated }: { onCreated(created: KeyCreated): void }) {
-  const [appId, setAppId] = useState('');
-  const [app, setApp] = useState('');
-  const [allApps, setAllApps] = useState(false);
-  const [grants, setGrants] = useState<string[]>([]);
-  const [expires, setExpires] = useState('');
+  const [form, setForm] = useState<KeyForm>(EMPTY_KEY_FORM);
+  // Once the form was submitted, its problems follow each edit.
+  const [submitted, setSubmitted] = useState(false);
   const [error, setError] = useState<ApiError>();
   const [busy, setBusy] = useState(false);
-  const toggle = (grant: string) => setGrants((g) => (g.includes(grant) ? g.filter((x) => x !== grant) : [...g, grant]));
-  const submit = async (event: Event) => {
+  const problems = submitted ? keyFormProblems(form) : {};
+  const edit = (change: Partial<KeyForm>) => setForm((f) => ({ ...f, ...change }));
+  const toggle = (grant: string) => edit({ permissions: form.permissions.includes(grant) ? form.permissions.filter((x) => x !== grant) : [...form.permissions, grant] });
+  const invalid = (field: KeyField) => problems[field] !== undefined || error?.field?.split('.')[0] === field;
+  const describedBy = (field: KeyField) => (problems[field] ? `${field}-problem` : undefined);
+  const submit = async (event: TargetedEvent<HTMLFormElement>) => {
     event.preventDefault();
-    setBusy(true);
+    const element = event.currentTarget;
+    setSubmitted(true);
     setError(undefined);
+    const found = keyFormProblems(form);
+    const first = (Object.keys(FIELD_LABELS) as KeyField[]).find((field) => found[field] !== undefined);
+    if (first) return element.querySelector<HTMLElement>(`[name="${INPUT_NAMES[first]}"]`)?.focus();
+    setBusy(true);
     try {
-      onCreated(await api<KeyCreated>('/keys', { body: { appId: appId.trim(), app: app.trim(), allApps, permissions: grants, expires: expires.trim() || null } }));
-      setAppId('');
-      setApp('');
-      setAllApps(false);
-      setGrants([]);
-      setExpires('');
+      onCreated(await api<KeyCreated>('/keys', { body: keyBody(form) }));
+      setForm(EMPTY_KEY_FORM);
+      setSubmitted(false);
     } catch (e) {
       setError(e as ApiError);
     } finally {
@@ -36,34 +55,60 @@ function NewKey({ onCreated }: { onCreated(created: KeyCreated): void }) {
     }
   };
   return (
-    <form class="panel" onSubmit={submit} aria-label="New key">
+    <form class="panel" onSubmit={submit} aria-label="New key" noValidate>
       <h2>New key</h2>
       <label>
         App id
-        <input name="appId" value={appId} onInput={(e) => setAppId(e.currentTarget.value)} placeholder="my-game" aria-invalid={error?.field === 'appId'} required />
+        <input
+          name="appId"
+          value={form.appId}
+          onInput={(e) => edit({ appId: e.currentTarget.value })}
+          placeholder="my-game"
+          aria-invalid={invalid('appId')}
+          aria-describedby={describedBy('appId')}
+          required
+        />
+        <Problem field="appId" problems={problems} />
         <small class="subtle">a-z 0-9 _ . - ; an existing app's id adds a key to it</small>
       </label>
       <label>
         App name (a new app)
-        <input name="app" value={app} onInput={(e) => setApp(e.currentTarget.value)} placeholder="My Game" aria-invalid={error?.field === 'app'} />
+        <input
+          name="app"
+          value={form.app}
+          onInput={(e) => edit({ app: e.currentTarget.value })}
+          placeholder="My Game"
+          aria-invalid={invalid('app')}
+          aria-describedby={describedBy('app')}
+        />
+        <Problem field="app" problems={problems} />
       </label>
       <label class="check">
-        <input type="checkbox" name="allApps" checked={allApps} onChange={() => setAllApps(!allApps)} /> Reaches every app's records (auditors, operators)
+        <input type="checkbox" name="allApps" checked={form.allApps} onChange={() => edit({ allApps: !form.allApps })} /> Reaches every app's records (auditors, operators)
       </label>
-      <fieldset aria-invalid={error?.field?.startsWith('permissions')}>
+      <fieldset aria-invalid={invalid('permissions')} aria-describedby={describedBy('permissions')}>
         <legend>Permissions</legend>
         <div class="grants">
           {['*', ...PERMISSIONS].map((grant) => (
             <label class="check">
-              <input type="checkbox" name="permission" value={grant} checked={grants.includes(grant)} onChange={() => toggle(grant)} />
+              <input type="checkbox" name="permission" value={grant} checked={form.permissions.includes(grant)} onChange={() => toggle(grant)} />
               <code>{grant === '*' ? '* (all)' : grant}</code>
             </label>
           ))}
         </div>
+        <Problem field="permissions" problems={problems} />
       </fieldset>
       <label>
         Expires (UTC, optional)
-        <input name="expires" value={expires} onInput={(e) => setExpires(e.currentTarget.value)} placeholder="2027-01-01 00:00:00" aria-invalid={error?.field === 'expires'} />
+        <input
+          name="expires"
+          value={form.expires}
+          onInput={(e) => edit({ expires: e.currentTarget.value })}
+          placeholder="2027-01-01 00:00:00"
+          aria-invalid={invalid('expires')}
+          aria-describedby={describedBy('expires')}
+        />
+        <Problem field="expires" problems={problems} />
       </label>
       {error && <Failure error={error} />}
       <button type="submit" class="primary" disabled={busy}>
@@ -127,7 +172,11 @@ export function KeysPage() {
       )}
       {actionError && <Failure error={actionError} />}
       {!data ? (
-        error ? <Failure error={error} retry={reload} /> : <Loading />
+        error ? (
+          <Failure error={error} retry={reload} />
+        ) : (
+          <Loading />
+        )
       ) : (
         <Table
           label="API keys"
@@ -142,13 +191,27 @@ export function KeysPage() {
               render: (k) => (
                 <>
                   <strong>{k.app}</strong> <code class="subtle">{k.appId}</code>
-                  {k.allApps && <> <span class="badge badge-pending">all apps</span></>}
+                  {k.allApps && (
+                    <>
+                      {' '}
+                      <span class="badge badge-pending">all apps</span>
+                    </>
+                  )}
                   <br />
                   <code class="subtle">{k.id}</code>
                 </>
               ),
             },
-            { label: 'Permissions', render: (k) => <span class="grant-list">{k.permissions.map((p) => <code>{p}</code>)}</span> },
+            {
+              label: 'Permissions',
+              render: (k) => (
+                <span class="grant-list">
+                  {k.permissions.map((p) => (
+                    <code>{p}</code>
+                  ))}
+                </span>
+              ),
+            },
             { label: 'State', sort: (k) => k.status, render: (k) => <Badge status={k.status} /> },
             { label: 'Created', sort: (k) => k.created, render: (k) => when(k.created) },
             { label: 'Expires', sort: (k) => k.expires ?? '9999', render: (k) => (k.expires ? when(k.expires) : 'never') },
@@ -160,8 +223,18 @@ export function KeysPage() {
                   <span class="subtle">—</span>
                 ) : (
                   <span class="actions">
-                    {k.status === 'disabled' ? <button type="button" onClick={() => act(k, 'enable')}>Enable</button> : <button type="button" onClick={() => act(k, 'disable')}>Disable</button>}
-                    <button type="button" class="danger" onClick={() => act(k, 'revoke')}>Revoke</button>
+                    {k.status === 'disabled' ? (
+                      <button type="button" onClick={() => act(k, 'enable')}>
+                        Enable
+                      </button>
+                    ) : (
+                      <button type="button" onClick={() => act(k, 'disable')}>
+                        Disable
+                      </button>
+                    )}
+                    <button type="button" class="danger" onClick={() => act(k, 'revoke')}>
+                      Revoke
+                    </button>
                   </span>
                 ),
             },

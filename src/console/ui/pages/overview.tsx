@@ -19,18 +19,31 @@ function OutcomeChart({ minutes }: { minutes: OverviewData['outcomesPerMinute'] 
           return KINDS.map((kind) => {
             const height = (minute[kind] / max) * 100;
             y -= height;
-            return height > 0 ? <rect class={`bar-${kind}`} x={i * 10 + 1} y={y} width={8} height={height}><title>{`${when(minute.minute)}: ${minute[kind]} ${kind}`}</title></rect> : null;
+            return height > 0 ? (
+              <rect class={`bar-${kind}`} x={i * 10 + 1} y={y} width={8} height={height}>
+                <title>{`${when(minute.minute)}: ${minute[kind]} ${kind}`}</title>
+              </rect>
+            ) : null;
           });
         })}
       </svg>
       <figcaption>
         {KINDS.map((kind) => (
-          <span class={`legend legend-${kind}`}>{kind} {minutes.reduce((n, m) => n + m[kind], 0)}</span>
+          <span class={`legend legend-${kind}`}>
+            {kind} {minutes.reduce((n, m) => n + m[kind], 0)}
+          </span>
         ))}
       </figcaption>
     </figure>
   );
 }
+
+/** A count of calls that went wrong: a warning only when there is one. */
+const Trouble = ({ count, label }: { count: number; label: string }) => (
+  <span class={count > 0 ? 'warn' : undefined}>
+    {count} {label}
+  </span>
+);
 
 export function OverviewPage() {
   const { data, error, reload } = useApi<OverviewData>('/overview', 3000);
@@ -39,19 +52,23 @@ export function OverviewPage() {
   return (
     <section>
       <h1>Overview</h1>
-      <p class="subtle">Live · node {data.node} · updated {when(data.at)} UTC</p>
+      <p class="subtle">
+        Live · node {data.node} · updated {when(data.at)}
+      </p>
       {error && <Failure error={error} retry={reload} />}
       <div class="cards">
         <div class="card">
           <h2>Open connections</h2>
           <p class="figure">{data.connections.anonymous + data.connections.signedIn}</p>
-          <p>{data.connections.signedIn} signed in · {data.connections.anonymous} anonymous</p>
+          <p>
+            {data.connections.signedIn} signed in · {data.connections.anonymous} anonymous
+          </p>
         </div>
         <div class="card">
           <h2>Platform calls</h2>
           <p class="figure">{calls.ok + calls.rejected + calls.failed + calls.timeout}</p>
           <p>
-            <span class="ok">{calls.ok} ok</span> · {calls.rejected} rejected · <span class="warn">{calls.failed} failed</span> · <span class="warn">{calls.timeout} timeout</span>
+            <span class="ok">{calls.ok} ok</span> · {calls.rejected} rejected · <Trouble count={calls.failed} label="failed" /> · <Trouble count={calls.timeout} label="timeout" />
           </p>
         </div>
         <div class="card">

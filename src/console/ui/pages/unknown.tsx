@@ -2,7 +2,7 @@
 // as applied or not applied, with a note, by an operator who checked the platform.
 import { useState } from 'preact/hooks';
 import type { OperationList, OperationView } from '../../../contract/console.js';
-import { api, ApiError } from '../api.js';
+import { api, type ApiError } from '../api.js';
 import { fields, when } from '../format.js';
 import { useApi } from '../hooks.js';
 import { Failure, Loading } from '../states.js';
@@ -24,15 +24,21 @@ function Resolve({ op, onResolved }: { op: OperationView; onResolved(): void }) 
     <form class="resolve" onSubmit={submit} aria-label={`Resolve ${op.operationId}`}>
       <fieldset>
         <legend>What does the platform show?</legend>
-        <label class="check"><input type="radio" name={`applied-${op.operationId}`} value="true" checked={applied === true} onChange={() => setApplied(true)} /> Applied</label>
-        <label class="check"><input type="radio" name={`applied-${op.operationId}`} value="false" checked={applied === false} onChange={() => setApplied(false)} /> Not applied</label>
+        <label class="check">
+          <input type="radio" name={`applied-${op.operationId}`} value="true" checked={applied === true} onChange={() => setApplied(true)} /> Applied
+        </label>
+        <label class="check">
+          <input type="radio" name={`applied-${op.operationId}`} value="false" checked={applied === false} onChange={() => setApplied(false)} /> Not applied
+        </label>
       </fieldset>
       <label>
         Note
         <input name="note" value={note} onInput={(e) => setNote(e.currentTarget.value)} placeholder="what you checked, e.g. the user's points ledger" />
       </label>
       {error && <Failure error={error} />}
-      <button type="submit" class="primary" disabled={applied === undefined}>Resolve</button>
+      <button type="submit" class="primary" disabled={applied === undefined}>
+        Resolve
+      </button>
     </form>
   );
 }
@@ -51,8 +57,14 @@ function Conflicts() {
             {op.kind.replace('Requested', '')} for <a href={`#/users/${op.oId}`}>{op.userName}</a> <code class="subtle">{op.operationId}</code>
           </h3>
           <dl>
-            <dt>Resolved as</dt><dd>{op.resolution?.applied ? 'applied' : 'not applied'} by {op.resolution?.by.name ?? op.resolution?.by.appId}, {when(op.resolution?.at)} UTC</dd>
-            <dt>The platform said</dt><dd>{op.answeredAfterResolution?.answer.replace(/^Operation/, '')}: {op.answeredAfterResolution?.detail}, {when(op.answeredAfterResolution?.at)} UTC</dd>
+            <dt>Resolved as</dt>
+            <dd>
+              {op.resolution?.applied ? 'applied' : 'not applied'} by {op.resolution?.by.name ?? op.resolution?.by.appId}, {when(op.resolution?.at)}
+            </dd>
+            <dt>The platform said</dt>
+            <dd>
+              {op.answeredAfterResolution?.answer.replace(/^Operation/, '')}: {op.answeredAfterResolution?.detail}, {when(op.answeredAfterResolution?.at)}
+            </dd>
           </dl>
         </article>
       ))}
@@ -74,13 +86,24 @@ export function UnknownPage() {
             {op.kind.replace('Requested', '')} for <a href={`#/users/${op.oId}`}>{op.userName}</a> <code class="subtle">{op.operationId}</code>
           </h2>
           <dl>
-            <dt>Request</dt><dd>{fields(op.request)}</dd>
-            <dt>Requested</dt><dd>{when(op.requestedAt)} UTC, log position #{op.position}</dd>
-            <dt>By</dt><dd>app <code>{op.appId}</code>, key <code>{op.keyId}</code></dd>
-            <dt>Node</dt><dd>{op.node ?? 'not recorded'}</dd>
-            <dt>Idempotency-Key</dt><dd>{op.claim ? <code>{op.claim}</code> : 'none'}</dd>
-            <dt>Why unknown</dt><dd>{op.unknownReason ?? op.outcome?.detail}</dd>
-            <dt>Unknown since</dt><dd>{when(op.outcome?.at)} UTC</dd>
+            <dt>Request</dt>
+            <dd>{fields(op.request)}</dd>
+            <dt>Requested</dt>
+            <dd>
+              {when(op.requestedAt)}, log position #{op.position}
+            </dd>
+            <dt>By</dt>
+            <dd>
+              app <code>{op.appId}</code>, key <code>{op.keyId}</code>
+            </dd>
+            <dt>Node</dt>
+            <dd>{op.node ?? 'not recorded'}</dd>
+            <dt>Idempotency-Key</dt>
+            <dd>{op.claim ? <code>{op.claim}</code> : 'none'}</dd>
+            <dt>Why unknown</dt>
+            <dd>{op.unknownReason ?? op.outcome?.detail}</dd>
+            <dt>Unknown since</dt>
+            <dd>{when(op.outcome?.at)}</dd>
           </dl>
           <Resolve op={op} onResolved={reload} />
         </article>

@@ -5,17 +5,23 @@ import { request as httpRequest } from 'node:http';
 import { Readable } from 'node:stream';
 import * as assert from 'uvu/assert';
 import { filter, firstValueFrom, timeout } from 'rxjs';
-import type { Clock } from '../../src/system/clock.js';
+import type * as v from 'valibot';
+import type { LoginFrame, MessageFrame, PbConnectFrame } from '../../src/contract/answers.js';
 import type { RecordedEvent } from '../../src/store/port.js';
-import type { Harness } from '../support/harness.js';
+import type { Harness } from './harness.js';
 
 export const FRAME_TIMEOUT_MS = 5000;
 
-export interface ReceivedFrame {
-  id: string;
-  event: string;
-  data: any;
+/** The JSON `data` of each event, as the service sends it (the suites check it). */
+export interface FrameData {
+  PB_CONNECT: v.InferOutput<typeof PbConnectFrame>;
+  login: v.InferOutput<typeof LoginFrame>;
+  message: v.InferOutput<typeof MessageFrame>;
 }
+export type FrameEvent = keyof FrameData;
+
+/** A frame received, its data typed by its event. */
+export type ReceivedFrame<E extends FrameEvent = FrameEvent> = { [K in E]: { id: string; event: K; data: FrameData[K] } }[E];
 
 export interface StreamOptions {
   /** `name=value` sent as the Cookie header. */
@@ -32,7 +38,7 @@ export interface Stream {
   /** Status and headers of the first response. */
   readonly response: Promise<{ status: number; headers: Headers }>;
   /** The next frame not yet taken (of this event type, skipping none: a different type fails). */
-  next(event?: string, timeoutMs?: number): Promise<ReceivedFrame>;
+  next<E extends FrameEvent = FrameEvent>(event?: E, timeoutMs?: number): Promise<ReceivedFrame<E>>;
   /** Resolves when the server ends the stream (EventSource reports an error and would reconnect). */
   ended(timeoutMs?: number): Promise<void>;
   close(): void;
@@ -60,7 +66,7 @@ export function openStream(url: string, options: StreamOptions = {}): Stream {
     },
   });
   const collect = (event: MessageEvent) => {
-    frames.push({ id: event.lastEventId, event: event.type, data: JSON.parse(event.data) });
+    frames.push({ id: event.lastEventId, event: event.type, data: JSON.parse(event.data) } as ReceivedFrame);
     wake?.();
   };
   for (const type of ['PB_CONNECT', 'login', 'message']) source.addEventListener(type, collect);
@@ -69,7 +75,7 @@ export function openStream(url: string, options: StreamOptions = {}): Stream {
   return {
     frames,
     response,
-    async next(event, timeoutMs = FRAME_TIMEOUT_MS) {
+    async next<E extends FrameEvent>(event?: E, timeoutMs = FRAME_TIMEOUT_MS): Promise<ReceivedFrame<E>> {
       const deadline = Date.now() + timeoutMs;
       while (taken >= frames.length) {
         const left = deadline - Date.now();
@@ -85,7 +91,7 @@ export function openStream(url: string, options: StreamOptions = {}): Stream {
       }
       const frame = frames[taken++]!;
       if (event !== undefined) assert.is(frame.event, event, `expected a ${event} frame, got ${frame.event}: ${JSON.stringify(frame.data)}`);
-      return frame;
+      return frame as ReceivedFrame<E>;
     },
     ended(timeoutMs = FRAME_TIMEOUT_MS) {
       return withTimeout(endedPromise, timeoutMs, 'the stream did not end');
@@ -133,7 +139,7 @@ const stateOf = (url: string) => new URL(url).searchParams.get('state') ?? '';
 export async function connect(h: Harness | { url: string }, options: StreamOptions & { query?: string } = {}) {
   const stream = openStream(`${h.url}/api/realtime${options.query ?? ''}`, options);
   const hello = await stream.next('PB_CONNECT');
-  const clientId = hello.data.client_id as string;
+  const clientId = hello.data.client_id;
   const binding = cookieFrom((await stream.response).headers.getSetCookie(), 'cb_client');
   if (binding) clientCookies.set(clientId, binding);
   return { stream, hello, clientId, binding };
@@ -200,17 +206,6 @@ export function tamper(url: string, changes: Record<string, string | null>): str
 /** Resolves with the next event the service applies that matches (e.g. a ClientDisconnected). */
 export function applied(h: Harness | { service: Harness['service'] }, match: (event: RecordedEvent) => boolean, timeoutMs = FRAME_TIMEOUT_MS) {
   return firstValueFrom(h.service.deps.runner.applied$.pipe(filter(match), timeout(timeoutMs)));
-}
-
-/** A clock tests can move forward. */
-export function movableClock(): Clock & { advance(ms: number): void } {
-  let offset = 0;
-  return {
-    now: () => new Date(Date.now() + offset).toISOString(),
-    advance(ms) {
-      offset += ms;
-    },
-  };
 }
 
 export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {

@@ -25,6 +25,7 @@ export function deciderSpec<State, Command, Event>(decider: Decider<State, Comma
         when(command: Command): When<State, Event> {
           const decide = () => decider.decide(command, state);
           return {
+            // biome-ignore lint/suspicious/noThenProperty: the Given/When/Then vocabulary of the deciders' specs; a When is never awaited
             then(expected) {
               assert.equal(decide(), expected);
             },

@@ -17,14 +17,14 @@ export interface Received {
 
 export type Responder = (request: Received, res: ServerResponse, index: number) => void;
 
-export interface Loopback {
+export interface ScriptedServer {
   /** `http://127.0.0.1:<port>` */
   url: string;
   received: Received[];
   close(): Promise<void>;
 }
 
-export async function startLoopback(respond: Responder = (_req, res) => json(res, 200, { code: 0, msg: 'success' })): Promise<Loopback> {
+export async function startScriptedServer(respond: Responder = (_req, res) => json(res, 200, { code: 0, msg: 'success' })): Promise<ScriptedServer> {
   const received: Received[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -69,14 +69,4 @@ export function countingFetch(): { fetch: Fetch; calls: () => number } {
     },
     calls: () => calls,
   };
-}
-
-/** What a promise rejected with (the test fails if it resolved). */
-export async function rejectionOf(call: Promise<unknown>): Promise<unknown> {
-  return call.then(
-    () => {
-      throw new Error('the call succeeded');
-    },
-    (error: unknown) => error,
-  );
 }

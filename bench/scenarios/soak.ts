@@ -139,7 +139,14 @@ export async function soak(ctx: BenchContext): Promise<ScenarioReport> {
     ctx,
     'soak',
     sim.url,
-    { REALTIME_REPLAY_MS: serviceWindows, ANONYMOUS_RETENTION_MS: serviceWindows, IDEMPOTENCY_TTL_HOURS: String(WINDOWS_MS / 3_600_000) },
+    {
+      REALTIME_REPLAY_MS: serviceWindows,
+      ANONYMOUS_RETENTION_MS: serviceWindows,
+      IDEMPOTENCY_TTL_HOURS: String(WINDOWS_MS / 3_600_000),
+      // Its users all sign in from one address at the start: not what the sign-in bounds are for.
+      SIGN_IN_PAGES_PER_SECOND: '0',
+      SIGN_IN_PAGES_PER_NODE_PER_SECOND: '0',
+    },
     [`--inspect=127.0.0.1:${inspectPort}`],
   );
   const logAtStart = logSize(service.dataDir);

@@ -1,10 +1,9 @@
-import { openerOf, type ClientBinding } from '../domain/client.js';
-import type { ClientOpener } from '../domain/events.js';
+import type { ClientBinding } from '../domain/client.js';
 import type { RecordedEvent } from '../store/port.js';
 import { asDomain } from './recorded.js';
 import type { Projection } from './runner.js';
 
-export interface ConnectedClient extends ClientOpener {
+export interface ConnectedClient {
   clientId: string;
   /** The node holding the connection (undefined for events from before nodes were recorded). */
   node: string | undefined;
@@ -28,7 +27,7 @@ export class ClientsReadModel implements Projection {
     const event = asDomain(recorded);
     switch (event.type) {
       case 'ClientConnected':
-        this.connected.set(event.data.clientId, { clientId: event.data.clientId, node: event.data.node, user: event.data.session, ...openerOf(event.data) });
+        this.connected.set(event.data.clientId, { clientId: event.data.clientId, node: event.data.node, user: event.data.session });
         this.count(event.data.session?.userId, +1);
         break;
       case 'ClientSignedIn': {

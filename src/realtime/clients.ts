@@ -26,15 +26,11 @@ export class Clients {
   }
 
   /**
-   * Who opened the connection, and whether a user is bound to it, when it is connected. A client
-   * the read model does not know yet is looked up in the store. The read model may lag a sign-in
-   * or a close on another node: that only moves the refusal to the callback, whose decider reads
-   * the stream itself.
+   * Who opened the connection, and whether a user is bound to it, when it is connected. From the
+   * store only: exact even for a client another node just connected or closed.
    */
   async opener(clientId: string): Promise<(ClientOpener & { bound: boolean }) | undefined> {
     if (!isClientIdShape(clientId)) return undefined;
-    const known = this.deps.clients.get(clientId);
-    if (known) return { ...openerOf(known), bound: known.user !== undefined };
     const state = fold(clientDecider, (await this.deps.store.readStream(streams.client(clientId))) as unknown as ClientEvent[]);
     return state.status === 'connected' ? { ...openerOf(state), bound: state.user !== undefined } : undefined;
   }

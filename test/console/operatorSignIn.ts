@@ -10,7 +10,7 @@ import { createSimulator, SIMULATOR_KEY } from '../../src/community/simulator.js
 import { loadConfig, type Config } from '../../src/config.js';
 import type { ConsoleSettings } from '../../src/console/index.js';
 import { startService, type RunningService } from '../../src/main.js';
-import { ALICE, defaultUsers, type Answer, type AnswerBody, type Harness } from '../support/harness.js';
+import { ALICE, defaultUsers, type Harness, requestAt } from '../support/harness.js';
 
 /** What the helpers need of a running service. */
 export type Reachable = Pick<Harness, 'url' | 'request'>;
@@ -59,19 +59,7 @@ export function consoleGet(h: Reachable, operator: Operator, path: string) {
 
 /** Requests to the service at `url`, answered as the harness answers them. */
 export function requester(url: string): Harness['request'] {
-  return async <T = AnswerBody>(method: string, path: string, init: Parameters<Harness['request']>[2] = {}): Promise<Answer<T>> => {
-    const headers: Record<string, string> = { ...init.headers };
-    if (init.body !== undefined) headers['content-type'] = 'application/json';
-    const res = await fetch(url + path, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body), redirect: 'manual' });
-    const text = await res.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    return { status: res.status, body: body as T, text, headers: res.headers };
-  };
+  return (method, path, init) => requestAt(url, method, path, init);
 }
 
 /** The configuration with the console's live reload on, as `npm run dev` runs it. */

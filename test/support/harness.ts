@@ -12,6 +12,9 @@ import type { Clock } from '../../src/system/clock.js';
 import type { EventStore } from '../../src/store/port.js';
 import type { Logger } from '../../src/log.js';
 import { eventually } from './eventually.js';
+import { type AnswerBody, type Answer, type RequestOptions, requestAt } from './request.js';
+
+export { type Answer, type AnswerBody, type RequestOptions, requestAt };
 
 export const ALICE = { oId: '1630399136785', userName: 'alice', nickname: 'Alice', avatar: 'https://example.test/alice.png' };
 export const BOB = { oId: '1630399136786', userName: 'bob', nickname: 'Bob', avatar: 'https://example.test/bob.png' };
@@ -30,20 +33,6 @@ export interface HarnessOptions {
   wrapStore?: (store: EventStore) => EventStore;
   /** The service's logger (default: silent). */
   log?: Logger;
-}
-
-/**
- * An answer's body where a suite does not name its shape: whatever JSON the service sent, wrong
- * shapes included, read field by field by the assertions. Suites that rely on a shape pass it.
- */
-// biome-ignore lint/suspicious/noExplicitAny: an answer is checked, not trusted, so its shape is unknown until asserted
-export type AnswerBody = any;
-
-export interface Answer<T = AnswerBody> {
-  status: number;
-  body: T;
-  text: string;
-  headers: Headers;
 }
 
 export async function startHarness(options: HarnessOptions = {}) {
@@ -89,25 +78,8 @@ export async function startHarness(options: HarnessOptions = {}) {
             .replace(/^-+|-+$/g, '');
       return keys().issue({ appId, app, permissions, expires: null, allApps: options.allApps });
     },
-    async request<T = AnswerBody>(
-      method: string,
-      path: string,
-      init: { body?: unknown; raw?: string; apiKey?: string; headers?: Record<string, string> } = {},
-    ): Promise<Answer<T>> {
-      const headers: Record<string, string> = { ...init.headers };
-      if (init.apiKey !== undefined) headers.apiKey = init.apiKey;
-      let body: string | undefined = init.raw;
-      if (init.body !== undefined) body = JSON.stringify(init.body);
-      if (body !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
-      const res = await fetch(service.url + path, { method, headers, body, redirect: 'manual' });
-      const text = await res.text();
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      return { status: res.status, body: parsed as T, text, headers: res.headers };
+    request<T = AnswerBody>(method: string, path: string, init: RequestOptions = {}): Promise<Answer<T>> {
+      return requestAt<T>(service.url, method, path, init);
     },
     post<T = AnswerBody>(path: string, body: unknown, apiKey?: string) {
       return harness.request<T>('POST', path, { body, apiKey });

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { SIMULATOR_KEY } from '../../src/community/simulator.js';
 import type { DomainEvent, DomainEventType } from '../../src/domain/events.js';
 import { eventually } from './eventually.js';
-import type { AnswerBody } from './harness.js';
+import { type AnswerBody, requestAt } from './request.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const START_TIMEOUT_MS = 30_000;
@@ -124,21 +124,11 @@ export async function killServiceProcesses(): Promise<void> {
 }
 
 async function send(url: string, method: string, path: string, init: { body?: unknown; apiKey?: string; idempotencyKey?: string }): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (init.apiKey) headers.apiKey = init.apiKey;
-  if (init.idempotencyKey) headers['Idempotency-Key'] = init.idempotencyKey;
-  if (init.body !== undefined) headers['content-type'] = 'application/json';
+  const headers: Record<string, string> = init.idempotencyKey ? { 'Idempotency-Key': init.idempotencyKey } : {};
   try {
-    const res = await fetch(url + path, { method, headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
-    const text = await res.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    return { status: res.status, body, text, headers: res.headers };
+    return await requestAt(url, method, path, { body: init.body, apiKey: init.apiKey, headers });
   } catch (error) {
+    // No answer (a killed or stopped process): status 0, the reason as the text.
     return { status: 0, body: undefined, text: String((error as Error).cause ?? error), headers: new Headers() };
   }
 }

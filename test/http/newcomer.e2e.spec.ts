@@ -93,57 +93,52 @@ test('the CLI names the store it used and takes --data-dir', async () => {
   }
 });
 
-test('npm start says what to do next: the address, /docs, the keys create command for its DATA_DIR, and the missing key', async () => {
+/**
+ * `npm start` (src/main.ts) on a fresh data directory with `env`, until its standard error
+ * matches every one of `until`; gives what it printed. The process and the directory are gone after.
+ */
+async function startupMessages(env: Record<string, string>, until: RegExp[]): Promise<{ err: string; dir: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'community-bridge-newcomer-'));
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: root,
-    env: { ...process.env, DATA_DIR: dir, PORT: '0', COMMUNITY_KEY: '', LOG_LEVEL: 'silent' },
+    env: { ...process.env, DATA_DIR: dir, PORT: '0', COMMUNITY_KEY: '', LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   try {
     let err = '';
-    child.stderr.on('data', (d) => (err += d));
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
     await eventually(
       () => {
         if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}:\n${err}`);
-        return /Warning:/.test(err);
+        return until.every((pattern) => pattern.test(err));
       },
-      { what: () => `the start-up warning:\n${err}`, timeoutMs: 20_000, everyMs: 50 },
+      { what: () => `the start-up messages ${until.join(', ')}:\n${err}`, timeoutMs: 20_000, everyMs: 50 },
     );
-    const url = /listening on (http:\/\/127\.0\.0\.1:\d+) \(store: SQLite file /.exec(err)?.[1];
-    assert.ok(url, err);
-    assert.match(err, new RegExp(`API reference and "Try it out": +${url}/docs`));
-    assert.match(err, new RegExp(`Create an API key: +DATA_DIR=${dir} npm run --silent cli -- keys create --app-id <your-game> --app "<Your Game>" --permissions '\\*'`));
-    assert.match(err, /npm run dev/);
-    assert.match(err, /Warning: COMMUNITY_KEY is not set: .*; set COMMUNITY_KEY, or COMMUNITY_KEY_POINT\/COMMUNITY_KEY_MEDAL\/COMMUNITY_KEY_ITEM\/COMMUNITY_KEY_LIVENESS\./);
+    return { err, dir };
   } finally {
     child.kill('SIGKILL');
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+test('npm start says what to do next: the address, /docs, the keys create command for its DATA_DIR, and the missing key', async () => {
+  const { err, dir } = await startupMessages({}, [/Warning:/]);
+  const url = /listening on (http:\/\/127\.0\.0\.1:\d+) \(store: SQLite file /.exec(err)?.[1];
+  assert.ok(url, err);
+  assert.match(err, new RegExp(`API reference and "Try it out": +${url}/docs`));
+  assert.match(err, new RegExp(`Create an API key: +DATA_DIR=${dir} npm run --silent cli -- keys create --app-id <your-game> --app "<Your Game>" --permissions '\\*'`));
+  assert.match(err, /npm run dev/);
+  assert.match(err, /Warning: COMMUNITY_KEY is not set: .*; set COMMUNITY_KEY, or COMMUNITY_KEY_POINT\/COMMUNITY_KEY_MEDAL\/COMMUNITY_KEY_ITEM\/COMMUNITY_KEY_LIVENESS\./);
 });
 
 test('npm start with the deprecated COMMUNITY_KEY_METAL uses it for medals and says so in one warning line', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'community-bridge-newcomer-'));
-  const env = { ...process.env, DATA_DIR: dir, PORT: '0', COMMUNITY_KEY: '', COMMUNITY_KEY_METAL: 'medal-key', LOG_LEVEL: 'silent' };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
-  try {
-    let err = '';
-    child.stderr.on('data', (d) => (err += d));
-    // Both warnings are in: the start-up has said all it says.
-    await eventually(
-      () => {
-        if (child.exitCode !== null) throw new Error(`npm start exited with ${child.exitCode}:\n${err}`);
-        return /COMMUNITY_KEY_METAL is deprecated/.test(err) && /Warning: COMMUNITY_KEY is not set/.test(err);
-      },
-      { what: () => `both start-up warnings:\n${err}`, timeoutMs: 20_000, everyMs: 50 },
-    );
-    assert.is(err.match(/Warning: COMMUNITY_KEY_METAL is deprecated: rename it COMMUNITY_KEY_MEDAL\.\n/g)?.length, 1, err);
-    // The medal key is set: the missing-key warning leaves it out.
-    assert.match(err, /Warning: COMMUNITY_KEY is not set, nor COMMUNITY_KEY_POINT\/COMMUNITY_KEY_ITEM\/COMMUNITY_KEY_LIVENESS: /);
-  } finally {
-    child.kill('SIGKILL');
-    await rm(dir, { recursive: true, force: true });
-  }
+  // Both warnings are in: the start-up has said all it says.
+  const { err } = await startupMessages({ COMMUNITY_KEY_METAL: 'medal-key' }, [/COMMUNITY_KEY_METAL is deprecated/, /Warning: COMMUNITY_KEY is not set/]);
+  assert.is(err.match(/Warning: COMMUNITY_KEY_METAL is deprecated: rename it COMMUNITY_KEY_MEDAL\.\n/g)?.length, 1, err);
+  // The medal key is set: the missing-key warning leaves it out.
+  assert.match(err, /Warning: COMMUNITY_KEY is not set, nor COMMUNITY_KEY_POINT\/COMMUNITY_KEY_ITEM\/COMMUNITY_KEY_LIVENESS: /);
 });
 
 test.run();

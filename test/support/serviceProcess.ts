@@ -104,7 +104,7 @@ export async function startServiceProcess({ dataDir, communityUrl, nodeId, env =
     nodeId,
     pid: child.pid!,
     output: () => out,
-    request: (method, path, init = {}) => send(url, method, path, init),
+    request: (method, path, init = {}) => requestOrNoAnswer(url, method, path, init),
     kill,
   };
 }
@@ -123,12 +123,15 @@ export async function killServiceProcesses(): Promise<void> {
   );
 }
 
-async function send(url: string, method: string, path: string, init: { body?: unknown; apiKey?: string; idempotencyKey?: string }): Promise<Answer> {
+/**
+ * A request to a service process that may be killed or stopped: no answer is status 0, with
+ * the reason as the text.
+ */
+export async function requestOrNoAnswer(url: string, method: string, path: string, init: { body?: unknown; apiKey?: string; idempotencyKey?: string }): Promise<Answer> {
   const headers: Record<string, string> = init.idempotencyKey ? { 'Idempotency-Key': init.idempotencyKey } : {};
   try {
     return await requestAt(url, method, path, { body: init.body, apiKey: init.apiKey, headers });
   } catch (error) {
-    // No answer (a killed or stopped process): status 0, the reason as the text.
     return { status: 0, body: undefined, text: String((error as Error).cause ?? error), headers: new Headers() };
   }
 }

@@ -16,7 +16,7 @@ import { defaultUsers } from '../support/harness.js';
 import { nginxMissing, startProxy, type NginxProxy } from '../support/nginx.js';
 import { freePort } from '../support/ports.js';
 import { postgresBinaries, startCluster, type PostgresCluster } from '../support/postgres.js';
-import { cli, issueKey, killServiceProcesses, startServiceProcess, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
+import { cli, issueKey, killServiceProcesses, requestOrNoAnswer, startServiceProcess, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
 import { connect, signIn } from '../support/streamsAndSignIn.js';
 import { ReconnectingStream } from './reconnectingStream.js';
 
@@ -129,24 +129,7 @@ run(`${CLIENTS} signed-in clients, writes and pushes through nginx survive a kil
   });
 
   // Every request goes through the proxy, as a game server's would.
-  const viaProxy = (path: string, body: unknown, idempotencyKey: string): Promise<Answer> =>
-    fetch(`${proxy.url}${path}`, {
-      method: 'POST',
-      headers: { apiKey: key, 'Idempotency-Key': idempotencyKey, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    }).then(
-      async (res) => {
-        const text = await res.text();
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = undefined;
-        }
-        return { status: res.status, body: parsed, text, headers: res.headers };
-      },
-      (error: Error) => ({ status: 0, body: undefined, text: String(error.cause ?? error), headers: new Headers() }),
-    );
+  const viaProxy = (path: string, body: unknown, idempotencyKey: string): Promise<Answer> => requestOrNoAnswer(proxy.url, 'POST', path, { body, apiKey: key, idempotencyKey });
 
   const ackedPushes: number[] = [];
   const points: Array<{ memo: string; answer: Answer }> = [];

@@ -35,6 +35,23 @@ function NewKey({ onCreated }: { onCreated(created: KeyCreated): void }) {
   const toggle = (grant: string) => edit({ permissions: form.permissions.includes(grant) ? form.permissions.filter((x) => x !== grant) : [...form.permissions, grant] });
   const invalid = (field: KeyField) => problems[field] !== undefined || error?.field?.split('.')[0] === field;
   const describedBy = (field: KeyField) => (problems[field] ? `${field}-problem` : undefined);
+  /** A labelled text input of the form, its problem under it, then a hint if any. */
+  const textField = (field: 'appId' | 'app' | 'expires', label: string, placeholder: string, options: { hint?: string; required?: boolean } = {}) => (
+    <label>
+      {label}
+      <input
+        name={INPUT_NAMES[field]}
+        value={form[field]}
+        onInput={(e) => edit({ [field]: e.currentTarget.value })}
+        placeholder={placeholder}
+        aria-invalid={invalid(field)}
+        aria-describedby={describedBy(field)}
+        required={options.required}
+      />
+      <Problem field={field} problems={problems} />
+      {options.hint && <small class="subtle">{options.hint}</small>}
+    </label>
+  );
   const submit = async (event: TargetedEvent<HTMLFormElement>) => {
     event.preventDefault();
     const element = event.currentTarget;
@@ -57,32 +74,8 @@ function NewKey({ onCreated }: { onCreated(created: KeyCreated): void }) {
   return (
     <form class="panel" onSubmit={submit} aria-label="New key" noValidate>
       <h2>New key</h2>
-      <label>
-        App id
-        <input
-          name="appId"
-          value={form.appId}
-          onInput={(e) => edit({ appId: e.currentTarget.value })}
-          placeholder="my-game"
-          aria-invalid={invalid('appId')}
-          aria-describedby={describedBy('appId')}
-          required
-        />
-        <Problem field="appId" problems={problems} />
-        <small class="subtle">a-z 0-9 _ . - ; an existing app's id adds a key to it</small>
-      </label>
-      <label>
-        App name (a new app)
-        <input
-          name="app"
-          value={form.app}
-          onInput={(e) => edit({ app: e.currentTarget.value })}
-          placeholder="My Game"
-          aria-invalid={invalid('app')}
-          aria-describedby={describedBy('app')}
-        />
-        <Problem field="app" problems={problems} />
-      </label>
+      {textField('appId', 'App id', 'my-game', { hint: "a-z 0-9 _ . - ; an existing app's id adds a key to it", required: true })}
+      {textField('app', 'App name (a new app)', 'My Game')}
       <label class="check">
         <input type="checkbox" name="allApps" checked={form.allApps} onChange={() => edit({ allApps: !form.allApps })} /> Reaches every app's records (auditors, operators)
       </label>
@@ -98,18 +91,7 @@ function NewKey({ onCreated }: { onCreated(created: KeyCreated): void }) {
         </div>
         <Problem field="permissions" problems={problems} />
       </fieldset>
-      <label>
-        Expires (UTC, optional)
-        <input
-          name="expires"
-          value={form.expires}
-          onInput={(e) => edit({ expires: e.currentTarget.value })}
-          placeholder="2027-01-01 00:00:00"
-          aria-invalid={invalid('expires')}
-          aria-describedby={describedBy('expires')}
-        />
-        <Problem field="expires" problems={problems} />
-      </label>
+      {textField('expires', 'Expires (UTC, optional)', '2027-01-01 00:00:00')}
       {error && <Failure error={error} />}
       <button type="submit" class="primary" disabled={busy}>
         Create key

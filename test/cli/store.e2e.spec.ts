@@ -11,36 +11,12 @@ import * as assert from 'uvu/assert';
 import { SqliteEventStore } from '../../src/store/sqlite.js';
 import { assertConsistentPrefix } from '../store/consistentPrefix.js';
 import { eventually } from '../support/eventually.js';
+import { runToEnd } from '../support/serviceProcess.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const appender = fileURLToPath(new URL('../store/fixtures/append-until-stopped.ts', import.meta.url));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `entry` (the CLI unless told) to its end, 60 s at most. */
-function run(args: string[], env: Record<string, string> = {}, entry = 'src/cli/main.ts'): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
-      cwd: root,
-      env: { ...process.env, EVENTSTORE_CONNECTION_STRING: '', LOG_LEVEL: 'silent', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
+const run = runToEnd;
 const cli = (dataDir: string, ...args: string[]) => run([...args, '--data-dir', dataDir]);
 
 /** A data directory whose log holds `events` events, written as the service writes them (with its marker). */

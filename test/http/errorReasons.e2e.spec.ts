@@ -3,7 +3,7 @@
 // status allows, with its fields), says `Retry-After` exactly when its reason carries
 // `retryAfterSeconds`, and the spec's own bodies (401, 403, `/adm/user/get`'s 404) are unchanged.
 import { once } from 'node:events';
-import { request, createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
@@ -17,6 +17,7 @@ import { FaultyStore } from '../support/faultyStore.js';
 import { eventually } from '../support/eventually.js';
 import { ALICE, BOB, startHarness, type Answer, type Harness, type HarnessOptions } from '../support/harness.js';
 import type { OpenApiDocument, Schema } from '../support/openApiDocument.js';
+import { openOwnSocket } from '../support/request.js';
 
 // ---- A JSON Schema validator for the keywords the document uses; any other keyword fails loudly,
 // so that a schema it cannot judge never passes by being ignored.
@@ -298,22 +299,10 @@ test('an unexpected failure is 500 internal_error, nothing internal said', async
   });
 });
 
-/** A request on its own connection, kept open (a stream) until closed. */
-function open(url: string): Promise<{ status: number; body: unknown; headers: IncomingHttpHeaders; close(): void }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      const answer = () => ({ status: res.statusCode!, body: res.statusCode === 200 ? undefined : JSON.parse(text), headers: res.headers, close: () => req.destroy() });
-      res.on('data', (chunk: string) => {
-        text += chunk;
-        if (res.statusCode === 200) resolve(answer());
-      });
-      res.on('end', () => resolve(answer()));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+/** A request on its own connection, kept open (a stream) until closed; the body of a refusal parsed. */
+async function open(url: string) {
+  const answer = await openOwnSocket(url);
+  return { ...answer, body: answer.status === 200 ? undefined : (JSON.parse(answer.text) as unknown) };
 }
 
 test('limits: the rate limit, the platform refusing, a missing key, the stream caps', async () => {

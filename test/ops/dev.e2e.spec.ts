@@ -12,6 +12,7 @@ import * as assert from 'uvu/assert';
 import { DEMO_USERS } from '../../src/community/demoUsers.js';
 import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/ports.js';
+import { terminate } from '../support/serviceProcess.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const START_TIMEOUT_MS = 30_000;
@@ -26,7 +27,6 @@ test('the CLI command npm run dev prints reaches the dev store and lists the dev
   const dir = await mkdtemp(join(tmpdir(), 'community-bridge-dev-'));
   const env = { ...process.env, DATA_DIR: dir, PORT: '0', SIM_PORT: '0', DEMO_PORT: String(await freePort()), LOG_LEVEL: 'silent' };
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
@@ -59,11 +59,8 @@ test('the CLI command npm run dev prints reaches the dev store and lists the dev
     assert.is(consoleUrl[2], DEMO_USERS[0]!.oId);
     assert.is((await fetch(consoleUrl[1]!)).status, 200);
   } finally {
-    // SIGTERM lets dev close its servers; SIGKILL if it has not gone within seconds.
-    child.kill('SIGTERM');
-    const stubborn = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await gone;
-    clearTimeout(stubborn);
+    // SIGTERM lets dev close its servers.
+    await terminate(child);
     await rm(dir, { recursive: true, force: true });
   }
 });

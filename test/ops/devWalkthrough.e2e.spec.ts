@@ -12,6 +12,7 @@ import * as assert from 'uvu/assert';
 import { DEMO_USERS } from '../../src/community/demoUsers.js';
 import { eventually } from '../support/eventually.js';
 import { freePort } from '../support/ports.js';
+import { terminate } from '../support/serviceProcess.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const START_TIMEOUT_MS = 30_000;
@@ -57,7 +58,6 @@ test('the README walkthrough produces, lists and resolves one unknown outcome in
     LOG_LEVEL: 'silent',
   };
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/dev.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let out = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (out += d));
@@ -125,10 +125,7 @@ test('the README walkthrough produces, lists and resolves one unknown outcome in
     assert.is((await run(listUnknown)).stdout, 'No operation has an unknown outcome.\n');
     assert.is(await alicePoints(), pointsBefore + 10, 'not sent again');
   } finally {
-    child.kill('SIGTERM');
-    const stubborn = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await gone;
-    clearTimeout(stubborn);
+    await terminate(child);
     await rm(dir, { recursive: true, force: true });
   }
 });

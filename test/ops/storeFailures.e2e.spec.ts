@@ -2,23 +2,15 @@
 // a live subscription that drops, and a read model that throws on an event. Failures are
 // injected under resumingStore by test/support/faultyStore.ts (this runs as root, so file modes
 // cannot make the SQLite file unwritable).
-import { pino } from 'pino';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { capturedLog } from '../support/capturedLog.js';
 import { FaultyStore } from '../support/faultyStore.js';
 import { ALICE, startHarness, type Harness } from '../support/harness.js';
 
 async function withFaults(run: (h: Harness, faults: FaultyStore, logLines: () => Array<Record<string, unknown>>) => Promise<void>) {
   let faults: FaultyStore | undefined;
-  let logged = '';
-  const log = pino(
-    { level: 'warn' },
-    {
-      write: (line: string) => {
-        logged += line;
-      },
-    },
-  );
+  const { log, lines } = capturedLog('warn');
   const h = await startHarness({
     wrapStore: (store) => {
       faults = new FaultyStore(store);
@@ -27,12 +19,7 @@ async function withFaults(run: (h: Harness, faults: FaultyStore, logLines: () =>
     log,
   });
   try {
-    await run(h, faults!, () =>
-      logged
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-    );
+    await run(h, faults!, lines);
   } finally {
     await h.close();
   }

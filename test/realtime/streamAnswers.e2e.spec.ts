@@ -1,58 +1,22 @@
 // What the stream's answers carry besides frames, like every other answer of the service: the
 // request id, nosniff, CORS's Vary, one request log line and one metrics sample; a refusal or a
 // failure in the `{code, message, data}` form.
-import { request } from 'node:http';
-import { pino } from 'pino';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { capturedLog } from '../support/capturedLog.js';
 import { eventually } from '../support/eventually.js';
 import { FaultyStore } from '../support/faultyStore.js';
 import { startHarness, type Harness, type HarnessOptions } from '../support/harness.js';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  /** The first frame, or the whole body of an answer that is not a stream. */
-  text: string;
-  close(): void;
-}
+import { openOwnSocket } from '../support/request.js';
 
 /** GET on a socket of its own; resolves with the first chunk of a stream, or the whole body. */
-function get(h: Harness, path: string, headers: Record<string, string> = {}): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${h.url}${path}`, { agent: false, headers }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      const answer = () => ({ status: res.statusCode!, headers: res.headers, text, close: () => req.destroy() });
-      res.on('data', (chunk: string) => {
-        text += chunk;
-        if (res.statusCode === 200) resolve(answer());
-      });
-      res.on('end', () => resolve(answer()));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+const get = (h: Harness, path: string, headers: Record<string, string> = {}) => openOwnSocket(`${h.url}${path}`, headers);
 
 async function withLog(options: HarnessOptions, run: (h: Harness, lines: () => Array<Record<string, unknown>>) => Promise<void>) {
-  let logged = '';
-  const log = pino(
-    { level: 'info' },
-    {
-      write: (line: string) => {
-        logged += line;
-      },
-    },
-  );
+  const { log, lines } = capturedLog('info');
   const h = await startHarness({ ...options, log });
   try {
-    await run(h, () =>
-      logged
-        .split('\n')
-        .filter(Boolean)
-        .map((line) => JSON.parse(line) as Record<string, unknown>),
-    );
+    await run(h, lines);
   } finally {
     await h.close();
   }

@@ -2,42 +2,16 @@
 // set to a postgresql:// string on a throwaway cluster (test/support/postgres.ts). The service
 // starts, takes and answers writes, and rides out the database going away and coming back
 // without a restart; the CLI migrates, checks, and points backups at pg_dump.
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { eventually } from '../support/eventually.js';
 import { ALICE, startHarness } from '../support/harness.js';
 import { freePort } from '../support/ports.js';
 import { postgresBinaries, startCluster, type PostgresCluster } from '../support/postgres.js';
+import { runToEnd } from '../support/serviceProcess.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The CLI on the store, to its end (60 s at most). */
-function cli(connectionString: string, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-      cwd: root,
-      env: { ...process.env, EVENTSTORE_CONNECTION_STRING: connectionString, LOG_LEVEL: 'silent' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+/** The CLI on the store. */
+const cli = (connectionString: string, ...args: string[]) => runToEnd(args, { EVENTSTORE_CONNECTION_STRING: connectionString });
 
 const test = suite<{ cluster: PostgresCluster }>('the service and the CLI on PostgreSQL');
 const TESTS: Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>> = {

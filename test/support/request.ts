@@ -1,5 +1,6 @@
 // One request to a service under test, the way every test helper sends it: redirects not
 // followed, the body parsed when it is JSON, the text kept for what is not.
+import { type IncomingHttpHeaders, request } from 'node:http';
 
 /**
  * An answer's body where a suite does not name its shape: whatever JSON the service sent, wrong
@@ -39,4 +40,31 @@ export async function requestAt<T = AnswerBody>(baseUrl: string, method: string,
     parsed = undefined;
   }
   return { status: res.status, body: parsed as T, text, headers: res.headers };
+}
+
+export interface OpenedAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The first chunk of a stream (200), or the whole body of any other answer. */
+  text: string;
+  /** Ends the request (and the stream). */
+  close(): void;
+}
+
+/** A GET on a socket of its own, answered at the first chunk of a 200 (kept open) or with the whole of any other answer. */
+export function openOwnSocket(url: string, headers: Record<string, string> = {}): Promise<OpenedAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent: false, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      const answer = () => ({ status: res.statusCode!, headers: res.headers, text, close: () => req.destroy() });
+      res.on('data', (chunk: string) => {
+        text += chunk;
+        if (res.statusCode === 200) resolve(answer());
+      });
+      res.on('end', () => resolve(answer()));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }

@@ -137,21 +137,40 @@ export async function requestOrNoAnswer(url: string, method: string, path: strin
 }
 
 export interface CliRun {
-  code: number;
+  /** null when it was killed (past its time). */
+  code: number | null;
   stdout: string;
   stderr: string;
 }
 
-/** The operator CLI (`npm run --silent cli -- …`) on this data directory, as a child process. */
-export function cli(dataDir: string, ...args: string[]): Promise<CliRun> {
+/**
+ * Runs one of the repository's entry points (the CLI unless told) to its end, 60 s at most, with
+ * `env` over this process's (no store connection string, silent logs, unless `env` sets them).
+ */
+export function runToEnd(args: string[], env: Record<string, string> = {}, entry = 'src/cli/main.ts'): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', ...args],
-      { cwd: root, env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' }, timeout: 30_000 },
-      (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      ['--import', 'tsx', entry, ...args],
+      { cwd: root, env: { ...process.env, EVENTSTORE_CONNECTION_STRING: '', LOG_LEVEL: 'silent', ...env }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
+      (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
     );
   });
+}
+
+/** Ends a child that closes what it holds on SIGTERM; SIGKILL if it has not gone within 10 s. */
+export async function terminate(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const stubborn = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await gone;
+  clearTimeout(stubborn);
+}
+
+/** The CLI on the SQLite store in `dataDir`. */
+export function cli(dataDir: string, ...args: string[]): Promise<CliRun> {
+  return runToEnd(args, { DATA_DIR: dataDir });
 }
 
 /** The one JSON document a successful `--json` command printed, as the shape the caller expects of that command. */

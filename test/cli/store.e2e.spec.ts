@@ -16,7 +16,8 @@ import { runToEnd } from '../support/serviceProcess.js';
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const appender = fileURLToPath(new URL('../store/fixtures/append-until-stopped.ts', import.meta.url));
 
-const run = runToEnd;
+/** An entry point to its end on the SQLite store, whatever store this process was pointed at. */
+const run = (args: string[], env: Record<string, string> = {}, entry?: string) => runToEnd(args, { EVENTSTORE_CONNECTION_STRING: '', ...env }, entry);
 const cli = (dataDir: string, ...args: string[]) => run([...args, '--data-dir', dataDir]);
 
 /** A data directory whose log holds `events` events, written as the service writes them (with its marker). */

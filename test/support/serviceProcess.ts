@@ -145,14 +145,14 @@ export interface CliRun {
 
 /**
  * Runs one of the repository's entry points (the CLI unless told) to its end, 60 s at most, with
- * `env` over this process's (no store connection string, silent logs, unless `env` sets them).
+ * `env` over this process's (silent logs unless `env` says otherwise).
  */
 export function runToEnd(args: string[], env: Record<string, string> = {}, entry = 'src/cli/main.ts'): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', entry, ...args],
-      { cwd: root, env: { ...process.env, EVENTSTORE_CONNECTION_STRING: '', LOG_LEVEL: 'silent', ...env }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
+      { cwd: root, env: { ...process.env, LOG_LEVEL: 'silent', ...env }, timeout: 60_000, maxBuffer: 64 * 1024 * 1024 },
       (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr }),
     );
   });

@@ -39,6 +39,8 @@ const NODE = 'node';
  * as many refusals as the node can write.
  */
 const REFUSAL_DELAY_MS = 1000;
+/** Distinct refusal pages kept built (one per wait in seconds). */
+const MAX_CACHED_REFUSALS = 64;
 /** Refusals held at once at most; past it they are answered at once, so holding pins no memory. */
 const MAX_HELD_REFUSALS = 1000;
 
@@ -48,6 +50,17 @@ export function signInPageGate({ paths, rates, trustProxy, onRefused, now = () =
   const addresses = rates.perAddress && new TokenBuckets(rates.perAddress);
   const node = rates.perNode && new TokenBuckets(rates.perNode, 1);
   let held = 0;
+  // A flood meets the same few waits over and over: each refusal is built once.
+  const refusals = new Map<number, ReturnType<typeof tooManySignInPages>>();
+  const refusalFor = (wait: number) => {
+    let refusal = refusals.get(wait);
+    if (!refusal) {
+      const page = tooManySignInPages(wait);
+      refusal = { ...page, headers: { ...page.headers, 'Content-Length': String(Buffer.byteLength(page.html)) } };
+      if (refusals.size < MAX_CACHED_REFUSALS) refusals.set(wait, refusal);
+    }
+    return refusal;
+  };
   return function refused(req: IncomingMessage, res: ServerResponse): boolean {
     if (req.method !== 'GET' && req.method !== 'HEAD') return false;
     const url = req.url ?? '';
@@ -59,10 +72,10 @@ export function signInPageGate({ paths, rates, trustProxy, onRefused, now = () =
     const wait = addressWait || (node?.take(NODE, at) ?? 0);
     if (wait === 0) return false;
     onRefused(addressWait ? 'address' : 'node');
-    const { status, headers, html } = tooManySignInPages(wait);
+    const { status, headers, html } = refusalFor(wait);
     const answer = () => {
       held--;
-      res.writeHead(status, { ...headers, 'Content-Length': Buffer.byteLength(html) });
+      res.writeHead(status, headers);
       res.end(html);
     };
     held++;

@@ -16,7 +16,7 @@ const BATCH = 5000;
 const started = performance.now();
 const source = new Database(file, { readonly: true });
 const page = source.prepare('SELECT position, stream, revision, type, data, metadata, created FROM events WHERE position > ? ORDER BY position LIMIT ?').raw();
-const { pool } = openPool(connectionString, 2);
+const { pool } = openPool(connectionString, { max: 2 });
 await migrate(pool);
 const INSERT = `
   INSERT INTO events (position, stream, revision, type, data, metadata, created)

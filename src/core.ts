@@ -10,6 +10,7 @@ import { systemClock, type Clock } from './system/clock.js';
 import type { StoreWriteHealth } from './services/storeHealth.js';
 import { redactedConnectionString, storeKindOf } from './store/connectionString.js';
 import { instrumentedStore } from './store/instrumented.js';
+import type { OutageObserver } from './store/writeHealth.js';
 import type { EventStore } from './store/port.js';
 import { resumingStore } from './store/resuming.js';
 import { SqliteEventStore } from './store/sqlite.js';
@@ -79,6 +80,8 @@ export function readModelOptions(config: Config): ReadModelOptions {
 export interface CoreOptions {
   /** Appends that fail because of the store are reported here (/readyz). */
   writeHealth?: StoreWriteHealth;
+  /** Told when the store starts failing and when it answers again (logged once per outage). */
+  storeOutages?: OutageObserver;
   /** Hears of read models that throw and of subscription interruptions. */
   runnerObserver?: RunnerObserver;
   /** Wraps the adapter before anything else sees it (tests inject faults here). */
@@ -98,7 +101,9 @@ export interface CoreOptions {
 export async function openCore(config: CoreConfig, clock: Clock = systemClock, metrics?: Pick<Metrics, 'eventsAppended' | 'storeAppendFailures'>, options: CoreOptions = {}) {
   // Read at each append: the clock may still be replaced below (clockFor).
   const opened = await openStore(config, options.wrapAdapter, { now: () => clock.now() });
-  const store = metrics ? instrumentedStore(opened, metrics, options.writeHealth) : opened;
+  const store = metrics
+    ? instrumentedStore(opened, metrics, { ...(options.writeHealth && { appends: options.writeHealth }), ...(options.storeOutages && { outages: options.storeOutages }) })
+    : opened;
   if (options.clockFor) {
     try {
       clock = await options.clockFor(store);

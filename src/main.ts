@@ -106,6 +106,10 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
       return logClock;
     },
     writeHealth: storeHealth,
+    storeOutages: {
+      began: (error) => log.warn({ reason: error instanceof Error ? error.message : String(error) }, 'the event store is unavailable: requests that need it answer 503 until it answers again'),
+      ended: () => log.info('the event store answers again'),
+    },
     wrapAdapter: overrides.wrapStore,
     runnerObserver: reportRunnerTrouble(log, metrics),
     onCatchUp: ({ position }) => (caughtUpTo = position),
@@ -142,6 +146,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
       ttlMs: config.idempotencyTtlMs,
       staleMs: config.idempotencyClaimStaleMs,
       nodeId: config.nodeId,
+      liveNodes: () => clockReading().liveNodes,
     }),
     metrics,
     storeHealth,
@@ -173,6 +178,8 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     disposable: readModels.disposableStreams,
     clock,
     clockReading,
+    // The live node with the least NODE_ID deletes; two that briefly both think so delete the same streams.
+    leads: () => [...clockReading().liveNodes].sort()[0] === config.nodeId,
     log,
     retentionMs: config.anonymousRetentionMs,
     keyTtlMs: config.idempotencyTtlMs,

@@ -126,6 +126,12 @@ export const ERROR_REASONS = {
       "A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded",
     data: data('not_configured', {}),
   },
+  store_unavailable: {
+    statuses: [503],
+    description:
+      'The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another',
+    data: data('store_unavailable', { retryAfterSeconds }),
+  },
   not_ready: { statuses: [503], description: 'The node is starting: it is catching up with the event store', data: data('not_ready', { retryAfterSeconds }) },
   unavailable: {
     statuses: [503],

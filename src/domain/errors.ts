@@ -125,6 +125,18 @@ export class OutcomeUnknownError extends AppError {
   }
 }
 
+/**
+ * The event store could not be reached or did not answer in time (a refused, terminated, timed
+ * out or exhausted connection). A write it interrupted may or may not have been recorded: a
+ * retry with the same Idempotency-Key finds out which; the node answers again once the store does.
+ */
+export class StoreUnavailableError extends AppError {
+  readonly retryAfterSeconds = 1;
+  constructor(override readonly cause: unknown) {
+    super('The event store is unavailable: the request may not have been recorded; retry it (with the same Idempotency-Key) in a moment');
+  }
+}
+
 /** An operator checked the platform and found that the operation did not happen. */
 export class OperationNotAppliedError extends AppError {
   /** `contradicted`: the platform said afterwards that it applied it: sending it again may apply it twice. */

@@ -163,6 +163,8 @@ export type IdempotentRequestStarted = {
    * derived from it (a push's message id) is written once per use. Both absent in older events.
    */
   data: { appId: string; requestHash: string; at: string; expires: string; node?: string; claim?: string; epoch?: string };
+  /** When the log recorded it, on the store's clock: present on an event read back from the store. */
+  created?: string;
 };
 /** The request is about to send a platform operation: from now on the key answers for that operation. */
 export type IdempotentOperationBound = { type: 'IdempotentOperationBound'; data: { appId: string; operationId: string; at: string } };

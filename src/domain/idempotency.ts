@@ -54,11 +54,21 @@ export type Verdict =
  */
 export type OperationView = { status: OperationStatus; resolved: boolean } | 'abandoned';
 
-/**
- * `staleBefore`: a claim started before this instant belongs to a request that can no longer be
- * running (requests end within their timeouts). Expired records count as free.
- */
-export function judge(state: IdempotencyState, requestHash: string, now: string, staleBefore: string, operation: OperationView | undefined): Verdict {
+/** When a claim is judged: the instant it is judged at, and what is known of the nodes. */
+export interface JudgedAt {
+  now: string;
+  /**
+   * A claim the log recorded before this instant belongs to a request that has stalled or died
+   * (requests end within their timeouts).
+   */
+  staleBefore: string;
+  /** NODE_IDs with a live instance (their heartbeats move): a claim of theirs may still be running. */
+  liveNodes: readonly string[];
+}
+
+/** Expired records count as free. */
+export function judge(state: IdempotencyState, requestHash: string, at: JudgedAt, operation: OperationView | undefined): Verdict {
+  const { now, staleBefore } = at;
   if (state.kind === 'free' || state.expires <= now) return { action: 'execute' };
   if (state.requestHash !== requestHash) {
     throw new IdempotencyKeyReusedError('Idempotency-Key: already used with a different request; use a new key for a new request');
@@ -73,7 +83,11 @@ export function judge(state: IdempotencyState, requestHash: string, now: string,
   const stale = state.at < staleBefore;
   if (operationId !== undefined && operation !== 'abandoned') {
     if (operation === undefined) return stale ? { action: 'abandon', operationId } : { action: 'wait' };
-    return operation.status === 'pending' && !stale ? { action: 'wait' } : { action: 'operation', operationId };
+    // A request that sent its operation and is still running answers for it itself: a retry
+    // waits rather than say "unknown" of a write that may yet be answered. Only once its node is
+    // gone (or the operation is closed as unknown) does the log's answer stand in for it.
+    const running = !stale || (state.node !== undefined && at.liveNodes.includes(state.node));
+    return operation.status === 'pending' && running ? { action: 'wait' } : { action: 'operation', operationId };
   }
   // Nothing was sent (an operation's intent is recorded before it is sent): once the request
   // that holds the claim cannot be running any more, the key may run again.
@@ -96,6 +110,7 @@ export type IdempotencyCommand =
       at: string;
       expires: string;
       staleBefore: string;
+      liveNodes: readonly string[];
       operation: { operationId: string; view: OperationView | undefined } | undefined;
     }
   /** The request is about to record and send this operation: only while it holds the claim. */
@@ -113,10 +128,10 @@ export const idempotencyDecider: Decider<IdempotencyState, IdempotencyCommand, I
   decide(command, state) {
     switch (command.type) {
       case 'StartRequest': {
-        const { appId, requestHash, claim, node, at, expires, staleBefore } = command;
+        const { appId, requestHash, claim, node, at, expires, staleBefore, liveNodes } = command;
         const bound = state.kind !== 'free' ? state.operationId : undefined;
         const operation = bound !== undefined && command.operation?.operationId === bound ? command.operation.view : undefined;
-        if (judge(state, requestHash, at, staleBefore, operation).action !== 'execute') return [];
+        if (judge(state, requestHash, { now: at, staleBefore, liveNodes }, operation).action !== 'execute') return [];
         // Taking over a stale claim of the same request, or claiming again a key the same request
         // released (after a failure that may have written something), goes on with its use.
         const previous = state.kind === 'free' ? state.last : state.kind === 'started' ? state : undefined;
@@ -139,7 +154,10 @@ export const idempotencyDecider: Decider<IdempotencyState, IdempotencyCommand, I
   evolve(state, event) {
     switch (event.type) {
       case 'IdempotentRequestStarted': {
-        const { appId, requestHash, at, expires, node, epoch } = event.data;
+        const { appId, requestHash, expires, node, epoch } = event.data;
+        // A claim's age counts from when the log recorded it (the store's clock at the insert), not
+        // from when its node decided it: an append that waited must not make its claim look old.
+        const at = event.created ?? event.data.at;
         // Events read from a store are current (eventVersions.ts); one handed over directly may not be.
         const claim = event.data.claim ?? unnamedClaim(node, at);
         return { kind: 'started', appId, requestHash, at, expires, claim, epoch: epoch ?? claim, ...(node !== undefined && { node }) };

@@ -289,6 +289,10 @@ const ERROR_EXAMPLES: { [R in ErrorReason]: ErrorExample<R> } = {
     message: "COMMUNITY_KEY (or COMMUNITY_KEY_POINT), the community platform's gold-finger key for points edits, is not set on this service: set either and restart the service",
     data: { reason: 'not_configured' },
   },
+  store_unavailable: {
+    message: 'The event store is unavailable: the request may not have been recorded; retry it (with the same Idempotency-Key) in a moment',
+    data: { reason: 'store_unavailable', retryAfterSeconds: 1 },
+  },
   not_ready: {
     message: 'The service is starting: it is catching up with the event store; retry in a few seconds',
     data: { reason: 'not_ready', retryAfterSeconds: 1 },

@@ -59,6 +59,8 @@ export class IdempotencyService {
       model: IdempotencyReadModel;
       operations: OperationsReadModel;
       clock: Clock;
+      /** NODE_IDs with a live instance, as this node's heartbeats see them. */
+      liveNodes: () => ReadonlySet<string>;
       ttlMs: number;
       /** A claim older than this belongs to a request that can no longer be running. */
       staleMs: number;
@@ -87,6 +89,7 @@ export class IdempotencyService {
         at,
         expires: this.expiresAfter(at),
         staleBefore: this.staleBefore(at),
+        liveNodes: [...this.deps.liveNodes()],
         operation: boundOperation(known.state, operations),
       });
       if (events.length > 0) {
@@ -186,7 +189,7 @@ export class IdempotencyService {
   private judge(state: IdempotencyState, requestHash: string): Verdict {
     const now = this.deps.clock.now();
     const operation = state.kind !== 'free' && state.operationId !== undefined ? this.deps.operations.view(state.operationId) : undefined;
-    return judge(state, requestHash, now, this.staleBefore(now), operation);
+    return judge(state, requestHash, { now, staleBefore: this.staleBefore(now), liveNodes: [...this.deps.liveNodes()] }, operation);
   }
 
   private expiresAfter(now: string): string {

@@ -1,6 +1,8 @@
 // Deletes the streams nothing needs any more (DisposableStreamsReadModel): what anonymous traffic
 // leaves behind once it has ended for ANONYMOUS_RETENTION_MS, and Idempotency-Key streams once the
-// key has expired (IDEMPOTENCY_TTL_HOURS): at start and then periodically.
+// key has expired (IDEMPOTENCY_TTL_HOURS): at start and then periodically. One node deletes at a
+// time (the one `leads` names, e.g. the live node with the least NODE_ID); the others only forget
+// what is due in their read models, as the deleting node does once it has deleted.
 import type { Logger } from '../log.js';
 import type { DisposableStreamsReadModel } from '../projections/disposableStreams.js';
 import type { EventStore } from '../store/port.js';
@@ -22,6 +24,8 @@ export class StreamRetention {
       clock: Clock;
       /** A node whose clock is off the log's deletes nothing: what is due is a judgement of time. */
       clockReading?: () => Pick<ClockReading, 'trusted'>;
+      /** Whether this node is the one that deletes now (default: it is). */
+      leads?: () => boolean;
       log: Logger;
       retentionMs: number;
       /** How long a key lives: the runs are spaced for the shorter of the two. */
@@ -31,7 +35,7 @@ export class StreamRetention {
     },
   ) {}
 
-  /** Deletes what is due now; answers how many streams were removed. */
+  /** Deletes (or, on a node that does not lead, forgets) what is due now; answers how many streams. */
   runOnce(): Promise<number> {
     this.running ??= this.deleteDue().finally(() => (this.running = undefined));
     return this.running;
@@ -55,9 +59,9 @@ export class StreamRetention {
     if (clockReading && !clockReading().trusted) return 0;
     const due = disposable.dueBy(clock.now(), retentionMs);
     if (due.length === 0) return 0;
-    let kept: string[];
+    let kept: string[] = [];
     try {
-      ({ kept } = await store.deleteStreams(due));
+      if (this.deps.leads?.() ?? true) ({ kept } = await store.deleteStreams(due));
     } catch (error) {
       log.error({ err: error, streams: due.length }, 'could not delete streams nothing needs any more; retrying at the next run');
       return 0;

@@ -1,29 +1,31 @@
 // Event store on PostgreSQL (node-postgres), for deployments where several nodes share one log.
 //
 // - Tables and migrations: postgresSchema.ts; open() brings the schema up to date first.
-// - One global order without gaps for followers: appends take one advisory lock (APPEND_LOCK)
-//   and hold it to their commit, so they commit one at a time, in the order of the positions they
-//   drew. A reader of "after position N" therefore never sees a later position before an earlier
-//   one commits, and reads need no filter. Chosen over reading below the oldest running
-//   transaction (pg_snapshot_xmin) because positions must rise in commit order for the port's
-//   single-number checkpoint; the price is one append committing at a time across all nodes.
-// - Positions are drawn from the sequence under the lock, a whole append's at once, so an append's
-//   events are contiguous. A rolled-back append leaves its positions unused: gaps, never reuse.
-// - Subscribers read the table: woken by LISTEN/NOTIFY (postgresListener.ts), by this process's
-//   own appends, and by a poll every pollIntervalMs for whatever no notification told of. A
+// - One global order without gaps for followers: an append's positions are drawn and committed
+//   under the schema's append lock, taken inside one statement (append_batch) and released by
+//   its commit on the server, so positions rise in commit order and a reader of "after N" never
+//   sees a later position before an earlier one commits. Reads need no filter, and the port keeps
+//   its single-number checkpoint. No lock is ever held across a client round trip: a node frozen
+//   or cut off mid-append delays no other node (docs/decisions.md, "PostgreSQL appends").
+// - Group commit: the appends waiting in a node go in one statement (postgresAppender.ts), on a
+//   connection of their own; reads, polls and heartbeats keep the pool.
+// - A rolled-back append leaves its positions unused: gaps, never reuse.
+// - Subscribers read the table: woken by this process's own appends, by LISTEN/NOTIFY
+//   (postgresListener.ts; each node notifies after its commits, coalesced, on a channel of its
+//   schema), and by a poll every pollIntervalMs for whatever no notification told of. A
 //   subscription stops at its first failure and reports it; resumingStore resumes it.
-// - `created` is the server's clock (the log's clock, docs/architecture.md), read after the lock.
+// - `created` is the server's clock (the log's clock, docs/architecture.md), read once the
+//   append lock is held.
 import type pg from 'pg';
-import type { PoolClient } from 'pg';
 import { AppError, ConcurrencyError, RecordTooLargeError } from '../domain/errors.js';
 import { upcast } from '../domain/eventVersions.js';
 import { redactedConnectionString } from './connectionString.js';
 import { postgresFailureReason } from './postgresConnection.js';
+import { type NewRow, PostgresAppender } from './postgresAppender.js';
 import { openPool } from './postgresPool.js';
-import { AppendListener, APPENDED_CHANNEL } from './postgresListener.js';
-import { APPEND_LOCK, migrate } from './postgresSchema.js';
-import { transaction } from './postgresTransaction.js';
-import type { AppendOptions, AppendResult, BeatReading, EventStore, EventToAppend, ExpectedRevision, NodeBeat, RecordedEvent, SubscribeOptions, Subscription } from './port.js';
+import { AppendListener } from './postgresListener.js';
+import { migrate } from './postgresSchema.js';
+import type { AppendOptions, AppendResult, BeatReading, EventStore, EventToAppend, NodeBeat, RecordedEvent, SubscribeOptions, Subscription } from './port.js';
 
 /** The data and metadata of one append, as JSON text, take at most this many bytes (RecordTooLargeError). */
 export const MAX_APPEND_BYTES = 4 * 1024 * 1024;
@@ -31,7 +33,7 @@ export const MAX_APPEND_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_POLL_INTERVAL_MS = 1000;
 /** Events read per query by a subscription. */
 const PAGE = 1000;
-/** Streams removed per transaction: the append lock is held for one batch at a time. */
+/** Streams removed per statement. */
 const DELETE_BATCH = 500;
 
 const COLUMNS = 'position, stream, revision, type, data, metadata, created';
@@ -58,17 +60,8 @@ function toRecorded(row: Row): RecordedEvent {
   };
 }
 
-/** One event's row, its JSON serialised; its revision is known once the stream's is. */
-interface NewRow {
-  stream: string;
-  type: string;
-  data: string;
-  metadata: string | null;
-}
-
-function newRows(stream: string, events: EventToAppend[]): NewRow[] {
+function newRows(events: EventToAppend[]): NewRow[] {
   return events.map((event) => ({
-    stream,
     type: event.type,
     data: JSON.stringify(event.data ?? null),
     metadata: event.metadata === undefined ? null : JSON.stringify(event.metadata),
@@ -77,23 +70,15 @@ function newRows(stream: string, events: EventToAppend[]): NewRow[] {
 
 const bytesOf = (rows: NewRow[]) => rows.reduce((sum, row) => sum + Buffer.byteLength(row.data) + (row.metadata === null ? 0 : Buffer.byteLength(row.metadata)), 0);
 
-function matches(expected: ExpectedRevision, current: number): boolean {
-  return expected === 'any' || (expected === 'no_stream' ? current === -1 : expected === current);
-}
+// Deletes a batch of streams, except the one holding the newest event (positions never move
+// back); one statement, no lock: an append committing meanwhile only moves the head further.
+const DELETE = `
+  WITH newest AS (SELECT stream FROM events ORDER BY position DESC LIMIT 1),
+  gone AS (DELETE FROM events WHERE stream = ANY($1::text[]) AND stream IS DISTINCT FROM (SELECT stream FROM newest) RETURNING 1)
+  SELECT (SELECT stream FROM newest WHERE stream = ANY($1::text[])) AS kept, (SELECT count(*) FROM gone) AS deleted`;
 
-const actualOf = (current: number) => (current === -1 ? 'no_stream' : current);
-
-// The positions of an append are drawn at once (the lock keeps every other append out), the rows
-// inserted in revision order, and the commit will wake every listener.
-const INSERT = `
-  WITH drawn AS MATERIALIZED (SELECT setval('events_position', nextval('events_position') + $1 - 1) AS last),
-  inserted AS (
-    INSERT INTO events (position, stream, revision, type, data, metadata, created)
-    SELECT drawn.last - $1 + e.n, e.stream, e.revision, e.type, e.data, e.metadata, statement_timestamp()
-    FROM unnest($2::text[], $3::int[], $4::text[], $5::json[], $6::json[]) WITH ORDINALITY AS e(stream, revision, type, data, metadata, n), drawn
-    RETURNING position
-  )
-  SELECT max(position) AS position, pg_notify('${APPENDED_CHANNEL}', max(position)::text) FROM inserted`;
+/** The NOTIFY channel of this schema's appends (channels are per database, schemas are not). */
+const CHANNEL = "SELECT 'community_bridge_appended_' || 'events'::regclass::oid AS channel";
 
 // Forgets, then records this instance's beat (an instance that names itself among the forgotten
 // is written again, as the other adapters do), and answers every beat with the server's clock,
@@ -131,30 +116,51 @@ export interface PostgresEventStoreOptions {
 
 export class PostgresEventStore implements EventStore {
   private readonly pool: pg.Pool;
+  /** The appends' own connection: they queue in this process, not on the pool. */
+  private readonly appendPool: pg.Pool;
+  private readonly appender: PostgresAppender;
   private readonly listener: AppendListener;
   private readonly subscribers = new Set<Subscriber>();
   private readonly pollTimer: NodeJS.Timeout;
   private polling = false;
   private closed = false;
   private readonly server: string;
+  /** A NOTIFY is on its way; `notifyAgain`: more commits since it was sent. */
+  private notifying = false;
+  private notifyAgain = false;
 
   /** Connects, brings the schema up to date and answers the store; rejects with one line saying why not. */
   static async open(options: PostgresEventStoreOptions): Promise<PostgresEventStore> {
-    const store = new PostgresEventStore(options);
+    let channel: string;
+    const { pool } = openPool(options.connectionString, { max: 1, unbounded: true });
     try {
-      await migrate(store.pool);
+      await migrate(pool);
+      channel = (await pool.query<{ channel: string }>(CHANNEL)).rows[0]!.channel;
     } catch (error) {
-      await store.close();
       throw new Error(postgresFailureReason(error), { cause: error });
+    } finally {
+      await pool.end();
     }
-    return store;
+    return new PostgresEventStore(options, channel);
   }
 
-  private constructor(options: PostgresEventStoreOptions) {
+  private constructor(
+    options: PostgresEventStoreOptions,
+    private readonly channel: string,
+  ) {
     const { pool, client } = openPool(options.connectionString);
     this.pool = pool;
+    this.appendPool = openPool(options.connectionString, { max: 1 }).pool;
     this.server = `PostgreSQL at ${redactedConnectionString(options.connectionString)}`;
-    this.listener = new AppendListener(client, {
+    this.appender = new PostgresAppender(this.appendPool, {
+      committed: () => {
+        // Subscribers here need not wait for the notification's round trip.
+        this.wakeAll();
+        this.notify();
+      },
+      failure: (error) => this.failure(error),
+    });
+    this.listener = new AppendListener(client, channel, {
       appended: () => this.wakeAll(),
       lost: (error) => this.stopAll(this.failure(error)),
     });
@@ -169,43 +175,19 @@ export class PostgresEventStore implements EventStore {
     if (side?.streamName === streamName) throw new Error(`An append to ${streamName} cannot name it as its alongside stream too`);
     const expected = options.expectedRevision ?? 'any';
     // Serialised before any connection is taken: data JSON cannot hold fails here, alone.
-    const mainRows = newRows(streamName, events);
-    const sideRows = side ? newRows(side.streamName, side.events) : [];
+    const mainRows = newRows(events);
+    const sideRows = side ? newRows(side.events) : [];
     const bytes = bytesOf(mainRows) + bytesOf(sideRows);
     if (bytes > MAX_APPEND_BYTES) {
       throw new RecordTooLargeError(`The events are larger than the event store accepts in one append (${bytes} bytes; at most ${MAX_APPEND_BYTES})`);
     }
-    const result = await this.locked(async (client) => {
-      const streams = side ? [streamName, side.streamName] : [streamName];
-      const { rows } = await client.query<{ stream: string; revision: number }>(
-        'SELECT stream, max(revision) AS revision FROM events WHERE stream = ANY($1::text[]) GROUP BY stream',
-        [streams],
-      );
-      const currentOf = (stream: string) => rows.find((row) => row.stream === stream)?.revision ?? -1;
-      const current = currentOf(streamName);
-      if (!matches(expected, current)) throw new ConcurrencyError(streamName, expected as number | 'no_stream', actualOf(current));
-      const sideCurrent = side ? currentOf(side.streamName) : -1;
-      if (side && !matches(side.expectedRevision, sideCurrent)) throw new ConcurrencyError(side.streamName, side.expectedRevision, actualOf(sideCurrent));
-      // In position order: the stream's events, then its alongside's, each in revision order.
-      const written = [...mainRows, ...sideRows];
-      const revisions = [...mainRows.map((_, k) => current + 1 + k), ...sideRows.map((_, k) => sideCurrent + 1 + k)];
-      const inserted = await client.query<{ position: number }>(INSERT, [
-        written.length,
-        written.map((row) => row.stream),
-        revisions,
-        written.map((row) => row.type),
-        written.map((row) => row.data),
-        written.map((row) => row.metadata),
-      ]);
-      return {
-        nextExpectedRevision: current + events.length,
-        position: inserted.rows[0]!.position,
-        ...(side && { alongsideRevision: sideCurrent + side.events.length }),
-      };
+    return this.appender.append({
+      stream: streamName,
+      expected,
+      rows: mainRows,
+      ...(side && { side: { stream: side.streamName, expected: side.expectedRevision, rows: sideRows } }),
+      bytes,
     });
-    // Subscribers here need not wait for the notification's round trip.
-    this.wakeAll();
-    return result;
   }
 
   async readStream(streamName: string): Promise<RecordedEvent[]> {
@@ -229,15 +211,8 @@ export class PostgresEventStore implements EventStore {
     const kept = new Set<string>();
     for (let i = 0; i < streamNames.length; i += DELETE_BATCH) {
       const batch = streamNames.slice(i, i + DELETE_BATCH);
-      // Under the append lock, so no append slips in between: keeping the newest event's stream
-      // keeps the head where it is.
-      await this.locked(async (client) => {
-        const { rows } = await client.query<{ stream: string }>('SELECT stream FROM events ORDER BY position DESC LIMIT 1');
-        const newest = rows[0]?.stream;
-        const deletable = batch.filter((name) => name !== newest);
-        if (newest !== undefined && deletable.length < batch.length) kept.add(newest);
-        await client.query('DELETE FROM events WHERE stream = ANY($1::text[])', [deletable]);
-      });
+      const { rows } = await this.query<{ kept: string | null }>(DELETE, [batch]);
+      if (rows[0]!.kept !== null) kept.add(rows[0]!.kept);
     }
     return { kept: [...kept] };
   }
@@ -277,7 +252,7 @@ export class PostgresEventStore implements EventStore {
     for (const subscriber of this.subscribers) subscriber.closed = true;
     this.subscribers.clear();
     await this.listener.close();
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.appendPool.end()]);
   }
 
   /** A query on a pooled connection; a failure is told as the store's, naming the server. */
@@ -290,15 +265,25 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  /** Runs `work` in a transaction holding the append lock; a rejection rolls it back. */
-  private async locked<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
-    if (this.closed) throw new Error('The event store is closed');
-    try {
-      // The lock is taken in BEGIN's round trip: its wait is part of every append's time.
-      return await transaction(this.pool, `SELECT pg_advisory_xact_lock(${APPEND_LOCK})`, work);
-    } catch (error) {
-      throw this.failure(error);
+  /**
+   * Tells the other nodes that appends committed: after the commit, never inside it (a NOTIFY in
+   * the transaction serialises commits by itself), one at a time, as many as needed to cover
+   * every commit. A lost notification costs a poll interval, never an event.
+   */
+  private notify(): void {
+    if (this.notifying) {
+      this.notifyAgain = true;
+      return;
     }
+    this.notifying = true;
+    this.notifyAgain = false;
+    void this.pool
+      .query('SELECT pg_notify($1, NULL)', [this.channel])
+      .catch(() => undefined)
+      .finally(() => {
+        this.notifying = false;
+        if (this.notifyAgain && !this.closed) this.notify();
+      });
   }
 
   /** The caller's refusals (a conflict, an oversized append) as they are; anything else in one line naming the server. */

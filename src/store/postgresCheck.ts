@@ -19,7 +19,7 @@ const MAX_REPORTED = 20;
 
 /** The problems found, one line each; [] when there are none. */
 export async function checkPostgresStore(connectionString: string): Promise<string[]> {
-  const { pool } = openPool(connectionString, 1);
+  const { pool } = openPool(connectionString, { max: 1, unbounded: true });
   try {
     return await transaction(pool, 'SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL statement_timeout = 0', async (client) => {
       const version = await schemaVersion(client);
@@ -28,10 +28,10 @@ export async function checkPostgresStore(connectionString: string): Promise<stri
       if (version > SCHEMA_VERSION) return [`the schema is at version ${version}, newer than this build knows (${SCHEMA_VERSION}): check it with a build at least as new`];
       const problems: string[] = [];
       const sequence = await client.query<{ head: number; drawn: number }>(
-        'SELECT (SELECT coalesce(max(position), 0) FROM events) AS head, (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM events_position) AS drawn',
+        'SELECT (SELECT coalesce(max(position), 0) FROM events) AS head, (SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM events_seq) AS drawn',
       );
       const { head, drawn } = sequence.rows[0]!;
-      if (drawn < head) problems.push(`the position sequence (events_position) is at ${drawn}, below the head ${head}: positions would be handed out twice`);
+      if (drawn < head) problems.push(`the position sequence (events_seq) is at ${drawn}, below the head ${head}: positions would be handed out twice`);
       const revisions = await client.query<{ stream: string; n: number; lo: number; hi: number }>(
         `SELECT stream, count(*)::int AS n, min(revision) AS lo, max(revision) AS hi FROM events GROUP BY stream
          HAVING min(revision) <> 0 OR max(revision) <> count(*) - 1 LIMIT ${MAX_REPORTED}`,
@@ -53,7 +53,7 @@ export async function checkPostgresStore(connectionString: string): Promise<stri
 
 /** Brings the schema to this build's version (what a node does when it starts); rejects with one line. */
 export async function migratePostgresStore(connectionString: string): Promise<MigrationResult> {
-  const { pool } = openPool(connectionString, 1);
+  const { pool } = openPool(connectionString, { max: 1, unbounded: true });
   try {
     return await migrate(pool);
   } catch (error) {

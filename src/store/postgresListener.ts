@@ -1,13 +1,14 @@
 // The PostgreSQL adapter's wake-up for subscribers: one connection per store that LISTENs on the
-// channel every append NOTIFYs (at its commit). A notification only says "look": subscribers
-// read the table itself, so a notification lost or merged with another costs a poll interval at
-// most, never an event. The connection is not pooled: a pooled one would stop listening when
-// handed to a query.
+// channel of its schema, which every node NOTIFYs after its appends commit. A notification only
+// says "look": subscribers read the table itself, so a notification lost or merged with another
+// costs a poll interval at most, never an event. The connection is not pooled: a pooled one would
+// stop listening when handed to a query. A listening connection only receives, so a network that
+// silently drops it would never be noticed: it is asked a trivial query every CHECK_EVERY_MS, and
+// one left unanswered (the query timeout) counts as lost.
 import pg from 'pg';
 import type { ClientConfig } from 'pg';
 
-/** The channel appends notify, with their last position as the payload. */
-export const APPENDED_CHANNEL = 'community_bridge_appended';
+const CHECK_EVERY_MS = 5000;
 
 export interface ListenerEvents {
   /** An append committed (here or on another node). */
@@ -20,9 +21,11 @@ export class AppendListener {
   private client: pg.Client | undefined;
   private connecting: Promise<void> | undefined;
   private closed = false;
+  private checkTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly config: ClientConfig,
+    private readonly channel: string,
     private readonly events: ListenerEvents,
   ) {}
 
@@ -36,6 +39,7 @@ export class AppendListener {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.checkTimer);
     await this.connecting?.catch(() => undefined);
     const client = this.client;
     this.client = undefined;
@@ -49,7 +53,7 @@ export class AppendListener {
     client.on('notification', () => this.events.appended());
     try {
       await client.connect();
-      await client.query(`LISTEN ${APPENDED_CHANNEL}`);
+      await client.query(`LISTEN ${client.escapeIdentifier(this.channel)}`);
     } catch (error) {
       await client.end().catch(() => undefined);
       throw error;
@@ -59,11 +63,17 @@ export class AppendListener {
       throw new Error('The event store is closed');
     }
     this.client = client;
+    clearInterval(this.checkTimer);
+    this.checkTimer = setInterval(() => {
+      client.query('SELECT 1').catch((error: Error) => this.lose(client, error));
+    }, CHECK_EVERY_MS);
+    this.checkTimer.unref();
   }
 
   private lose(client: pg.Client, error: Error): void {
     if (this.client !== client) return; // a connection still connecting fails through connect()
     this.client = undefined;
+    clearInterval(this.checkTimer);
     void client.end().catch(() => undefined);
     this.events.lost(error);
   }

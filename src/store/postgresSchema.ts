@@ -7,14 +7,21 @@
 // hold several deployments, one schema each (`options=-c search_path=…` in the connection string).
 //
 // - events: one row per event. `position` is the global position, drawn from the sequence
-//   events_position only while the append lock is held (postgres.ts: appends commit one at a
-//   time, in position order); the unique (stream, revision) constraint is the concurrency guard.
-//   data and metadata are `json`, which keeps the text as written (jsonb would reorder keys).
+//   events_seq only inside append_batch while it holds its schema's append lock (appends commit
+//   one batch at a time, in position order); the unique (stream, revision) constraint is the
+//   concurrency guard. data and metadata are `json`, which keeps the text as written (jsonb
+//   would reorder keys).
+// - append_batch(...): one statement appends a whole batch of a node's appends (postgresAppender.ts).
+//   It takes the append lock inside the statement, so the lock never outlives the statement and
+//   its commit: no client round trip happens while it is held.
 // - nodes: each process's last heartbeat, one row per instance (EventStore.beat).
+//
+// Advisory locks are per database: their second key is a hash of the schema's name, so two
+// deployments in separate schemas never wait for each other.
 import type { ClientBase, Pool } from 'pg';
 import { transaction } from './postgresTransaction.js';
 
-/** Advisory lock keys (pg_advisory_xact_lock): one for appends and deletions, one for migrations. */
+/** First key of the advisory locks (pg_advisory_xact_lock(int, int)): appends, migrations. */
 export const APPEND_LOCK = 0x63627201;
 export const MIGRATION_LOCK = 0x63627202;
 
@@ -52,6 +59,65 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    description: 'appends as one statement per batch (append_batch), the append lock per schema',
+    // Renaming the sequence also stops nodes of an older build from appending (their statement
+    // names events_position): they took another lock, and their commits would interleave.
+    sql: `
+      ALTER SEQUENCE events_position RENAME TO events_seq;
+      CREATE FUNCTION append_batch(
+        streams text[], expected int[], side_streams text[], side_expected int[], counts int[], side_counts int[],
+        types text[], datas json[], metadatas json[]
+      ) RETURNS TABLE (outcome text, conflict_stream text, actual_revision int, last_position bigint, next_revision int, side_revision int)
+      LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      DECLARE
+        i int;
+        offs int := 0;
+        n int;
+        sn int;
+        cur int;
+        side_cur int;
+        first bigint;
+        recorded timestamptz;
+      BEGIN
+        -- Held until this statement's commit: positions are drawn and committed in one order.
+        PERFORM pg_advisory_xact_lock(${APPEND_LOCK}, hashtext(current_schema()));
+        recorded := clock_timestamp();
+        FOR i IN 1 .. coalesce(array_length(streams, 1), 0) LOOP
+          n := counts[i];
+          sn := side_counts[i];
+          outcome := 'ok'; conflict_stream := NULL; actual_revision := NULL; last_position := NULL; next_revision := NULL; side_revision := NULL;
+          SELECT coalesce(max(e.revision), -1) INTO cur FROM events e WHERE e.stream = streams[i];
+          side_cur := -1;
+          IF side_streams[i] IS NOT NULL THEN
+            SELECT coalesce(max(e.revision), -1) INTO side_cur FROM events e WHERE e.stream = side_streams[i];
+          END IF;
+          -- expected: -2 any revision, -1 no stream, else the stream's last revision.
+          IF expected[i] <> -2 AND expected[i] <> cur THEN
+            outcome := 'conflict'; conflict_stream := streams[i]; actual_revision := cur;
+          ELSIF side_streams[i] IS NOT NULL AND side_expected[i] <> side_cur THEN
+            outcome := 'conflict'; conflict_stream := side_streams[i]; actual_revision := side_cur;
+          ELSE
+            first := nextval('events_seq');
+            IF n + sn > 1 THEN PERFORM setval('events_seq', first + n + sn - 1); END IF;
+            INSERT INTO events (position, stream, revision, type, data, metadata, created)
+            SELECT first + g - 1,
+                   CASE WHEN g <= n THEN streams[i] ELSE side_streams[i] END,
+                   CASE WHEN g <= n THEN cur + g ELSE side_cur + g - n END,
+                   types[offs + g], datas[offs + g], metadatas[offs + g], recorded
+            FROM generate_series(1, n + sn) AS g;
+            last_position := first + n + sn - 1;
+            next_revision := cur + n;
+            IF side_streams[i] IS NOT NULL THEN side_revision := side_cur + sn; END IF;
+          END IF;
+          offs := offs + n + sn;
+          RETURN NEXT;
+        END LOOP;
+      END
+      $$;
+    `,
+  },
 ];
 
 /** The schema version this build reads and writes. */
@@ -76,9 +142,14 @@ export async function schemaVersion(db: ClientBase | Pool): Promise<number> {
   return current.rows[0]!.version;
 }
 
-/** Brings the schema to SCHEMA_VERSION; safe to run from several nodes at once. */
+/**
+ * Brings the schema to SCHEMA_VERSION; safe to run from several nodes at once. The pool's own
+ * statement timeout does not apply: a migration waits for another node's up to
+ * MIGRATION_LOCK_TIMEOUT and then runs as long as its statements take.
+ */
 export async function migrate(pool: Pool): Promise<MigrationResult> {
-  return transaction(pool, `SET LOCAL lock_timeout = '${MIGRATION_LOCK_TIMEOUT}'; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`, async (client) => {
+  const prelude = `SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = '${MIGRATION_LOCK_TIMEOUT}'; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK}, hashtext(current_schema()))`;
+  return transaction(pool, prelude, async (client) => {
     await client.query(`
       CREATE TABLE IF NOT EXISTS schema_version (
         version     integer     PRIMARY KEY,

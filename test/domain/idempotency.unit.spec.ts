@@ -25,8 +25,10 @@ const completed = (status: number, body: unknown = { code: 0, msg: 'ok' }, expir
 });
 const released: IdempotencyEvent = { type: 'IdempotentRequestReleased', data: { appId: 'game', at: FRESH } };
 
+/** n1 holds the claims below: `live` says whether its heartbeats still move. */
 const given = (...history: IdempotencyEvent[]) => ({
-  judge: (operation?: OperationView, requestHash = 'h') => judge(fold(idempotencyDecider, history), requestHash, NOW, STALE_BEFORE, operation),
+  judge: (operation?: OperationView, requestHash = 'h', live = false) =>
+    judge(fold(idempotencyDecider, history), requestHash, { now: NOW, staleBefore: STALE_BEFORE, liveNodes: live ? ['n1', 'n2'] : ['n2'] }, operation),
 });
 
 const pending: OperationView = { status: 'pending', resolved: false };
@@ -61,6 +63,7 @@ test('a stale claim that recorded no operation may be taken over', () => {
 });
 
 test('a stale claim bound to an operation is never run again: it answers for the operation', () => {
+  // Its node is gone: nobody will answer for the operation but the log.
   assert.equal(given(started(OLD), bound).judge(pending), { action: 'operation', operationId: 'op1' });
   assert.equal(given(started(OLD), bound).judge(unknown), { action: 'operation', operationId: 'op1' });
   assert.equal(given(started(FRESH), bound).judge(applied), { action: 'operation', operationId: 'op1' });
@@ -74,6 +77,18 @@ test('a kept answer is replayed, unless it said the outcome was unknown or an op
   assert.equal(given(started(FRESH), bound, completed(200)).judge({ status: 'failed', resolved: true }), { action: 'operation', operationId: 'op1' });
 });
 
+test('a claim whose operation is pending waits while its node lives, however old: its request may yet answer', () => {
+  assert.equal(given(started(OLD), bound).judge(pending, 'h', true), { action: 'wait' });
+  assert.equal(given(started(OLD), bound).judge(unknown, 'h', true), { action: 'operation', operationId: 'op1' });
+  assert.equal(given(started(OLD), bound).judge(applied, 'h', true), { action: 'operation', operationId: 'op1' });
+});
+
+test("a claim's age counts from when the log recorded it, not from the time its node wrote in it", () => {
+  const waitedAtItsAppend = { ...started(OLD), created: FRESH } as IdempotencyEvent;
+  assert.equal(given(waitedAtItsAppend).judge(), { action: 'wait' });
+  assert.equal(given(started(OLD)).judge(), { action: 'execute' });
+});
+
 const key = deciderSpec(idempotencyDecider);
 const start = (operation?: OperationView, claim = 'c2'): IdempotencyCommand => ({
   type: 'StartRequest',
@@ -84,6 +99,7 @@ const start = (operation?: OperationView, claim = 'c2'): IdempotencyCommand => (
   at: NOW,
   expires: EXPIRES,
   staleBefore: STALE_BEFORE,
+  liveNodes: ['n2'],
   operation: { operationId: 'op1', view: operation },
 });
 

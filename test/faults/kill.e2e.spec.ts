@@ -235,7 +235,8 @@ const OTHER_STALE_MS = 4000;
 const otherNode = suite<Context & { other?: ServiceProcess }>('kill -9 at each step, retried on another node of the same store');
 
 otherNode.before(async (context) => {
-  context.world = await openWorld({ ...SUITE_ENV, IDEMPOTENCY_CLAIM_STALE_MS: String(OTHER_STALE_MS), OPERATION_PENDING_GRACE_MS: '6000' });
+  // Heartbeats every 200 ms: the killed node counts as gone well within the claim window.
+  context.world = await openWorld({ ...SUITE_ENV, NODE_HEARTBEAT_MS: '200', IDEMPOTENCY_CLAIM_STALE_MS: String(OTHER_STALE_MS), OPERATION_PENDING_GRACE_MS: '6000' });
   context.held = {};
 });
 otherNode.after(async ({ world }) => {

@@ -129,23 +129,29 @@ test('any node marks an operation still pending after OPERATION_PENDING_GRACE_MS
     assert.match(entry.outcome.reason, /never came back/);
   }));
 
-test('a claim whose process died before recording an operation is taken over once stale, and runs exactly once', () =>
-  withHarness({ IDEMPOTENCY_CLAIM_STALE_MS: '60000' }, async (h) => {
+test('a claim whose process died before recording an operation is taken over once stale, and runs exactly once', async () => {
+  const clock = movableClock();
+  const h = await startHarness({ env: { IDEMPOTENCY_CLAIM_STALE_MS: '60000' }, clock });
+  try {
     const { key, appId } = await h.key();
     const body = { oId: ALICE.oId, point: 4, memo: 'taken over' };
     // What a process that died during the user lookup leaves: a claim, bound to nothing.
     const stream = streams.idempotency(appId, createHash('sha256').update('takeover').digest('hex').slice(0, 40));
-    const at = new Date(Date.now() - 61_000).toISOString();
     const requestHash = IdempotencyService.requestHash('POST', POINTS, body);
     await h.service.deps.store.append(stream, [
-      { type: 'IdempotentRequestStarted', data: { appId, requestHash, at, expires: new Date(Date.now() + 3_600_000).toISOString(), node: 'dead' } },
+      { type: 'IdempotentRequestStarted', data: { appId, requestHash, at: clock.now(), expires: new Date(Date.now() + 3_600_000).toISOString(), node: 'dead' } },
     ]);
+    // Its age counts from when the log recorded it.
+    clock.advance(61_000);
     const first = await send(h, key, 'takeover', body);
     assert.is(first.status, 200, first.text);
     const again = await send(h, key, 'takeover', body);
     assert.equal([again.status, again.headers.get('idempotent-replayed')], [200, 'true'], again.text);
     assert.is(applied(h, 'taken over'), 1);
-  }));
+  } finally {
+    await h.close();
+  }
+});
 
 test('a request that lost its claim to a retry sends nothing: the retry runs once', async () => {
   const clock = movableClock();

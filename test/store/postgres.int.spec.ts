@@ -104,7 +104,7 @@ SERVER_TESTS['a row no notification told of (written by hand) is delivered by th
   // A delivered append shows the subscription live, past its first read: the row comes after it.
   await store.append(`live-${randomUUID()}`, [{ type: 'Live', data: {} }]);
   await eventually(() => sub.seen.length === 1, 'the subscription to deliver an append');
-  await cluster.sql("INSERT INTO events VALUES (nextval('events_position'), $1, 0, 'ByHand', '{}', NULL, now())", [`by-hand-${randomUUID()}`]);
+  await cluster.sql("INSERT INTO events VALUES (nextval('events_seq'), $1, 0, 'ByHand', '{}', NULL, now())", [`by-hand-${randomUUID()}`]);
   await eventually(() => sub.seen.length === 2, 'the row to be delivered');
   assert.is(sub.seen[1]!.type, 'ByHand');
   await sub.subscription.unsubscribe();

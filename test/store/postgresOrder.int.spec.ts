@@ -19,9 +19,9 @@ import { eventually } from '../support/eventually.js';
 import { postgresBinaries, startCluster } from '../support/postgres.js';
 
 const WRITERS = 4;
-const APPENDS_PER_WRITER = 150;
+const APPENDS_PER_WRITER = 1500;
 /** Appends each writer keeps in flight at once. */
-const IN_FLIGHT = 6;
+const IN_FLIGHT = 16;
 const STREAMS = 12;
 const FOLLOWERS = 3;
 
@@ -55,6 +55,9 @@ const tag = (e: RecordedEvent) => {
 async function runWriter(connectionString: string, writer: number, seed: number, prefix: string): Promise<void> {
   const next = random(seed);
   const store = await PostgresEventStore.open({ connectionString });
+  // Every writer starts at once (the parent says go when all are connected), so their appends overlap.
+  process.stdout.write('ready\n');
+  await new Promise((resolve) => process.stdin.once('data', resolve));
   const pick = () => `${prefix}-${Math.floor(next() * STREAMS)}`;
   let seq = 0;
   const one = async () => {
@@ -92,15 +95,27 @@ async function runWriter(connectionString: string, writer: number, seed: number,
   await store.close();
 }
 
-function startWriter(connectionString: string, writer: number, seed: number, prefix: string): Promise<Acknowledged[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', self, '--writer', connectionString, String(writer), String(seed), prefix], {
-      cwd: root,
-      stdio: ['ignore', 'pipe', 'pipe'],
+interface Writer {
+  ready: Promise<void>;
+  go(): void;
+  done: Promise<Acknowledged[]>;
+}
+
+function startWriter(connectionString: string, writer: number, seed: number, prefix: string): Writer {
+  const child = spawn(process.execPath, ['--import', 'tsx', self, '--writer', connectionString, String(writer), String(seed), prefix], {
+    cwd: root,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  const ready = new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.startsWith('ready\n')) resolve();
     });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
+    child.on('close', () => reject(new Error(`writer ${writer} ended before it was ready: ${err}`)));
+  });
+  const done = new Promise<Acknowledged[]>((resolve, reject) => {
     child.stderr.on('data', (d) => (err += d));
     child.on('error', reject);
     child.on('close', (code) => {
@@ -108,11 +123,12 @@ function startWriter(connectionString: string, writer: number, seed: number, pre
       resolve(
         out
           .split('\n')
-          .filter(Boolean)
+          .filter((line) => line && line !== 'ready')
           .map((line) => JSON.parse(line) as Acknowledged),
       );
     });
   });
+  return { ready, go: () => child.stdin.end('go\n'), done };
 }
 
 const TITLE = 'concurrent writer processes, live followers: every follower sees every event once, in one order, positions rising';
@@ -129,7 +145,9 @@ if (process.argv[2] === '--writer') {
   } else {
     test(TITLE, async () => {
       const seed = Number(process.env.ORDER_SEED ?? Math.floor(Math.random() * 2 ** 31));
-      const cluster = await startCluster();
+      // Durable commits, as in production: the time between drawing a position and committing it
+      // is then the WAL flush, the window an ordering that does not hold would show in.
+      const cluster = await startCluster({ settings: { fsync: 'on', synchronous_commit: 'on' } });
       const followers: EventStore[] = [];
       try {
         const seen: RecordedEvent[][] = [];
@@ -142,7 +160,10 @@ if (process.argv[2] === '--writer') {
           store.subscribeToAll({ after: 0, onEvent: (e) => mine.push(e), onError: (e) => errors.push(e) });
         }
         const prefix = `order-${seed}`;
-        const acknowledged = (await Promise.all(Array.from({ length: WRITERS }, (_, w) => startWriter(cluster.connectionString, w, seed + w, prefix)))).flat();
+        const writers = Array.from({ length: WRITERS }, (_, w) => startWriter(cluster.connectionString, w, seed + w, prefix));
+        await Promise.all(writers.map((w) => w.ready));
+        for (const w of writers) w.go();
+        const acknowledged = (await Promise.all(writers.map((w) => w.done))).flat();
         const log = await followers[0]!.readAll({ after: 0, limit: 1_000_000 });
         // A marker after every write: once each follower has it, whatever it missed or got twice before it shows.
         const marker = (await followers[0]!.append(`${prefix}-marker`, [{ type: 'Marked', data: {} }])).position;

@@ -9,6 +9,7 @@ import { ALICE, startHarness } from '../support/harness.js';
 import { freePort } from '../support/ports.js';
 import { postgresBinaries, startCluster, type PostgresCluster } from '../support/postgres.js';
 import { runToEnd } from '../support/serviceProcess.js';
+import { SCHEMA_VERSION } from '../../src/store/postgresSchema.js';
 
 /** The CLI on the store. */
 const cli = (connectionString: string, ...args: string[]) => runToEnd(args, { EVENTSTORE_CONNECTION_STRING: connectionString });
@@ -63,10 +64,10 @@ const TESTS: Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>
 
     const migrated = await cli(connectionString, 'store', 'migrate');
     assert.is(migrated.code, 0, migrated.stderr);
-    assert.is(migrated.stdout, `PostgreSQL at ${shown}: migrated the schema from version 0 to 1\n`);
+    assert.is(migrated.stdout, `PostgreSQL at ${shown}: migrated the schema from version 0 to ${SCHEMA_VERSION}\n`);
     assert.is(migrated.stderr, `Store: PostgreSQL at ${shown}\n`);
     const again = await cli(connectionString, 'store', 'migrate');
-    assert.is(again.stdout, `PostgreSQL at ${shown}: the schema is at version 1 already\n`);
+    assert.is(again.stdout, `PostgreSQL at ${shown}: the schema is at version ${SCHEMA_VERSION} already\n`);
 
     const checked = await cli(connectionString, 'store', 'check');
     assert.is(checked.code, 0, checked.stderr);
@@ -83,7 +84,7 @@ const TESTS: Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>
     await cluster.sql("INSERT INTO events VALUES (5, 'checked-1', 0, 'Checked', '{}', NULL, now())", [], 'cli');
     const damaged = await cli(connectionString, 'store', 'check');
     assert.is(damaged.code, 1);
-    assert.is(damaged.stdout, `PostgreSQL at ${shown}: the position sequence (events_position) is at 0, below the head 5: positions would be handed out twice\n`);
+    assert.is(damaged.stdout, `PostgreSQL at ${shown}: the position sequence (events_seq) is at 0, below the head 5: positions would be handed out twice\n`);
     for (const run of [migrated, again, checked, backup, damaged]) assert.not.match(run.stdout + run.stderr, /s3cret/);
   },
 

@@ -21,6 +21,7 @@ import {
   PlatformTimeoutError,
   PlatformUnavailableError,
   RecordTooLargeError,
+  StoreUnavailableError,
   UserNotFoundError,
   ValidationError,
 } from '../../domain/errors.js';
@@ -68,6 +69,7 @@ const RULES = new Map<ErrorClass<AppError>, (error: AppError) => Answer>([
     data: { reason: 'outcome_unknown', operationId: e.operationId, status: e.operationStatus },
   })),
   rule(NotConfiguredError, () => ({ status: 503, data: { reason: 'not_configured' } })),
+  rule(StoreUnavailableError, (e) => ({ status: 503, data: { reason: 'store_unavailable', retryAfterSeconds: e.retryAfterSeconds } })),
 ]);
 
 const INTERNAL: Answer = { status: 500, data: { reason: 'internal_error' } };

@@ -3,7 +3,7 @@
 // lets the handler run, and keeps the answer exactly as the client received it. A key bound to a
 // platform operation answers for that operation from the log, whatever became of the request.
 import type { Middleware } from 'koa';
-import { AppError, changedNothing, ClaimInProgressError, ValidationError } from '../../domain/errors.js';
+import { AppError, changedNothing, ClaimInProgressError, StoreUnavailableError, ValidationError } from '../../domain/errors.js';
 import { IdempotencyService, type Claim } from '../../services/idempotency.js';
 import type { OperationOutcomes } from '../../services/operationOutcomes.js';
 import type { OperationClaim } from '../../services/platformOperations.js';
@@ -95,13 +95,17 @@ export function idempotency(
       await next();
     } catch (error) {
       renderError(ctx, error);
-      // Free the key only when the request surely changed nothing. An error nobody classified
-      // frees it only while no platform operation is bound: after that, whatever went wrong, the
-      // key answers for the operation (a retry must never send it again).
-      if (changedNothing(error) || (!bound && !(error instanceof AppError))) {
+      // Free the key only when the request surely changed nothing. An error nobody classified,
+      // or the store's own trouble, frees it only while no platform operation is bound: after
+      // that, whatever went wrong, the key answers for the operation (a retry must never send it
+      // again). The store's trouble is never kept as the key's answer: it says nothing of the
+      // request, and a retry finds out from the log what it did.
+      const storeTrouble = error instanceof StoreUnavailableError;
+      if (changedNothing(error) || (!bound && (storeTrouble || !(error instanceof AppError)))) {
         await endClaim(() => service.release(claim), ctx.path);
         return;
       }
+      if (storeTrouble) return;
     }
     // A write that carried its answer recorded it already; anything else is recorded now.
     if (answered && ctx.status === 200) return;

@@ -1216,6 +1216,16 @@ export interface components {
              */
             reason: "not_configured";
         };
+        /** @description The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another */
+        StoreUnavailableData: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            reason: "store_unavailable";
+            /** @description seconds to wait before sending it again (the `Retry-After` header says the same) */
+            retryAfterSeconds: number;
+        };
         /** @description The node is starting: it is catching up with the event store */
         NotReadyData: {
             /**
@@ -1365,7 +1375,7 @@ export interface components {
             message: string;
             data: components["schemas"]["PlatformFailedData"] | components["schemas"]["OutcomeUnknownData"];
         };
-        /** @description An error answered with HTTP 503; `data.reason` is `not_configured`, `not_ready`, `unavailable` */
+        /** @description An error answered with HTTP 503; `data.reason` is `not_configured`, `store_unavailable`, `not_ready`, `unavailable` */
         Error503: {
             /**
              * @description the HTTP status
@@ -1374,7 +1384,7 @@ export interface components {
             code: 503;
             /** @description what happened and what to do, for people; match on `data.reason`, not on this */
             message: string;
-            data: components["schemas"]["NotConfiguredData"] | components["schemas"]["NotReadyData"] | components["schemas"]["UnavailableData"];
+            data: components["schemas"]["NotConfiguredData"] | components["schemas"]["StoreUnavailableData"] | components["schemas"]["NotReadyData"] | components["schemas"]["UnavailableData"];
         };
         /** @description An error answered with HTTP 504; `data.reason` is `outcome_unknown`, `platform_timeout` */
         Error504: {
@@ -1577,6 +1587,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -1784,6 +1795,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -1989,6 +2001,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -2193,6 +2206,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -2399,6 +2413,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -2552,6 +2567,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -2705,6 +2721,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -2911,6 +2928,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -3125,6 +3143,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -3309,6 +3328,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -3435,6 +3455,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -3620,6 +3641,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -3740,6 +3762,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -3860,6 +3883,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -3980,6 +4004,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -4100,6 +4125,7 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
@@ -4172,6 +4198,7 @@ export interface operations {
             /**
              * @description The service is shutting down, or the node holds REALTIME_MAX_CONNECTIONS streams; reconnect in a moment. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */

@@ -1,0 +1,158 @@
+// The PostgreSQL adapter's appends: group commit per node. Appends wait in this process (never
+// on a pooled connection), and whatever has gathered while the previous batch was in flight goes
+// in the next one: one statement (append_batch, postgresSchema.ts), one transaction, one WAL
+// flush. Nothing is held in the database across a round trip: the statement takes the append
+// lock and commits on the server, so a node frozen or cut off mid-append costs the others
+// nothing but the statement they were already behind.
+//
+// Each append is judged alone inside the batch: a revision that does not match refuses that
+// append (ConcurrencyError) and the others go in. A batch the server refuses for its data (a
+// value it cannot store) is sent again one append at a time, so only the culprit fails.
+import type pg from 'pg';
+import { ConcurrencyError } from '../domain/errors.js';
+import type { AppendResult, ExpectedRevision } from './port.js';
+
+/** One event's row, its JSON serialised. */
+export interface NewRow {
+  type: string;
+  data: string;
+  metadata: string | null;
+}
+
+export interface AppendRequest {
+  stream: string;
+  expected: ExpectedRevision;
+  rows: NewRow[];
+  side?: { stream: string; expected: number | 'no_stream'; rows: NewRow[] };
+  bytes: number;
+}
+
+interface Waiting {
+  request: AppendRequest;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
+
+/** Appends per statement at most. */
+const MAX_BATCH_APPENDS = 256;
+/** JSON bytes per statement at most (an append larger than this goes alone). */
+const MAX_BATCH_BYTES = 8 * 1024 * 1024;
+
+const STATEMENT = 'SELECT * FROM append_batch($1::text[], $2::int[], $3::text[], $4::int[], $5::int[], $6::int[], $7::text[], $8::json[], $9::json[])';
+
+interface ResultRow {
+  outcome: 'ok' | 'conflict';
+  conflict_stream: string | null;
+  actual_revision: number | null;
+  last_position: number | null;
+  next_revision: number | null;
+  side_revision: number | null;
+}
+
+const ANY = -2;
+const NO_STREAM = -1;
+const revisionCode = (expected: ExpectedRevision) => (expected === 'any' ? ANY : expected === 'no_stream' ? NO_STREAM : expected);
+
+/** SQLSTATE classes that say something about one append's data rather than the server or the connection. */
+const DATA_CLASSES = ['22', '23', '54'];
+const isDataError = (error: unknown) => {
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && DATA_CLASSES.includes(code.slice(0, 2));
+};
+
+export class PostgresAppender {
+  private readonly waiting: Waiting[] = [];
+  private inFlight = false;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly hooks: {
+      /** A batch committed (wake subscribers, notify other nodes). */
+      committed(): void;
+      /** A failure as the store tells it. */
+      failure(error: unknown): Error;
+    },
+  ) {}
+
+  append(request: AppendRequest): Promise<AppendResult> {
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ request, resolve, reject });
+      this.next();
+    });
+  }
+
+  /** Sends what is waiting, unless a batch is in flight: it will when that one is answered. */
+  private next(): void {
+    if (this.inFlight || this.waiting.length === 0) return;
+    this.inFlight = true;
+    const batch = this.take();
+    void this.send(batch).finally(() => {
+      this.inFlight = false;
+      this.next();
+    });
+  }
+
+  private take(): Waiting[] {
+    let bytes = 0;
+    let count = 0;
+    while (count < this.waiting.length && count < MAX_BATCH_APPENDS) {
+      const size = this.waiting[count]!.request.bytes;
+      if (count > 0 && bytes + size > MAX_BATCH_BYTES) break;
+      bytes += size;
+      count++;
+    }
+    return this.waiting.splice(0, count);
+  }
+
+  private async send(batch: Waiting[]): Promise<void> {
+    let rows: ResultRow[];
+    try {
+      rows = await this.run(batch.map((w) => w.request));
+    } catch (error) {
+      if (batch.length > 1 && isDataError(error)) {
+        for (const one of batch) await this.send([one]);
+        return;
+      }
+      const failure = this.hooks.failure(error);
+      for (const waiting of batch) waiting.reject(failure);
+      return;
+    }
+    this.hooks.committed();
+    batch.forEach((waiting, k) => settle(waiting, rows[k]!));
+  }
+
+  private async run(requests: AppendRequest[]): Promise<ResultRow[]> {
+    const rows = requests.flatMap((r) => [...r.rows, ...(r.side?.rows ?? [])]);
+    const { rows: results } = await this.pool.query<ResultRow>({
+      name: 'append_batch',
+      text: STATEMENT,
+      values: [
+        requests.map((r) => r.stream),
+        requests.map((r) => revisionCode(r.expected)),
+        requests.map((r) => r.side?.stream ?? null),
+        requests.map((r) => (r.side ? revisionCode(r.side.expected) : null)),
+        requests.map((r) => r.rows.length),
+        requests.map((r) => r.side?.rows.length ?? 0),
+        rows.map((row) => row.type),
+        rows.map((row) => row.data),
+        rows.map((row) => row.metadata),
+      ],
+    });
+    return results;
+  }
+}
+
+function settle({ request, resolve, reject }: Waiting, row: ResultRow): void {
+  if (row.outcome === 'conflict') {
+    const actual = row.actual_revision === -1 ? 'no_stream' : row.actual_revision!;
+    // append_batch names the stream that did not match; `any` never fails to match.
+    const expected = row.conflict_stream === request.side?.stream ? request.side.expected : (request.expected as number | 'no_stream');
+    reject(new ConcurrencyError(row.conflict_stream!, expected, actual));
+    return;
+  }
+  resolve({
+    nextExpectedRevision: row.next_revision!,
+    position: row.last_position!,
+    ...(request.side && { alongsideRevision: row.side_revision! }),
+  });
+}

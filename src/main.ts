@@ -107,7 +107,8 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     },
     writeHealth: storeHealth,
     storeOutages: {
-      began: (error) => log.warn({ reason: error instanceof Error ? error.message : String(error) }, 'the event store is unavailable: requests that need it answer 503 until it answers again'),
+      began: (error) =>
+        log.warn({ reason: error instanceof Error ? error.message : String(error) }, 'the event store is unavailable: requests that need it answer 503 until it answers again'),
       ended: () => log.info('the event store answers again'),
     },
     wrapAdapter: overrides.wrapStore,

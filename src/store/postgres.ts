@@ -17,7 +17,7 @@
 // - `created` is the server's clock (the log's clock, docs/architecture.md), read once the
 //   append lock is held.
 import type pg from 'pg';
-import { AppError, ConcurrencyError, RecordTooLargeError } from '../domain/errors.js';
+import { AppError, RecordTooLargeError } from '../domain/errors.js';
 import { upcast } from '../domain/eventVersions.js';
 import { redactedConnectionString } from './connectionString.js';
 import { postgresFailureReason } from './postgresConnection.js';

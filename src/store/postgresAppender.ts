@@ -118,7 +118,7 @@ export class PostgresAppender {
       return;
     }
     this.hooks.committed();
-    batch.forEach((waiting, k) => settle(waiting, rows[k]!));
+    for (const [k, waiting] of batch.entries()) settle(waiting, rows[k]!);
   }
 
   private async run(requests: AppendRequest[]): Promise<ResultRow[]> {

@@ -35,7 +35,10 @@ async function openWorld(): Promise<World> {
   const dataDir = await mkdtemp(join(tmpdir(), 'community-bridge-pg-faults-'));
   const simulator = createSimulator({ users: defaultUsers() });
   const running = await simulator.listen();
-  const issued = await runToEnd(['keys', 'create', '--app-id', 'game', '--permissions', '*', '--json'], { EVENTSTORE_CONNECTION_STRING: cluster.connectionString, DATA_DIR: dataDir });
+  const issued = await runToEnd(['keys', 'create', '--app-id', 'game', '--permissions', '*', '--json'], {
+    EVENTSTORE_CONNECTION_STRING: cluster.connectionString,
+    DATA_DIR: dataDir,
+  });
   const { key } = cliJson<{ key: string }>(issued);
   return { cluster, dataDir, simUrl: running.url, closeSim: () => running.close(), key };
 }
@@ -57,7 +60,9 @@ async function sessionsOf(world: World, proxy: TcpProxy): Promise<number[]> {
 
 /** VIP records of this expiry in the log (granted or renewed), by counting the events themselves. */
 async function grantsOf(world: World, expired: string): Promise<number> {
-  const rows = await world.cluster.sql<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE type IN ('VipGranted', 'VipRenewed') AND data->>'expired' LIKE $1", [`${expired}%`]);
+  const rows = await world.cluster.sql<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE type IN ('VipGranted', 'VipRenewed') AND data->>'expired' LIKE $1", [
+    `${expired}%`,
+  ]);
   return rows[0]!.n;
 }
 
@@ -145,7 +150,11 @@ if ('missing' in binaries) {
       await eventually(async () => (await a.request('GET', '/readyz')).status === 503, { what: "A's /readyz to say 503 while it is cut off", timeoutMs: 20_000 });
 
       proxy.restore();
-      await eventually(async () => (await a.request('GET', '/readyz')).status === 200, { what: "A's /readyz to say 200 once the network is back", timeoutMs: 30_000, everyMs: 250 });
+      await eventually(async () => (await a.request('GET', '/readyz')).status === 200, {
+        what: "A's /readyz to say 200 once the network is back",
+        timeoutMs: 30_000,
+        everyMs: 250,
+      });
       // The retry finds what the cut-off append did: the grant once, whichever way it went.
       const retry = await grant(a, world!, ALICE.oId, '2032-01-01 00:00:00', 'cut-a-1');
       assert.is(retry.status, 200, retry.text);

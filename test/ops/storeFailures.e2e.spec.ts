@@ -35,7 +35,8 @@ test('/readyz answers 503 naming the cause while appends fail, and 200 again onc
 
     faults.appendFailure = diskFull();
     const push = await h.post('/adm/message/push', { oIds: [ALICE.oId], name: 'lost', data: {} }, key);
-    assert.is(push.status, 500, push.text);
+    assert.is(push.status, 503, push.text);
+    assert.is(push.body.data.reason, 'store_unavailable');
     for (let i = 0; i < 2; i++) {
       const notReady = await h.get('/readyz');
       assert.is(notReady.status, 503);
@@ -58,7 +59,7 @@ test('a write answered while appends fail is not the last word: a successful app
   withFaults(async (h, faults) => {
     const { key } = await h.key();
     faults.appendFailure = diskFull();
-    assert.is((await h.post('/adm/message/push', { oIds: [ALICE.oId], name: 'lost', data: {} }, key)).status, 500);
+    assert.is((await h.post('/adm/message/push', { oIds: [ALICE.oId], name: 'lost', data: {} }, key)).status, 503);
     faults.appendFailure = undefined;
     assert.is((await h.post('/adm/message/push', { oIds: [ALICE.oId], name: 'kept', data: {} }, key)).status, 200);
     assert.is((await h.get('/readyz')).status, 200);

@@ -59,7 +59,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     port: (server.address() as AddressInfo).port,
     upstreamPorts: () => [...pairs].map((p) => p.upstream.localPort).filter((port): port is number => port !== undefined),
     onNext: (pattern, then) => void triggers.push({ pattern, then }),
-    blackHole: () => void (holding = true),
+    blackHole() {
+      holding = true;
+    },
     restore() {
       holding = false;
       for (const { to, chunk } of held.splice(0)) if (!to.destroyed) to.write(chunk);

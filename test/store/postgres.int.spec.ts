@@ -9,11 +9,12 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConcurrencyError, RecordTooLargeError } from '../../src/domain/errors.js';
 import { PostgresEventStore, MAX_APPEND_BYTES } from '../../src/store/postgres.js';
-import { SCHEMA_VERSION } from '../../src/store/postgresSchema.js';
+import { APPEND_LOCK, MIGRATION_LOCK, SCHEMA_VERSION } from '../../src/store/postgresSchema.js';
 import { SubscriptionInterruptedError, type EventStore, type RecordedEvent } from '../../src/store/port.js';
 import { resumingStore } from '../../src/store/resuming.js';
 import { eventually } from '../support/eventually.js';
@@ -229,6 +230,103 @@ SERVER_TESTS['TLS: sslmode=verify-full with sslrootcert connects encrypted; with
     await tls.destroy();
     certificates.remove();
   }
+};
+
+/**
+ * Holds a lock in a transaction of its own connection, as a node holding it across round trips
+ * would; `release` rolls back.
+ */
+async function holdLock(connectionString: string, key: [number, string]): Promise<{ release(): Promise<void> }> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  await client.query('BEGIN');
+  await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', key);
+  return {
+    async release() {
+      await client.query('ROLLBACK');
+      await client.end();
+    },
+  };
+}
+
+/** A database with one schema per deployment: each store's connection string names its own. */
+async function inSchema(cluster: PostgresCluster, database: string, schema: string): Promise<string> {
+  const base = await cluster.connectionStringFor(database);
+  await cluster.sql(`CREATE SCHEMA IF NOT EXISTS ${schema}`, [], database);
+  return `${base}&options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+}
+
+SERVER_TESTS['appends queue in the process, not on the pool: while they wait for the append lock, reads, polls and heartbeats answer'] = async ({ cluster, open }) => {
+  const connectionString = await cluster.connectionStringFor('queued');
+  const store = await PostgresEventStore.open({ connectionString: `${connectionString}&pool_size=1` });
+  open.push(store);
+  const held = await holdLock(connectionString, [APPEND_LOCK, 'public']);
+  let appended = 0;
+  const appends = Array.from({ length: 5 }, (_, i) => store.append(`queued-${i}`, [{ type: 'Queued', data: { i } }]).then(() => appended++));
+  try {
+    // One pooled connection, five appends waiting for the lock: the read still gets it.
+    assert.equal(await store.readStream('queued-0'), []);
+    assert.is(await store.headPosition(), 0);
+    const beat = await store.beat({ node: 'n', instance: 'i', started: 'measuring', clockMs: Date.now(), count: 1 });
+    assert.is(beat.beats.length, 1);
+    assert.is(appended, 0, 'the appends are still waiting for the lock');
+  } finally {
+    await held.release();
+  }
+  await Promise.all(appends);
+  assert.is((await store.readAll({ after: 0, limit: 10 })).length, 5);
+};
+
+SERVER_TESTS['two deployments in separate schemas of one database never wait for each other'] = async ({ cluster, open }) => {
+  const a = await inSchema(cluster, 'schemas', 'deployment_a');
+  const b = await inSchema(cluster, 'schemas', 'deployment_b');
+  const [storeA, storeB] = await Promise.all([PostgresEventStore.open({ connectionString: a }), PostgresEventStore.open({ connectionString: b })]);
+  open.push(storeA, storeB);
+  const held = await holdLock(a, [APPEND_LOCK, 'deployment_a']);
+  try {
+    // A's append lock is taken, as by one of A's nodes mid-append: B appends all the same.
+    const { position } = await storeB.append('b-1', [{ type: 'InB', data: {} }]);
+    assert.is(position, 1);
+    assert.equal(await storeA.readStream('b-1'), [], "B's event is not in A's log");
+  } finally {
+    await held.release();
+  }
+  assert.is((await storeA.append('a-1', [{ type: 'InA', data: {} }])).position, 1, 'each schema has its own positions');
+};
+
+SERVER_TESTS["a starting node waits for another's migration past the statement timeout"] = async ({ cluster, open }) => {
+  const connectionString = await inSchema(cluster, 'migrating', 'slow');
+  const held = await holdLock(connectionString, [MIGRATION_LOCK, 'slow']);
+  const opening = PostgresEventStore.open({ connectionString });
+  // Longer than the pool's statement timeout (5 s): a migration must not be cut by it.
+  await new Promise((resolve) => setTimeout(resolve, 6000));
+  await held.release();
+  const store = await opening;
+  open.push(store);
+  assert.is((await store.append('migrated-1', [{ type: 'Migrated', data: {} }])).position, 1);
+};
+
+SERVER_TESTS['appends sent together: one whose revision does not match is refused alone, the others go in'] = async ({ cluster, open }) => {
+  const store = await PostgresEventStore.open({ connectionString: cluster.connectionString });
+  open.push(store);
+  const stream = `batch-${randomUUID()}`;
+  await store.append(stream, [{ type: 'First', data: {} }]);
+  // Issued in one turn of the event loop: they go in one batch.
+  const results = await Promise.allSettled([
+    store.append(`${stream}-a`, [{ type: 'A', data: {} }]),
+    store.append(stream, [{ type: 'Stale', data: {} }], { expectedRevision: 5 }),
+    store.append(stream, [{ type: 'Second', data: {} }], { expectedRevision: 0 }),
+    store.append(`${stream}-b`, [{ type: 'B', data: {} }], { expectedRevision: 'no_stream' }),
+  ]);
+  assert.equal(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled', 'fulfilled'],
+  );
+  assert.ok((results[1] as PromiseRejectedResult).reason instanceof ConcurrencyError);
+  assert.equal(
+    (await store.readStream(stream)).map((e) => e.type),
+    ['First', 'Second'],
+  );
 };
 
 /** A CA and a server certificate for 127.0.0.1 signed by it (openssl, EC keys: quick to make). */

@@ -3,18 +3,19 @@
 // instant its append is on its way to the server, after any lock the append takes; B's keyed
 // writes are acknowledged while A stays frozen or cut off and its database sessions still live
 // (a lock held by A's session would have stopped B until the server ended that session). Then A is
-// let go, and every write is in the log once.
+// let go, and every write is in the log once. Last, every attempt of one key gets one final
+// answer when the first attempt's append is held past its claim's staleness.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createSimulator } from '../../src/community/simulator.js';
+import { createSimulator, type SimulatorState } from '../../src/community/simulator.js';
 import { eventually } from '../support/eventually.js';
 import { ALICE, BOB, defaultUsers } from '../support/harness.js';
 import { postgresBinaries, startCluster, type PostgresCluster } from '../support/postgres.js';
 import { cliJson, killServiceProcesses, runToEnd, startServiceProcess, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.js';
+import { type ProxiedConnection, startTcpProxy, type TcpProxy } from '../support/tcpProxy.js';
 
 /** What an append sends once it holds (or is about to take) the append lock: its statement. */
 const APPEND = /append_batch|pg_advisory_xact_lock/;
@@ -23,6 +24,7 @@ interface World {
   cluster: PostgresCluster;
   dataDir: string;
   simUrl: string;
+  sim: SimulatorState;
   closeSim: () => Promise<void>;
   key: string;
 }
@@ -40,11 +42,19 @@ async function openWorld(): Promise<World> {
     DATA_DIR: dataDir,
   });
   const { key } = cliJson<{ key: string }>(issued);
-  return { cluster, dataDir, simUrl: running.url, closeSim: () => running.close(), key };
+  return { cluster, dataDir, simUrl: running.url, sim: simulator.state, closeSim: () => running.close(), key };
 }
 
 const start = (world: World, nodeId: string, connectionString: string) =>
-  startServiceProcess({ dataDir: world.dataDir, communityUrl: world.simUrl, nodeId, env: { EVENTSTORE_CONNECTION_STRING: connectionString, NODE_HEARTBEAT_MS: '200' } });
+  startServiceProcess({
+    dataDir: world.dataDir,
+    communityUrl: world.simUrl,
+    nodeId,
+    env: { EVENTSTORE_CONNECTION_STRING: connectionString, NODE_HEARTBEAT_MS: '200', IDEMPOTENCY_CLAIM_STALE_MS: String(STALE_MS) },
+  });
+
+/** Claims go stale quickly here, so that an append can be held past it. */
+const STALE_MS = 1500;
 
 /** A's connection string through the proxy. */
 const through = (world: World, proxy: TcpProxy) => world.cluster.connectionString.replace(`:${world.cluster.port}/`, `:${proxy.port}/`);
@@ -165,6 +175,48 @@ if ('missing' in binaries) {
       assert.is(output.match(/the event store is unavailable/g)!.length, 1, 'once per outage');
     } finally {
       proxy.restore();
+      await proxy.close();
+    }
+  });
+
+  test("one key, one final answer: the first attempt's outcome append held past its claim's staleness, a retry on another node waits (409 claim_in_progress), never says unknown of a write that then succeeds", async ({
+    world,
+  }) => {
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: world!.cluster.port });
+    try {
+      const [a, b] = await Promise.all([start(world!, 'slow-a', through(world!, proxy)), start(world!, 'slow-b', world!.cluster.connectionString)]);
+      const memo = 'held past staleness';
+      const edit = (node: ServiceProcess) => node.request('POST', '/adm/points/edit', { body: { oId: ALICE.oId, point: 1, memo }, apiKey: world!.key, idempotencyKey: 'slow-1' });
+      // The platform applied it; the append that records so is held on its way (A's other
+      // connections, its heartbeats among them, go on).
+      let held: ProxiedConnection | undefined;
+      proxy.onNext(
+        /OperationApplied/,
+        (connection) => {
+          connection.hold();
+          held = connection;
+        },
+        { before: true },
+      );
+      const first = edit(a);
+      await eventually(() => held !== undefined, { what: "A's outcome append to be on its way" });
+      await new Promise((resolve) => setTimeout(resolve, STALE_MS + 500));
+      const retries: Answer[] = [];
+      try {
+        retries.push(await edit(b));
+      } finally {
+        held!.release();
+      }
+      const answers = [await first, ...retries, await edit(b), await edit(a)];
+      assert.equal(
+        answers.map((answer) => (answer.status === 200 ? 200 : `${answer.status} ${answer.body?.data?.reason}`)),
+        [200, '409 claim_in_progress', 200, 200],
+        answers.map((answer) => answer.text).join('\n'),
+      );
+      assert.is(world!.sim.pointsApplied(memo), 1, 'applied once on the platform');
+      const listed = await runToEnd(['operations', 'list', '--json'], { EVENTSTORE_CONNECTION_STRING: world!.cluster.connectionString, DATA_DIR: world!.dataDir });
+      assert.equal(cliJson<unknown[]>(listed), [], 'operations list shows no pending or unknown operation');
+    } finally {
       await proxy.close();
     }
   });

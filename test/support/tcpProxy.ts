@@ -1,76 +1,102 @@
 // A TCP proxy of the test's own between a node and its database, to cut the node off as a network
-// would: `blackHole()` stops forwarding in both directions while every socket stays open (what
-// each side sent waits in the proxy, as it would in a dead link), `restore()` delivers it and
-// forwards again. `onNext` runs a step the moment a chunk the node sends matches a pattern (an
-// append on its way), right after the proxy forwarded it.
+// would: `blackHole()` stops forwarding in both directions on every connection while every socket
+// stays open (what each side sent waits in the proxy, as it would in a dead link), `restore()`
+// delivers it and forwards again. `onNext` runs a step the moment a chunk the node sends matches a
+// pattern (an append on its way), right after the proxy forwarded it (or, `before`, just before:
+// a connection held then holds the chunk too), and hands it that connection, which it may hold
+// alone.
 import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
+
+export interface ProxiedConnection {
+  /** Stops forwarding on this connection, both ways; the sockets stay open. */
+  hold(): void;
+  /** Delivers what was held and forwards again. */
+  release(): void;
+}
 
 export interface TcpProxy {
   port: number;
   /** The proxy's own ports toward the server: what the server sees as the node's client ports. */
   upstreamPorts(): number[];
-  /** The next chunk from the node that matches `pattern` is forwarded, then `then` runs. */
-  onNext(pattern: RegExp, then: () => void): void;
+  /** The next chunk from the node that matches `pattern` is forwarded, then `then` runs (`before`: the other way round). */
+  onNext(pattern: RegExp, then: (connection: ProxiedConnection) => void, options?: { before?: boolean }): void;
   blackHole(): void;
   restore(): void;
   close(): Promise<void>;
 }
 
-interface Pair {
-  downstream: Socket;
-  upstream: Socket;
+class Pair implements ProxiedConnection {
+  private holding = false;
+  /** Chunks held, in order, with the socket each goes to. */
+  private readonly held: Array<{ to: Socket; chunk: Buffer }> = [];
+
+  constructor(
+    readonly downstream: Socket,
+    readonly upstream: Socket,
+  ) {}
+
+  forward(to: Socket, chunk: Buffer): void {
+    if (this.holding) this.held.push({ to, chunk });
+    else if (!to.destroyed) to.write(chunk);
+  }
+
+  hold(): void {
+    this.holding = true;
+  }
+
+  release(): void {
+    this.holding = false;
+    for (const { to, chunk } of this.held.splice(0)) if (!to.destroyed) to.write(chunk);
+  }
+
+  destroy(): void {
+    this.downstream.destroy();
+    this.upstream.destroy();
+  }
 }
 
 export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   const pairs = new Set<Pair>();
-  const triggers: Array<{ pattern: RegExp; then: () => void }> = [];
-  let holding = false;
-  /** Chunks held while black-holed, in order, with the socket each goes to. */
-  const held: Array<{ to: Socket; chunk: Buffer }> = [];
-
-  const forward = (to: Socket, chunk: Buffer) => {
-    if (holding) held.push({ to, chunk });
-    else if (!to.destroyed) to.write(chunk);
-  };
+  const triggers: Array<{ pattern: RegExp; then: (connection: ProxiedConnection) => void; before: boolean }> = [];
+  let blackHoled = false;
 
   const server = createServer((downstream) => {
-    const upstream = connect(target);
-    const pair = { downstream, upstream };
+    const pair = new Pair(downstream, connect(target));
+    if (blackHoled) pair.hold();
     pairs.add(pair);
     downstream.on('data', (chunk: Buffer) => {
-      forward(upstream, chunk);
       const text = chunk.toString('latin1');
       const hit = triggers.findIndex((t) => t.pattern.test(text));
-      if (hit >= 0) triggers.splice(hit, 1)[0]!.then();
+      const trigger = hit >= 0 ? triggers.splice(hit, 1)[0] : undefined;
+      if (trigger?.before) trigger.then(pair);
+      pair.forward(pair.upstream, chunk);
+      if (trigger && !trigger.before) trigger.then(pair);
     });
-    upstream.on('data', (chunk: Buffer) => forward(downstream, chunk));
+    pair.upstream.on('data', (chunk: Buffer) => pair.forward(downstream, chunk));
     const end = () => {
       pairs.delete(pair);
-      downstream.destroy();
-      upstream.destroy();
+      pair.destroy();
     };
-    downstream.on('close', end);
-    upstream.on('close', end);
-    downstream.on('error', end);
-    upstream.on('error', end);
+    for (const socket of [downstream, pair.upstream]) {
+      socket.on('close', end);
+      socket.on('error', end);
+    }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as AddressInfo).port,
     upstreamPorts: () => [...pairs].map((p) => p.upstream.localPort).filter((port): port is number => port !== undefined),
-    onNext: (pattern, then) => void triggers.push({ pattern, then }),
+    onNext: (pattern, then, options = {}) => void triggers.push({ pattern, then, before: options.before === true }),
     blackHole() {
-      holding = true;
+      blackHoled = true;
+      for (const pair of pairs) pair.hold();
     },
     restore() {
-      holding = false;
-      for (const { to, chunk } of held.splice(0)) if (!to.destroyed) to.write(chunk);
+      blackHoled = false;
+      for (const pair of pairs) pair.release();
     },
     async close() {
-      for (const { downstream, upstream } of pairs) {
-        downstream.destroy();
-        upstream.destroy();
-      }
+      for (const pair of pairs) pair.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

@@ -20,7 +20,7 @@ export class StreamRetention {
   constructor(
     private readonly deps: {
       store: EventStore;
-      disposable: DisposableStreamsReadModel;
+      disposable: Pick<DisposableStreamsReadModel, 'dueBy' | 'forget'>;
       clock: Clock;
       /** A node whose clock is off the log's deletes nothing: what is due is a judgement of time. */
       clockReading?: () => Pick<ClockReading, 'trusted'>;

@@ -67,6 +67,9 @@ const EnvSchema = v.object({
   REALTIME_MAX_CONNECTIONS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
   TRUST_PROXY: flag('false'),
   ANONYMOUS_RETENTION_MS: nonNegativeNumber('3600000'),
+  READ_MODEL_SNAPSHOTS: flag('true'),
+  SNAPSHOT_EVERY_EVENTS: positiveInt('100000'),
+  SNAPSHOT_INTERVAL_MS: positiveInt('600000'),
   CONSOLE_ADMINS: v.optional(
     v.pipe(
       v.string(),
@@ -137,6 +140,12 @@ export interface Config {
   signInPageRates: { perAddress: { perSecond: number; burst: number } | undefined; perNode: { perSecond: number; burst: number } | undefined };
   /** Ended anonymous client streams and finished login streams are deleted this long after they end. */
   anonymousRetentionMs: number;
+  /**
+   * Read-model snapshots in DATA_DIR/snapshots: one is taken once `everyEvents` positions have been
+   * applied since the last, at least every `intervalMs` while events arrive, and at a clean stop;
+   * a start restores from it. undefined when they are off.
+   */
+  snapshots: { everyEvents: number; intervalMs: number } | undefined;
   /** Lifetime of a sign-in session (its cookie). */
   sessionTtlDays: number;
   /** How long a login page's single-use state stays valid. */
@@ -233,6 +242,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           : undefined,
     },
     anonymousRetentionMs: e.ANONYMOUS_RETENTION_MS,
+    snapshots: e.READ_MODEL_SNAPSHOTS ? { everyEvents: e.SNAPSHOT_EVERY_EVENTS, intervalMs: e.SNAPSHOT_INTERVAL_MS } : undefined,
     sessionTtlDays: e.SESSION_TTL_DAYS,
     loginStateTtlMs: e.LOGIN_STATE_TTL_MS,
     console: e.CONSOLE_ADMINS?.length ? { admins: e.CONSOLE_ADMINS, sessionTtlMs: e.CONSOLE_SESSION_TTL_MINUTES * 60_000, liveReload: e.CONSOLE_LIVE_RELOAD } : undefined,

@@ -1,11 +1,13 @@
 // The event-sourced core without any HTTP: the store and the read models folded from it. The
 // service (src/main.ts) and the operator CLI both start here.
+import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Config } from './config.js';
 import { createPrivateFile, preparePrivateDataDir } from './dataDir.js';
 import type { Metrics } from './metrics.js';
 import { createReadModels, inApplyOrder, type ReadModelOptions } from './projections/readModels.js';
 import { ProjectionRunner, type CatchUpProgress, type Projection, type RunnerObserver } from './projections/runner.js';
+import { loadSnapshot, type SnapshotOutcome } from './projections/snapshots.js';
 import { systemClock, type Clock } from './system/clock.js';
 import type { StoreWriteHealth } from './services/storeHealth.js';
 import { redactedConnectionString, storeKindOf } from './store/connectionString.js';
@@ -28,6 +30,30 @@ export type CoreConfig = Config & {
 /** The embedded store's files in DATA_DIR: the log, and the marker of its highest position (logMarker.ts). */
 export function sqliteFiles(dataDir: string): { database: string; marker: string } {
   return { database: resolve(dataDir, 'events.sqlite'), marker: resolve(dataDir, 'events.position') };
+}
+
+/** Where a node keeps its read-model snapshot, whatever its store (a PostgreSQL node has a DATA_DIR too). */
+export function snapshotFile(dataDir: string): string {
+  return resolve(dataDir, 'snapshots', 'read-models.snapshot');
+}
+
+/** Room for the clocks of the nodes that stamp events and judge retention. */
+const SNAPSHOT_AGE_MARGIN_MS = 60_000;
+
+/**
+ * How old a snapshot may be and still be used. Retention deletes a stream once it has ended for
+ * ANONYMOUS_RETENTION_MS, or once its Idempotency-Key has expired: a stream still written after
+ * a snapshot was taken can be gone from the log only that long after it, and the snapshot would
+ * then keep the start of a stream whose end a start no longer reads. On the embedded store only
+ * this process deletes, and while it runs it takes a snapshot at least every
+ * SNAPSHOT_INTERVAL_MS once events arrive (the failed write of one removes the last): when that
+ * is shorter than the retention, its snapshots are safe at any age (no bound: undefined).
+ */
+export function snapshotMaxAgeMs(config: Config): number | undefined {
+  const retention = Math.min(config.anonymousRetentionMs, config.idempotencyTtlMs) - SNAPSHOT_AGE_MARGIN_MS;
+  const embedded = !config.eventStoreConnectionString;
+  if (embedded && config.snapshots && config.snapshots.intervalMs + SNAPSHOT_AGE_MARGIN_MS < retention) return undefined;
+  return Math.max(0, retention);
 }
 
 /** Where the configured store is, for messages (never with a password). */
@@ -91,6 +117,11 @@ export interface CoreOptions {
   /** Folded by the same runner after the service's own read models (the console's index). */
   projections?: readonly Projection[];
   /**
+   * Start from the read-model snapshot in DATA_DIR when the configuration has them on (the
+   * service); with them off, an old one is removed (it would not be kept up to date).
+   */
+  snapshots?: boolean;
+  /**
    * The clock the read models and everything after them read, made once the store is open and
    * before the catch-up (a node's clock is measured against the store's); default: `clock`.
    */
@@ -116,11 +147,29 @@ export async function openCore(config: CoreConfig, clock: Clock = systemClock, m
   }
   const readModels = createReadModels(clock, readModelOptions(config));
   const runner = new ProjectionRunner(store, [...inApplyOrder(readModels), ...(options.projections ?? [])], options.runnerObserver);
+  let snapshot: SnapshotOutcome | undefined;
   try {
-    await runner.start(options.onCatchUp);
+    let restored = new Map<Projection, number>();
+    if (options.snapshots && config.snapshots) {
+      ({ restored, outcome: snapshot } = await loadSnapshot(snapshotFile(config.dataDir), store, runner.projections, { clock, maxAgeMs: snapshotMaxAgeMs(config) }));
+    } else if (options.snapshots) {
+      await removeSnapshot(config);
+    }
+    await runner.start({ onProgress: options.onCatchUp, restored });
   } catch (error) {
     await store.close().catch(() => undefined);
+    if (error instanceof StoreOpenError) throw error;
     throw new StoreOpenError(`Cannot read the event store (${describeStore(config)}): ${reason(error)}`);
   }
-  return { store, readModels, runner, clock };
+  return { store, readModels, runner, clock, snapshot };
+}
+
+/** Snapshots are off: one left from when they were on would not follow the log, and must not be used later. */
+async function removeSnapshot(config: Config): Promise<void> {
+  const file = snapshotFile(config.dataDir);
+  try {
+    await rm(file, { force: true });
+  } catch (error) {
+    throw new StoreOpenError(`Cannot remove the read-model snapshot ${file} (READ_MODEL_SNAPSHOTS is false): ${reason(error)}`);
+  }
 }

@@ -14,7 +14,7 @@ import { apiSettings } from './http/route.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { cliOnStore, FROM_SOURCES } from './cliCommand.js';
-import { describeStore, openCore, StoreOpenError } from './core.js';
+import { describeStore, openCore, snapshotFile, StoreOpenError } from './core.js';
 import { USER_AGENT, version } from './version.js';
 import { missingKeysWarning } from './community/goldFinger.js';
 import { instrumentedPlatform } from './community/instrumented.js';
@@ -26,6 +26,7 @@ import { systemClock, type Clock } from './system/clock.js';
 import { LogClock, type ClockReading } from './services/logClock.js';
 import { StoreWriteHealth } from './services/storeHealth.js';
 import { reportRunnerTrouble } from './projections/runnerReports.js';
+import { SnapshotWriter, type SnapshotOutcome } from './projections/snapshots.js';
 import type { EventStore } from './store/port.js';
 import { StreamRetention } from './services/retention.js';
 import { UserSync } from './services/userSync.js';
@@ -115,11 +116,29 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     runnerObserver: reportRunnerTrouble(log, metrics),
     onCatchUp: ({ position }) => (caughtUpTo = position),
     ...(consoleIndex && { projections: [consoleIndex] }),
+    snapshots: true,
   }).catch((error: unknown) => {
     stopListening();
     throw error;
   });
   const { store, readModels, runner, clock } = core;
+  if (core.snapshot) reportSnapshot(core.snapshot, runner.position, log);
+  // What this start rebuilt from the log is saved soon, whatever else the snapshot held.
+  const restoredWhole = core.snapshot?.used === true && core.snapshot.rebuilt.length === 0;
+  const snapshots =
+    config.snapshots &&
+    new SnapshotWriter({
+      file: snapshotFile(config.dataDir),
+      runner,
+      store,
+      clock,
+      nodeId: config.nodeId,
+      log,
+      ...config.snapshots,
+      snapshotPosition: restoredWhole && core.snapshot?.used ? core.snapshot.position : 0,
+    });
+  // After a long rebuild, serialising every read model holds the event loop for a while: before serving, nobody waits on it.
+  if (snapshots && !restoredWhole && runner.position >= snapshots.everyEvents) await snapshots.captureBeforeServing();
   const clockReading = () => logClock!.reading();
   metrics.measureClockOffset(() => logClock!.reading().offsetMs);
   const platform = instrumentedPlatform(
@@ -187,6 +206,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     onKeysDeleted: (streams) => readModels.idempotency.forget(streams),
   });
   retention.start();
+  snapshots?.start();
   metrics.countOpenConnections(() => deps.realtime.hub.size);
   const operatorConsole = config.console && consoleIndex && createConsole(config.console, config, deps, consoleIndex, log);
   handle = createRequestListener(deps, log, [operatorConsole ? operatorConsole.routes : consoleOffRoutes]);
@@ -222,12 +242,30 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
       server.closeAllConnections();
       stopSweeping();
       await retention.stop();
+      await snapshots?.stop();
       await logClock!.leave();
       await runner.stop();
       await store.close();
       platform.close();
     },
   };
+}
+
+/** Whether the read models started from a snapshot, and if not why, in the start-up log. */
+function reportSnapshot(outcome: SnapshotOutcome, caughtUpTo: number, log: Logger): void {
+  if (outcome.used) {
+    const { position, ageMs, restored, rebuilt } = outcome;
+    log.info(
+      { position, ageS: Math.round(ageMs / 1000), caughtUpTo, restored, rebuilt },
+      rebuilt.length > 0
+        ? `read models restored from a snapshot at position ${position}; rebuilt from the log: ${rebuilt.map(({ name, why }) => `${name} (${why})`).join(', ')}`
+        : `read models restored from a snapshot at position ${position}`,
+    );
+  } else if (outcome.warn) {
+    log.warn({ caughtUpTo }, `read-model snapshot not used: ${outcome.reason}; the read models were rebuilt from the whole log`);
+  } else {
+    log.info({ caughtUpTo }, `read-model snapshot not used: ${outcome.reason}; the read models were rebuilt from the whole log`);
+  }
 }
 
 /**

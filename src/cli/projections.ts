@@ -64,9 +64,11 @@ export async function rebuild(store: EventStore, readModels: ReadModels, output:
   const runner = new ProjectionRunner(store, projections);
   let events = 0;
   try {
-    await runner.start((step) => {
-      events = step.events;
-      progress.update(step);
+    await runner.start({
+      onProgress: (step) => {
+        events = step.events;
+        progress.update(step);
+      },
     });
   } finally {
     progress.done();

@@ -39,6 +39,7 @@ const MINUTE_MS = 60_000;
 
 export class ConsoleIndex implements Projection {
   readonly name = 'console';
+  readonly version = 1;
   readonly handles = [
     'UserRegistered',
     'UserProfileChanged',
@@ -59,15 +60,15 @@ export class ConsoleIndex implements Projection {
     'OperationOutcomeUnknown',
     'OperationResolved',
   ] as const;
-  private readonly users = new Map<string, IndexedUser>();
+  private users = new Map<string, IndexedUser>();
   /** oIds in the order their users registered (users are never removed). */
-  private readonly registered: string[] = [];
-  private readonly sessionsByOid = new Map<string, UserSession[]>();
-  private readonly sessionById = new Map<string, UserSession>();
-  private readonly keyLastUsed = new Map<string, string>();
-  private readonly nodeLastSeen = new Map<string, string>();
+  private registered: string[] = [];
+  private sessionsByOid = new Map<string, UserSession[]>();
+  private sessionById = new Map<string, UserSession>();
+  private keyLastUsed = new Map<string, string>();
+  private nodeLastSeen = new Map<string, string>();
   /** Minute (epoch ms) → outcome → count. */
-  private readonly perMinute = new Map<number, Record<OutcomeKind, number>>();
+  private perMinute = new Map<number, Record<OutcomeKind, number>>();
 
   constructor(private readonly clock: Clock) {}
 
@@ -113,6 +114,18 @@ export class ConsoleIndex implements Projection {
     if (data.node !== undefined) this.nodeLastSeen.set(data.node, data.at);
     const outcome = OUTCOME_OF[event.type];
     if (outcome) this.countOutcome(outcome, data.at);
+  }
+
+  /** The session maps share their sessions (one serialisation keeps them shared). */
+  snapshotState() {
+    const { users, registered, sessionsByOid, sessionById, keyLastUsed, nodeLastSeen, perMinute } = this;
+    return { users, registered, sessionsByOid, sessionById, keyLastUsed, nodeLastSeen, perMinute };
+  }
+
+  restoreState(state: ReturnType<ConsoleIndex['snapshotState']>): boolean {
+    ({ users: this.users, registered: this.registered, sessionsByOid: this.sessionsByOid, sessionById: this.sessionById } = state);
+    ({ keyLastUsed: this.keyLastUsed, nodeLastSeen: this.nodeLastSeen, perMinute: this.perMinute } = state);
+    return true;
   }
 
   /** Users whose oId starts with, or whose name or nickname contains, the text (any case). */

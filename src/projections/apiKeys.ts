@@ -5,12 +5,18 @@ import type { Projection } from './runner.js';
 
 export type ApiKeyRecord = Extract<ApiKeyState, { exists: true }>;
 
+interface ApiKeysState {
+  byId: Map<string, ApiKeyRecord>;
+  idByHash: Map<string, string>;
+}
+
 /** API keys by id and by the SHA-256 hash of the key, for authentication. */
 export class ApiKeysReadModel implements Projection {
   readonly name = 'api-keys';
+  readonly version = 1;
   readonly handles = ['ApiKeyIssued', 'ApiKeyDisabled', 'ApiKeyEnabled', 'ApiKeyRevoked', 'ApiKeyExpiryChanged'] as const;
-  private readonly byId = new Map<string, ApiKeyRecord>();
-  private readonly idByHash = new Map<string, string>();
+  private byId = new Map<string, ApiKeyRecord>();
+  private idByHash = new Map<string, string>();
 
   apply(event: RecordedEvent): void {
     if (!event.type.startsWith('ApiKey')) return;
@@ -20,6 +26,15 @@ export class ApiKeysReadModel implements Projection {
     if (!after.exists) return;
     this.byId.set(after.keyId, after);
     this.idByHash.set(after.hash, after.keyId);
+  }
+
+  snapshotState(): ApiKeysState {
+    return { byId: this.byId, idByHash: this.idByHash };
+  }
+
+  restoreState(state: ApiKeysState): boolean {
+    ({ byId: this.byId, idByHash: this.idByHash } = state);
+    return true;
   }
 
   byHash(hash: string): ApiKeyRecord | undefined {

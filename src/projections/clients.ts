@@ -2,6 +2,7 @@ import type { ClientBinding } from '../domain/client.js';
 import type { RecordedEvent } from '../store/port.js';
 import { asDomain } from './recorded.js';
 import type { Projection } from './runner.js';
+import { refill } from './snapshotState.js';
 
 export interface ConnectedClient {
   clientId: string;
@@ -18,6 +19,7 @@ export interface ConnectedClient {
  */
 export class ClientsReadModel implements Projection {
   readonly name = 'clients';
+  readonly version = 1;
   readonly handles = ['ClientConnected', 'ClientSignedIn', 'ClientDisconnected'] as const;
   private readonly connected = new Map<string, ConnectedClient>();
   /** Open connections per signed-in user (presence). */
@@ -43,6 +45,16 @@ export class ClientsReadModel implements Projection {
         this.connected.delete(event.data.clientId);
         break;
     }
+  }
+
+  snapshotState(): { connected: Map<string, ConnectedClient>; connectionsByUser: Map<string, number> } {
+    return { connected: this.connected, connectionsByUser: this.connectionsByUser };
+  }
+
+  restoreState(state: ReturnType<ClientsReadModel['snapshotState']>): boolean {
+    refill(this.connected, state.connected);
+    refill(this.connectionsByUser, state.connectionsByUser);
+    return true;
   }
 
   /** Whether the user has at least one open connection, on any node. */

@@ -9,9 +9,11 @@ import { streams } from '../domain/events.js';
 import type { RecordedEvent } from '../store/port.js';
 import { asDomain } from './recorded.js';
 import type { Projection } from './runner.js';
+import { refill } from './snapshotState.js';
 
 export class DisposableStreamsReadModel implements Projection {
   readonly name = 'disposableStreams';
+  readonly version = 1;
   readonly handles = [
     'ClientConnected',
     'ClientSignedIn',
@@ -67,6 +69,18 @@ export class DisposableStreamsReadModel implements Projection {
         this.keys.set(recorded.streamName, event.data.expires);
         break;
     }
+  }
+
+  snapshotState() {
+    return { anonymousClients: this.anonymousClients, openLogins: this.openLogins, ended: this.ended, keys: this.keys };
+  }
+
+  restoreState(state: ReturnType<DisposableStreamsReadModel['snapshotState']>): boolean {
+    refill(this.anonymousClients, state.anonymousClients);
+    refill(this.openLogins, state.openLogins);
+    refill(this.ended, state.ended);
+    refill(this.keys, state.keys);
+    return true;
   }
 
   /**

@@ -19,8 +19,9 @@ const SWEEP_EVERY = 1000;
 /** Idempotency keys by stream, with the stream revision needed to claim one. */
 export class IdempotencyReadModel implements Projection {
   readonly name = 'idempotency';
+  readonly version = 1;
   readonly handles = ['IdempotentRequestStarted', 'IdempotentOperationBound', 'IdempotentRequestCompleted', 'IdempotentRequestReleased'] as const;
-  private readonly byStream = new Map<string, IdempotencyRecord>();
+  private byStream = new Map<string, IdempotencyRecord>();
   private applied = 0;
 
   constructor(private readonly now: () => string) {}
@@ -30,6 +31,15 @@ export class IdempotencyReadModel implements Projection {
     const current = this.byStream.get(event.streamName)?.state ?? idempotencyDecider.initialState();
     this.byStream.set(event.streamName, { state: idempotencyDecider.evolve(current, event as unknown as IdempotencyEvent), revision: event.revision });
     if (++this.applied % SWEEP_EVERY === 0) this.sweep();
+  }
+
+  snapshotState(): { byStream: Map<string, IdempotencyRecord>; applied: number } {
+    return { byStream: this.byStream, applied: this.applied };
+  }
+
+  restoreState(state: ReturnType<IdempotencyReadModel['snapshotState']>): boolean {
+    ({ byStream: this.byStream, applied: this.applied } = state);
+    return true;
   }
 
   get(stream: string): IdempotencyRecord | undefined {

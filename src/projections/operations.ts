@@ -10,6 +10,7 @@ import { streams } from '../domain/events.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { asDomain } from './recorded.js';
 import type { Projection } from './runner.js';
+import { NumberColumn, StringColumn, type StringColumnState } from './columns.js';
 
 export type OperationKind = OperationRequested['type'];
 
@@ -115,9 +116,14 @@ export async function readOperations(store: Pick<EventStore, 'readStream'>, refs
   return records.filter((record) => record !== undefined);
 }
 
-/** Folds what an applied operation changed (items, medals): handed each request once it is applied. */
+/**
+ * Folds what an applied operation changed (items, medals): handed each request once it is applied.
+ * Its state is part of the operations read model's snapshot (and of its version).
+ */
 export interface AppliedOperationsFold {
   applied(requested: OperationRequested): void;
+  snapshotState(): unknown;
+  restoreState(state: unknown): void;
 }
 
 export interface OperationsReadModelOptions {
@@ -137,6 +143,28 @@ interface SettledView {
 
 const SWEEP_EVERY = 1000;
 
+/** The per-operation columns as typed arrays, each kind and app as its index in a table: one block each to save and to read back. */
+interface OperationsState {
+  keyReachMs: number;
+  settledViews: Map<string, SettledView>;
+  horizon: number;
+  settledSinceSweep: number;
+  positions: Float64Array<ArrayBuffer>;
+  operationIds: StringColumnState;
+  kinds: Uint8Array<ArrayBuffer>;
+  apps: string[];
+  appIds: Uint32Array<ArrayBuffer>;
+  previousOfUser: Int32Array<ArrayBuffer>;
+  newestOfUser: Map<string, number>;
+  requests: Map<string, RecordedEvent>;
+  records: Map<string, OperationRecord>;
+  conflicts: Map<string, number>;
+  folds: unknown[];
+}
+
+const KIND_LIST = [...KINDS.values()];
+const KIND_INDEX = new Map(KIND_LIST.map((kind, i) => [kind, i]));
+
 /**
  * What must answer without a read: the status of each operation a retry can ask about (those sent
  * under an Idempotency-Key, and the ones a takeover abandoned, while a key can name them), each
@@ -144,6 +172,8 @@ const SWEEP_EVERY = 1000;
  */
 export class OperationsReadModel implements Projection {
   readonly name = 'operations';
+  /** Covers the folds' state too (items, medals). */
+  readonly version = 1;
   readonly handles = [
     'PointsEditRequested',
     'MedalGiveRequested',
@@ -161,29 +191,33 @@ export class OperationsReadModel implements Projection {
    * Settled operations under a key, and abandoned ones, roughly in the order they settled; an
    * unsettled one's view is its record's.
    */
-  private readonly settledViews = new Map<string, SettledView>();
+  private settledViews = new Map<string, SettledView>();
   /** Settled views whose `until` is before this are not kept (refreshed at each sweep). */
   private horizon = -Infinity;
   private settledSinceSweep = SWEEP_EVERY;
   /**
-   * Every operation in log order, as parallel arrays (no object, and no array per user, for an
+   * Every operation in log order, as parallel columns (no object, and no array per user, for an
    * operation); each user's operations are chained from the newest back by `previousOfUser`.
    */
-  private readonly positions: number[] = [];
-  private readonly operationIds: string[] = [];
-  private readonly kinds: OperationKind[] = [];
-  /** The app of each (its id: one shared string per app). */
-  private readonly appIds: string[] = [];
-  private readonly previousOfUser: number[] = [];
-  private readonly newestOfUser = new Map<string, number>();
+  private positions = new NumberColumn((n) => new Float64Array(n));
+  private operationIds = new StringColumn();
+  /** Each one's kind, as its index in KIND_LIST. */
+  private kinds = new NumberColumn((n) => new Uint8Array(n));
+  /** Each one's app, as its index in `apps`. */
+  private appIds = new NumberColumn((n) => new Uint32Array(n));
+  private previousOfUser = new NumberColumn((n) => new Int32Array(n));
+  private newestOfUser = new Map<string, number>();
+  /** The apps operations were sent for, and each one's index there. */
+  private apps: string[] = [];
+  private appIndex = new Map<string, number>();
   /**
    * The request events of the operations without a known outcome, in log order. Most outcomes
    * follow at once, so a record is built only for what outlives its request: asked for, or unknown.
    */
-  private readonly requests = new Map<string, RecordedEvent>();
-  private readonly records = new Map<string, OperationRecord>();
+  private requests = new Map<string, RecordedEvent>();
+  private records = new Map<string, OperationRecord>();
   /** Operations whose sender's answer came after an operator's resolution, for review. */
-  private readonly conflicts = new Map<string, number>();
+  private conflicts = new Map<string, number>();
 
   constructor(
     private readonly options: OperationsReadModelOptions,
@@ -210,6 +244,46 @@ export class OperationsReadModel implements Projection {
     }
   }
 
+  snapshotState(): OperationsState {
+    const { settledViews, horizon, settledSinceSweep, apps, newestOfUser, requests, records, conflicts } = this;
+    return {
+      keyReachMs: this.options.keyReachMs,
+      settledViews,
+      horizon,
+      settledSinceSweep,
+      positions: this.positions.snapshotState(),
+      operationIds: this.operationIds.snapshotState(),
+      kinds: this.kinds.snapshotState(),
+      apps,
+      appIds: this.appIds.snapshotState(),
+      previousOfUser: this.previousOfUser.snapshotState(),
+      newestOfUser,
+      requests,
+      records,
+      conflicts,
+      folds: this.folds.map((fold) => fold.snapshotState()),
+    };
+  }
+
+  restoreState(state: OperationsState): boolean {
+    // Another reach keeps other settled views.
+    if (state.keyReachMs !== this.options.keyReachMs || state.folds.length !== this.folds.length) return false;
+    ({ settledViews: this.settledViews, horizon: this.horizon, settledSinceSweep: this.settledSinceSweep } = state);
+    ({ apps: this.apps, newestOfUser: this.newestOfUser, requests: this.requests, records: this.records, conflicts: this.conflicts } = state);
+    this.appIndex = new Map(this.apps.map((appId, i) => [appId, i]));
+    this.positions = new NumberColumn((n) => new Float64Array(n), state.positions);
+    this.operationIds = new StringColumn(state.operationIds);
+    this.kinds = new NumberColumn((n) => new Uint8Array(n), state.kinds);
+    this.appIds = new NumberColumn((n) => new Uint32Array(n), state.appIds);
+    this.previousOfUser = new NumberColumn((n) => new Int32Array(n), state.previousOfUser);
+    // A deserialised view is an object of its own: share the one view per status again.
+    for (const settled of this.settledViews.values()) {
+      if (settled.view !== 'abandoned') settled.view = VIEWS.get(settled.view.status)![settled.view.resolved ? 1 : 0];
+    }
+    for (const [i, fold] of this.folds.entries()) fold.restoreState(state.folds[i]);
+    return true;
+  }
+
   /**
    * What the log says of an operation a retry can ask about (one without a known outcome, one
    * sent under an Idempotency-Key, one abandoned): its status or 'abandoned'; undefined when
@@ -227,9 +301,9 @@ export class OperationsReadModel implements Projection {
    */
   history(oId: string, kind?: OperationKind, reaches?: (appId: string) => boolean): OperationRef[] {
     const refs: OperationRef[] = [];
-    for (let i = this.newestOfUser.get(oId) ?? -1; i >= 0; i = this.previousOfUser[i]!) {
-      if ((kind === undefined || this.kinds[i] === kind) && (reaches === undefined || reaches(this.appIds[i]!))) {
-        refs.push({ position: this.positions[i]!, operationId: this.operationIds[i]! });
+    for (let i = this.newestOfUser.get(oId) ?? -1; i >= 0; i = this.previousOfUser.at(i)) {
+      if ((kind === undefined || KIND_LIST[this.kinds.at(i)] === kind) && (reaches === undefined || reaches(this.apps[this.appIds.at(i)]!))) {
+        refs.push({ position: this.positions.at(i), operationId: this.operationIds.at(i) });
       }
     }
     return refs.reverse();
@@ -256,12 +330,12 @@ export class OperationsReadModel implements Projection {
   private requested(operationId: string, recorded: RecordedEvent): void {
     const { oId, appId } = (recorded as unknown as OperationRequested).data;
     this.requests.set(operationId, recorded);
-    this.appIds.push(this.appIdInterned(appId));
+    this.appIds.push(this.appIndexOf(appId));
     this.previousOfUser.push(this.newestOfUser.get(oId) ?? -1);
     this.newestOfUser.set(oId, this.positions.length);
     this.positions.push(recorded.position);
     this.operationIds.push(operationId);
-    this.kinds.push(KINDS.get(recorded.type)!);
+    this.kinds.push(KIND_INDEX.get(recorded.type as OperationKind)!);
   }
 
   private outcome(operationId: string, recorded: RecordedEvent): void {
@@ -303,13 +377,13 @@ export class OperationsReadModel implements Projection {
     }
   }
 
-  /** One string per app id, however many operations name it. */
-  private readonly appIdStrings = new Map<string, string>();
-  private appIdInterned(appId: string): string {
-    const shared = this.appIdStrings.get(appId);
-    if (shared !== undefined) return shared;
-    this.appIdStrings.set(appId, appId);
-    return appId;
+  private appIndexOf(appId: string): number {
+    let index = this.appIndex.get(appId);
+    if (index === undefined) {
+      index = this.apps.push(appId) - 1;
+      this.appIndex.set(appId, index);
+    }
+    return index;
   }
 
   private record(operationId: string): OperationRecord | undefined {

@@ -66,9 +66,10 @@ export function recipientsOf(data: { oIds: string[]; userIds: string[] }, users:
 
 export class RecentMessagesReadModel implements Projection {
   readonly name = 'recent-messages';
+  readonly version = 1;
   readonly handles = ['MessagePushed'] as const;
   /** Oldest first; positions strictly increase. */
-  private readonly messages: RecentMessage[] = [];
+  private messages: RecentMessage[] = [];
   private readonly maxMessages: number;
   private readonly maxBytes: number;
   /** Sum of `bytes` over `messages`. */
@@ -98,6 +99,22 @@ export class RecentMessagesReadModel implements Projection {
     this.messages.push({ position: recorded.position, at, userIds, appId, name, data, bytes });
     this.bytes += bytes;
     this.prune();
+  }
+
+  snapshotState() {
+    const { messages, bytes, passedHorizon, maxMessages, maxBytes } = this;
+    return { messages, bytes, passedHorizon, retentionMs: this.options.retentionMs, maxMessages, maxBytes };
+  }
+
+  /**
+   * A longer window or larger bounds would have kept messages the snapshot has not: rebuilt then.
+   * (Rebuilt alone, it reads the users as they are now, not as they were at each push: a push
+   * to an oId that registered later could reach that user, within the window.)
+   */
+  restoreState(state: ReturnType<RecentMessagesReadModel['snapshotState']>): boolean {
+    if (state.retentionMs !== this.options.retentionMs || state.maxMessages !== this.maxMessages || state.maxBytes !== this.maxBytes) return false;
+    ({ messages: this.messages, bytes: this.bytes, passedHorizon: this.passedHorizon } = state);
+    return true;
   }
 
   /** Messages for this user after `position`, oldest first, within the retention window. */

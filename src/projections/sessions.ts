@@ -1,5 +1,6 @@
 import type { RecordedEvent } from '../store/port.js';
 import { asDomain } from './recorded.js';
+import { jsonCodec, SavedMap, type SavedMapState } from './columns.js';
 import type { Projection } from './runner.js';
 
 export interface SessionRecord {
@@ -13,8 +14,9 @@ export interface SessionRecord {
 /** Sessions that have not been ended (expiry is checked by the reader against its clock). */
 export class SessionsReadModel implements Projection {
   readonly name = 'sessions';
+  readonly version = 1;
   readonly handles = ['SessionStarted', 'SessionEnded'] as const;
-  private readonly active = new Map<string, SessionRecord>();
+  private active = new SavedMap<SessionRecord>(jsonCodec);
 
   apply(recorded: RecordedEvent): void {
     const event = asDomain(recorded);
@@ -24,6 +26,15 @@ export class SessionsReadModel implements Projection {
     } else if (event.type === 'SessionEnded') {
       this.active.delete(event.data.sessionId);
     }
+  }
+
+  snapshotState(): SavedMapState {
+    return this.active.snapshotState();
+  }
+
+  restoreState(state: SavedMapState): boolean {
+    this.active = new SavedMap(jsonCodec, state);
+    return true;
   }
 
   get(sessionId: string): SessionRecord | undefined {

@@ -2,6 +2,7 @@ import type { Profile } from '../domain/events.js';
 import type { Projection } from './runner.js';
 import { asDomain } from './recorded.js';
 import type { RecordedEvent } from '../store/port.js';
+import { jsonCodec, SavedMap, textCodec, type SavedMapState } from './columns.js';
 
 export interface UserRecord extends Profile {
   id: string;
@@ -13,9 +14,11 @@ export interface UserRecord extends Profile {
 /** Local users by oId and by internal id. */
 export class UsersReadModel implements Projection {
   readonly name = 'users';
+  readonly version = 1;
   readonly handles = ['UserRegistered', 'UserProfileChanged'] as const;
-  private readonly byOId = new Map<string, UserRecord>();
-  private readonly byId = new Map<string, UserRecord>();
+  private byOId = new SavedMap<UserRecord>(jsonCodec);
+  /** The oId of each user, by internal id. */
+  private oIdById = new SavedMap<string>(textCodec);
 
   apply(recorded: RecordedEvent): void {
     const event = asDomain(recorded);
@@ -23,11 +26,21 @@ export class UsersReadModel implements Projection {
       const { userId, oId, name, nickname, avatar, at } = event.data;
       const user: UserRecord = { id: userId, oId, name, nickname, avatar, created: at, updated: at };
       this.byOId.set(oId, user);
-      this.byId.set(userId, user);
+      this.oIdById.set(userId, oId);
     } else if (event.type === 'UserProfileChanged') {
       const user = this.byOId.get(event.data.oId);
       if (user) Object.assign(user, event.data.changes, { updated: event.data.at });
     }
+  }
+
+  snapshotState(): { byOId: SavedMapState; oIdById: SavedMapState } {
+    return { byOId: this.byOId.snapshotState(), oIdById: this.oIdById.snapshotState() };
+  }
+
+  restoreState(state: ReturnType<UsersReadModel['snapshotState']>): boolean {
+    this.byOId = new SavedMap(jsonCodec, state.byOId);
+    this.oIdById = new SavedMap(textCodec, state.oIdById);
+    return true;
   }
 
   byOid(oId: string): UserRecord | undefined {
@@ -35,6 +48,7 @@ export class UsersReadModel implements Projection {
   }
 
   byUserId(userId: string): UserRecord | undefined {
-    return this.byId.get(userId);
+    const oId = this.oIdById.get(userId);
+    return oId === undefined ? undefined : this.byOId.get(oId);
   }
 }

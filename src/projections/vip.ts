@@ -1,6 +1,7 @@
 import type { VipEvent } from '../domain/events.js';
 import { vipDecider, vipList, type VipRecord, type VipState } from '../domain/vip.js';
 import type { RecordedEvent } from '../store/port.js';
+import { jsonCodec, SavedMap, type SavedMapState } from './columns.js';
 import type { Projection } from './runner.js';
 
 /**
@@ -9,8 +10,9 @@ import type { Projection } from './runner.js';
  */
 export class VipReadModel implements Projection {
   readonly name = 'vip';
+  readonly version = 1;
   readonly handles = ['VipGranted', 'VipRenewed'] as const;
-  private readonly byUser = new Map<string, { state: VipState; revision: number }>();
+  private byUser = new SavedMap<{ state: VipState; revision: number }>(jsonCodec);
 
   apply(event: RecordedEvent): void {
     if (event.type !== 'VipGranted' && event.type !== 'VipRenewed') return;
@@ -22,6 +24,15 @@ export class VipReadModel implements Projection {
     } else {
       this.byUser.set(vipEvent.data.userId, { state: vipDecider.evolve(vipDecider.initialState(), vipEvent), revision: event.revision });
     }
+  }
+
+  snapshotState(): SavedMapState {
+    return this.byUser.snapshotState();
+  }
+
+  restoreState(state: SavedMapState): boolean {
+    this.byUser = new SavedMap(jsonCodec, state);
+    return true;
   }
 
   /** The user's VIP stream as far as applied: its state and the revision of its last event. */

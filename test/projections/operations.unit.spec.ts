@@ -12,7 +12,12 @@ let now = at;
 
 function world() {
   const applied: OperationRequested[] = [];
-  const model = new OperationsReadModel({ now: () => now, keyReachMs: 60_000 }, [{ applied: (requested) => applied.push(requested) }]);
+  const fold = {
+    applied: (requested: OperationRequested) => applied.push(requested),
+    snapshotState: () => [...applied],
+    restoreState: (state: unknown) => applied.splice(0, applied.length, ...(state as OperationRequested[])),
+  };
+  const model = new OperationsReadModel({ now: () => now, keyReachMs: 60_000 }, [fold]);
   const log: RecordedEvent[] = [];
   const append = (operationId: string, event: DomainEvent) => {
     const streamName = `operation-${operationId}`;

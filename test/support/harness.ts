@@ -33,13 +33,15 @@ export interface HarnessOptions {
   wrapStore?: (store: EventStore) => EventStore;
   /** The service's logger (default: silent). */
   log?: Logger;
+  /** The data directory to start on (default: a new temp dir); removed by close() either way. */
+  dataDir?: string;
 }
 
 export async function startHarness(options: HarnessOptions = {}) {
-  const dataDir = await mkdtemp(join(tmpdir(), 'community-bridge-test-'));
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'community-bridge-test-')));
   const simulator = createSimulator({ users: options.users ?? defaultUsers() });
   const sim = await simulator.listen();
-  const config = () =>
+  const config = (env: Record<string, string> = {}) =>
     loadConfig({
       PORT: '0',
       DATA_DIR: dataDir,
@@ -48,6 +50,7 @@ export async function startHarness(options: HarnessOptions = {}) {
       COMMUNITY_TIMEOUT_MS: '1000',
       LOG_LEVEL: 'silent',
       ...options.env,
+      ...env,
     });
   let service: RunningService = await startService(config(), { clock: options.clock, wrapStore: options.wrapStore, log: options.log });
 
@@ -92,10 +95,10 @@ export async function startHarness(options: HarnessOptions = {}) {
       const head = await service.deps.store.headPosition();
       await eventually(() => service.deps.runner.position >= head, { what: () => `the service to apply the log up to ${head} (at ${service.deps.runner.position})` });
     },
-    /** Stops the service and starts it again on the same data directory. */
-    async restart() {
+    /** Stops the service and starts it again on the same data directory (`env`: settings changed for this start). */
+    async restart(env: Record<string, string> = {}) {
       await service.close();
-      service = await startService(config(), { clock: options.clock, wrapStore: options.wrapStore, log: options.log });
+      service = await startService(config(env), { clock: options.clock, wrapStore: options.wrapStore, log: options.log });
     },
     async events(streamPrefix?: string) {
       const all = await service.deps.store.readAll({ after: 0, limit: 1_000_000 });

@@ -1,0 +1,260 @@
+// Read-model snapshots across real restarts of the service on a real SQLite file: a restart from
+// the snapshot its clean stop wrote builds the same read models as a replay of the whole log; a
+// snapshot that is damaged, of an older read-model version, of another log or past the log's end
+// is not used (or, for a version, only that read model is rebuilt), and each such start says so.
+import { cp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deserialize, serialize } from 'node:v8';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { snapshotFile } from '../../src/core.js';
+import { SavedMap, jsonCodec, type SavedMapState } from '../../src/projections/columns.js';
+import { readSnapshotFile, writeSnapshotFile } from '../../src/projections/snapshotFile.js';
+import type { Clock } from '../../src/system/clock.js';
+import type { VipState } from '../../src/domain/vip.js';
+import { capturedLog } from '../support/capturedLog.js';
+import { ALICE, BOB, startHarness, type Harness, type HarnessOptions } from '../support/harness.js';
+import { readModelStates } from '../support/readModelStates.js';
+import { connect, signIn } from '../support/streamsAndSignIn.js';
+
+const CAROL = { oId: '1630399136790', userName: 'carol', nickname: 'Carol' };
+
+/**
+ * Time stands still: read models that judge age against the clock (replay windows, sweeps, the
+ * console's per-minute counts) then build the same state at every start, and the test compares
+ * states whole.
+ */
+const frozen: Clock = { now: () => '2026-06-01T12:00:00.000Z' };
+
+/** The console on, so that its index is part of what is compared. */
+const ENV = { CONSOLE_ADMINS: ALICE.oId, NODE_ID: 'node-a' };
+
+async function start(options: HarnessOptions = {}) {
+  const captured = capturedLog('info');
+  const h = await startHarness({
+    clock: frozen,
+    log: captured.log,
+    env: ENV,
+    users: [
+      { ...ALICE, points: 1000, items: { checkin1day: 2 } },
+      { ...BOB, points: 50 },
+      { ...CAROL, points: 0 },
+    ],
+    ...options,
+  });
+  return { h, captured };
+}
+
+/** What the service's own API writes in a day: keys, platform operations of every outcome, VIP, pushes, browsers. */
+async function traffic(h: Harness, round = 1): Promise<void> {
+  const game = await h.key(['*'], 'game-one');
+  const other = await h.key(['points:edit', 'vip:write', 'message:push'], 'Other Game');
+  const operator = await h.key(['operations:resolve'], 'ops', { allApps: true });
+  const ok = async (answer: Promise<{ status: number; text: string }>, status = 200) => {
+    const res = await answer;
+    assert.is(res.status, status, res.text);
+  };
+  await ok(h.post('/adm/points/edit', { oId: ALICE.oId, point: 10 * round, memo: 'daily reward' }, game.key));
+  await ok(h.post('/adm/points/edit', { oId: BOB.oId, point: 5, memo: 'level cleared' }, other.key));
+  const keyed = { body: { oId: ALICE.oId, point: 3, memo: 'shop' }, apiKey: game.key, headers: { 'Idempotency-Key': `shop-${round}` } };
+  await ok(h.request('POST', '/adm/points/edit', keyed));
+  await ok(h.request('POST', '/adm/points/edit', keyed));
+  h.sim.failNext(1, 'http500');
+  await ok(h.post('/adm/points/edit', { oId: CAROL.oId, point: 1, memo: 'refused' }, game.key), 502);
+  h.sim.faultNext('/user/edit/points', { kind: 'applyThenReset' });
+  const unknown = await h.post<{ data: { operationId: string } }>('/adm/points/edit', { oId: CAROL.oId, point: 2, memo: 'reset' }, game.key);
+  assert.is(unknown.status, 502, unknown.text);
+  await ok(h.post(`/adm/operations/${unknown.body.data.operationId}/resolve`, { applied: true, note: 'in the ledger' }, operator.key));
+  h.sim.faultNext('/user/edit/points', { kind: 'applyThenReset' });
+  await ok(h.post('/adm/points/edit', { oId: BOB.oId, point: 4, memo: 'left unknown' }, game.key), 502);
+  const attr = 'url=https://file.fishpi.cn/medal.png&backcolor=ffffff&fontcolor=ff3030';
+  await ok(h.post('/adm/medal/give', { oId: ALICE.oId, name: `Champion ${round}`, description: 'won the cup', attr }, game.key));
+  await ok(h.post('/adm/medal/give', { oId: BOB.oId, name: 'Helper', description: 'helped', attr, data: 'season 3' }, game.key));
+  await ok(h.post('/adm/medal/remove', { oId: BOB.oId, name: 'Helper' }, game.key));
+  await ok(h.post('/adm/items/edit', { oId: ALICE.oId, item: 'checkin1day', sum: 1 }, game.key));
+  await ok(h.post('/adm/items/edit', { oId: BOB.oId, item: 'nameCard', sum: 2 }, game.key));
+  await ok(h.post('/adm/vip/submit', { oId: ALICE.oId, quality: 'vip', expired: `2027-0${round}-01 00:00:00` }, game.key));
+  await ok(h.post('/adm/vip/submit', { oId: ALICE.oId, quality: 'vip', expired: `2027-0${round}-15 00:00:00` }, other.key));
+  await ok(h.post('/adm/vip/batch-submit', { oId: BOB.oId, vips: [{ quality: 'svip', expired: '2027-02-01 00:00:00' }] }, game.key));
+  await ok(h.post('/adm/message/push', { oIds: [ALICE.oId, BOB.oId], name: 'reward', data: { title: '你获得了新的奖励', round } }, game.key));
+  await ok(h.post('/adm/message/push', { userIds: ['abcdefghij12345'], name: 'dm', data: {} }, other.key));
+  // Browsers: one that leaves without signing in, one that signs in, one that comes back with its session and logs out.
+  const anonymous = await connect(h);
+  anonymous.stream.close();
+  const visitor = await connect(h);
+  const cookie = await signIn(h, visitor.clientId, ALICE.oId);
+  visitor.stream.close();
+  const returning = await connect(h, { cookie });
+  returning.stream.close();
+  await ok(h.request('POST', '/api/logout', { headers: { Cookie: cookie } }));
+  const bob = await connect(h);
+  await signIn(h, bob.clientId, BOB.oId);
+  bob.stream.close();
+  // Every browser's disconnection is recorded before the log is compared.
+  await waitUntil(() => h.service.deps.readModels.clients.size === 0, 'every client to be recorded as disconnected');
+  await h.caughtUp();
+}
+
+async function waitUntil(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  assert.ok(condition(), `waited for ${what}`);
+}
+
+/** The start-up line about the snapshot of the last start. */
+function snapshotLine(captured: ReturnType<typeof capturedLog>): Record<string, unknown> {
+  const lines = captured.lines().filter((line) => /snapshot/.test(String(line.msg)) && !/written/.test(String(line.msg)));
+  assert.ok(lines.length > 0, 'the start says what became of the snapshot');
+  return lines[lines.length - 1]!;
+}
+
+/** The read models as a start from the snapshot built them, and as a replay of the whole log builds them: the same. */
+async function assertSameAsFullReplay(h: Harness): Promise<Record<string, unknown>> {
+  const position = h.service.deps.runner.position;
+  const fromSnapshot = readModelStates(h.service.deps.runner);
+  await h.restart({ READ_MODEL_SNAPSHOTS: 'false' });
+  assert.is(h.service.deps.runner.position, position, 'nothing was appended between the two starts');
+  const replayed = readModelStates(h.service.deps.runner);
+  assert.equal(Object.keys(fromSnapshot).sort(), Object.keys(replayed).sort());
+  for (const name of Object.keys(replayed)) assert.equal(fromSnapshot[name], replayed[name], `read model ${name}`);
+  return replayed;
+}
+
+test('a restart from the snapshot its clean stop wrote builds the read models a replay of the whole log builds', async () => {
+  const { h, captured } = await start();
+  try {
+    await traffic(h);
+    const before = readModelStates(h.service.deps.runner);
+    await h.restart();
+    const line = snapshotLine(captured);
+    assert.is(line.level, 30);
+    assert.match(String(line.msg), /read models restored from a snapshot at position \d+$/);
+    assert.equal(line.rebuilt, []);
+    assert.is(line.position, h.service.deps.runner.position);
+    // The snapshot holds session ids and key hashes: only the service's user may read it.
+    assert.is((await stat(snapshotFile(h.dataDir))).mode & 0o777, 0o600);
+    assert.is((await stat(join(h.dataDir, 'snapshots'))).mode & 0o777, 0o700);
+    // What the stop left is what the start has: and a replay of the log agrees with both.
+    assert.equal(readModelStates(h.service.deps.runner), before);
+    const replayed = await assertSameAsFullReplay(h);
+    assert.ok(Object.keys(replayed).includes('console'), "the console's index is compared too");
+  } finally {
+    await h.close();
+  }
+});
+
+test('only a read model whose version changed is rebuilt from the log; the others start from the snapshot', async () => {
+  const { h, captured } = await start();
+  try {
+    await traffic(h);
+    await h.service.close();
+    const file = snapshotFile(h.dataDir);
+    const content = (await readSnapshotFile(file))!;
+    const index = (name: string) => content.header.models.findIndex((model) => model.name === name);
+    // The users read model as an older version saved it: empty, and marked so.
+    const users = content.header.models[index('users')]!;
+    users.version -= 1;
+    const emptyUsers = { byOId: new SavedMap(jsonCodec).snapshotState(), oIdById: new SavedMap(jsonCodec).snapshotState() };
+    content.states[index('users')] = serialize(emptyUsers);
+    // A VIP record the log never had: a read model restored from the snapshot shows it, a replayed one could not.
+    const vip = new SavedMap<{ state: VipState; revision: number }>(jsonCodec, deserialize(content.states[index('vip')]!) as SavedMapState);
+    const marker = { id: 'fromthesnapshot', userId: 'nosuchuser00000', quality: 'vip' as const, expired: '2099-01-01T00:00:00.000Z', created: frozen.now(), updated: frozen.now() };
+    vip.set('nosuchuser00000', { state: { vip: marker }, revision: 0 });
+    content.states[index('vip')] = serialize(vip.snapshotState());
+    content.header.models = content.header.models.map((model, i) => ({ ...model, bytes: content.states[i]!.length }));
+    await writeSnapshotFile(file, content.header, content.states);
+
+    await h.restart();
+    const line = snapshotLine(captured);
+    assert.equal(line.rebuilt, [{ name: 'users', why: `version ${users.version} in the snapshot, ${users.version + 1} now` }]);
+    assert.ok((line.restored as string[]).includes('vip'));
+    assert.equal(h.service.deps.readModels.vip.records('nosuchuser00000'), [marker], 'vip was restored from the snapshot');
+    assert.is(h.service.deps.readModels.users.byOid(ALICE.oId)?.name, ALICE.userName, 'users was rebuilt from the log');
+    const rebuiltUsers = readModelStates(h.service.deps.runner).users;
+    await h.restart({ READ_MODEL_SNAPSHOTS: 'false' });
+    assert.equal(rebuiltUsers, readModelStates(h.service.deps.runner).users, 'users rebuilt from the log as a whole replay builds it');
+  } finally {
+    await h.close();
+  }
+});
+
+test('a damaged snapshot is not used: one warning, and the read models are rebuilt from the log', async () => {
+  const { h, captured } = await start();
+  try {
+    await traffic(h);
+    await h.service.close();
+    const file = snapshotFile(h.dataDir);
+    const bytes = await readFile(file);
+    bytes[Math.floor(bytes.length / 2)]! ^= 0x40;
+    await writeFile(file, bytes);
+    const warningsBefore = captured.lines().filter((line) => line.level === 40).length;
+    await h.restart();
+    const warnings = captured
+      .lines()
+      .filter((line) => line.level === 40)
+      .slice(warningsBefore);
+    assert.is(warnings.length, 1, JSON.stringify(warnings));
+    assert.match(
+      String(warnings[0]!.msg),
+      /read-model snapshot not used: the snapshot .* is damaged: its checksum does not match its content; the read models were rebuilt from the whole log/,
+    );
+    await assertSameAsFullReplay(h);
+  } finally {
+    await h.close();
+  }
+});
+
+test('a snapshot of another log is not used, though that log is longer', async () => {
+  const first = await start();
+  const second = await start();
+  try {
+    await traffic(first.h);
+    await first.h.service.close();
+    await traffic(second.h);
+    await traffic(second.h, 2);
+    assert.ok(second.h.service.deps.runner.position > first.h.service.deps.runner.position);
+    await second.h.service.close();
+    await cp(snapshotFile(first.h.dataDir), snapshotFile(second.h.dataDir));
+    await second.h.restart();
+    const line = snapshotLine(second.captured);
+    assert.is(line.level, 40);
+    assert.match(String(line.msg), /read-model snapshot not used: the log has not got the event the snapshot was taken (after|at) \(.*\): it is another log/);
+    await assertSameAsFullReplay(second.h);
+  } finally {
+    await first.h.close();
+    await second.h.close();
+  }
+});
+
+test('a snapshot past the end of the log (the log restored to an earlier point) is not used', async () => {
+  const first = await start();
+  const earlier = await mkdtemp(join(tmpdir(), 'community-bridge-test-'));
+  try {
+    await traffic(first.h);
+    await first.h.service.close();
+    // The log as a backup holds it now, before a second round of traffic.
+    await cp(join(first.h.dataDir, 'events.sqlite'), join(earlier, 'events.sqlite'));
+    await first.h.restart();
+    await traffic(first.h, 2);
+    await first.h.service.close();
+    await cp(join(first.h.dataDir, 'snapshots'), join(earlier, 'snapshots'), { recursive: true });
+    const restored = await start({ dataDir: earlier });
+    try {
+      const line = snapshotLine(restored.captured);
+      assert.is(line.level, 40);
+      assert.match(
+        String(line.msg),
+        /read-model snapshot not used: the snapshot stands for position \d+ and the log ends at \d+: it is another log, or this one restored to an earlier point/,
+      );
+      await assertSameAsFullReplay(restored.h);
+    } finally {
+      await restored.h.close();
+    }
+  } finally {
+    await first.h.close();
+  }
+});
+
+test.run();

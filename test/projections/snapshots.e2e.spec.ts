@@ -2,9 +2,7 @@
 // the snapshot its clean stop wrote builds the same read models as a replay of the whole log; a
 // snapshot that is damaged, of an older read-model version, of another log or past the log's end
 // is not used (or, for a version, only that read model is rebuilt), and each such start says so.
-import { cp, readFile, writeFile } from 'node:fs/promises';
-import { mkdtemp } from 'node:fs/promises';
-import { stat } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { deserialize, serialize } from 'node:v8';
@@ -16,11 +14,9 @@ import { readSnapshotFile, writeSnapshotFile } from '../../src/projections/snaps
 import type { Clock } from '../../src/system/clock.js';
 import type { VipState } from '../../src/domain/vip.js';
 import { capturedLog } from '../support/capturedLog.js';
-import { ALICE, BOB, startHarness, type Harness, type HarnessOptions } from '../support/harness.js';
+import { ALICE, startHarness, type HarnessOptions } from '../support/harness.js';
 import { readModelStates } from '../support/readModelStates.js';
-import { connect, signIn } from '../support/streamsAndSignIn.js';
-
-const CAROL = { oId: '1630399136790', userName: 'carol', nickname: 'Carol' };
+import { assertSameAsFullReplay, snapshotLine, traffic, TRAFFIC_USERS } from '../support/snapshots.js';
 
 /**
  * Time stands still: read models that judge age against the clock (replay windows, sweeps, the
@@ -38,88 +34,10 @@ async function start(options: HarnessOptions = {}) {
     clock: frozen,
     log: captured.log,
     env: ENV,
-    users: [
-      { ...ALICE, points: 1000, items: { checkin1day: 2 } },
-      { ...BOB, points: 50 },
-      { ...CAROL, points: 0 },
-    ],
+    users: TRAFFIC_USERS,
     ...options,
   });
   return { h, captured };
-}
-
-/** What the service's own API writes in a day: keys, platform operations of every outcome, VIP, pushes, browsers. */
-async function traffic(h: Harness, round = 1): Promise<void> {
-  const game = await h.key(['*'], 'game-one');
-  const other = await h.key(['points:edit', 'vip:write', 'message:push'], 'Other Game');
-  const operator = await h.key(['operations:resolve'], 'ops', { allApps: true });
-  const ok = async (answer: Promise<{ status: number; text: string }>, status = 200) => {
-    const res = await answer;
-    assert.is(res.status, status, res.text);
-  };
-  await ok(h.post('/adm/points/edit', { oId: ALICE.oId, point: 10 * round, memo: 'daily reward' }, game.key));
-  await ok(h.post('/adm/points/edit', { oId: BOB.oId, point: 5, memo: 'level cleared' }, other.key));
-  const keyed = { body: { oId: ALICE.oId, point: 3, memo: 'shop' }, apiKey: game.key, headers: { 'Idempotency-Key': `shop-${round}` } };
-  await ok(h.request('POST', '/adm/points/edit', keyed));
-  await ok(h.request('POST', '/adm/points/edit', keyed));
-  h.sim.failNext(1, 'http500');
-  await ok(h.post('/adm/points/edit', { oId: CAROL.oId, point: 1, memo: 'refused' }, game.key), 502);
-  h.sim.faultNext('/user/edit/points', { kind: 'applyThenReset' });
-  const unknown = await h.post<{ data: { operationId: string } }>('/adm/points/edit', { oId: CAROL.oId, point: 2, memo: 'reset' }, game.key);
-  assert.is(unknown.status, 502, unknown.text);
-  await ok(h.post(`/adm/operations/${unknown.body.data.operationId}/resolve`, { applied: true, note: 'in the ledger' }, operator.key));
-  h.sim.faultNext('/user/edit/points', { kind: 'applyThenReset' });
-  await ok(h.post('/adm/points/edit', { oId: BOB.oId, point: 4, memo: 'left unknown' }, game.key), 502);
-  const attr = 'url=https://file.fishpi.cn/medal.png&backcolor=ffffff&fontcolor=ff3030';
-  await ok(h.post('/adm/medal/give', { oId: ALICE.oId, name: `Champion ${round}`, description: 'won the cup', attr }, game.key));
-  await ok(h.post('/adm/medal/give', { oId: BOB.oId, name: 'Helper', description: 'helped', attr, data: 'season 3' }, game.key));
-  await ok(h.post('/adm/medal/remove', { oId: BOB.oId, name: 'Helper' }, game.key));
-  await ok(h.post('/adm/items/edit', { oId: ALICE.oId, item: 'checkin1day', sum: 1 }, game.key));
-  await ok(h.post('/adm/items/edit', { oId: BOB.oId, item: 'nameCard', sum: 2 }, game.key));
-  await ok(h.post('/adm/vip/submit', { oId: ALICE.oId, quality: 'vip', expired: `2027-0${round}-01 00:00:00` }, game.key));
-  await ok(h.post('/adm/vip/submit', { oId: ALICE.oId, quality: 'vip', expired: `2027-0${round}-15 00:00:00` }, other.key));
-  await ok(h.post('/adm/vip/batch-submit', { oId: BOB.oId, vips: [{ quality: 'svip', expired: '2027-02-01 00:00:00' }] }, game.key));
-  await ok(h.post('/adm/message/push', { oIds: [ALICE.oId, BOB.oId], name: 'reward', data: { title: '你获得了新的奖励', round } }, game.key));
-  await ok(h.post('/adm/message/push', { userIds: ['abcdefghij12345'], name: 'dm', data: {} }, other.key));
-  // Browsers: one that leaves without signing in, one that signs in, one that comes back with its session and logs out.
-  const anonymous = await connect(h);
-  anonymous.stream.close();
-  const visitor = await connect(h);
-  const cookie = await signIn(h, visitor.clientId, ALICE.oId);
-  visitor.stream.close();
-  const returning = await connect(h, { cookie });
-  returning.stream.close();
-  await ok(h.request('POST', '/api/logout', { headers: { Cookie: cookie } }));
-  const bob = await connect(h);
-  await signIn(h, bob.clientId, BOB.oId);
-  bob.stream.close();
-  // Every browser's disconnection is recorded before the log is compared.
-  await waitUntil(() => h.service.deps.readModels.clients.size === 0, 'every client to be recorded as disconnected');
-  await h.caughtUp();
-}
-
-async function waitUntil(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-  assert.ok(condition(), `waited for ${what}`);
-}
-
-/** The start-up line about the snapshot of the last start. */
-function snapshotLine(captured: ReturnType<typeof capturedLog>): Record<string, unknown> {
-  const lines = captured.lines().filter((line) => /snapshot/.test(String(line.msg)) && !/written/.test(String(line.msg)));
-  assert.ok(lines.length > 0, 'the start says what became of the snapshot');
-  return lines[lines.length - 1]!;
-}
-
-/** The read models as a start from the snapshot built them, and as a replay of the whole log builds them: the same. */
-async function assertSameAsFullReplay(h: Harness): Promise<Record<string, unknown>> {
-  const position = h.service.deps.runner.position;
-  const fromSnapshot = readModelStates(h.service.deps.runner);
-  await h.restart({ READ_MODEL_SNAPSHOTS: 'false' });
-  assert.is(h.service.deps.runner.position, position, 'nothing was appended between the two starts');
-  const replayed = readModelStates(h.service.deps.runner);
-  assert.equal(Object.keys(fromSnapshot).sort(), Object.keys(replayed).sort());
-  for (const name of Object.keys(replayed)) assert.equal(fromSnapshot[name], replayed[name], `read model ${name}`);
-  return replayed;
 }
 
 test('a restart from the snapshot its clean stop wrote builds the read models a replay of the whole log builds', async () => {
@@ -254,6 +172,36 @@ test('a snapshot past the end of the log (the log restored to an earlier point) 
     }
   } finally {
     await first.h.close();
+  }
+});
+
+/** Rewrites the service's snapshot (stopped) as `change` says, under a checksum that matches. */
+async function rewriteSnapshot(dataDir: string, change: (content: NonNullable<Awaited<ReturnType<typeof readSnapshotFile>>>) => void): Promise<void> {
+  const file = snapshotFile(dataDir);
+  const content = (await readSnapshotFile(file))!;
+  change(content);
+  await writeSnapshotFile(file, content.header, content.states);
+}
+
+const before = (ms: number) => new Date(Date.parse(frozen.now()) - ms).toISOString();
+
+test('on SQLite a snapshot is used at any age while it is taken more often than retention deletes; otherwise not past that age', async () => {
+  const { h, captured } = await start();
+  try {
+    await traffic(h);
+    await h.service.close();
+    // Defaults: a snapshot every 10 minutes at most, streams deleted an hour after they end.
+    await rewriteSnapshot(h.dataDir, (content) => (content.header.taken = before(30 * 86_400_000)));
+    await h.restart();
+    assert.match(String(snapshotLine(captured).msg), /^read models restored from a snapshot/);
+    await h.service.close();
+    await rewriteSnapshot(h.dataDir, (content) => (content.header.taken = before(120_000)));
+    await h.restart({ ANONYMOUS_RETENTION_MS: '120000' });
+    const line = snapshotLine(captured);
+    assert.is(line.level, 30, 'not a warning: time passed, nothing is wrong');
+    assert.is(line.msg, 'read-model snapshot not used: the snapshot is 120 s old, older than retention allows (60 s); the read models were rebuilt from the whole log');
+  } finally {
+    await h.close();
   }
 });
 

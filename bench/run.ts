@@ -9,6 +9,8 @@
 // (these machines are shared; each scenario's idle share at start is reported either way).
 // `--only soak` runs the soak (10 min of mixed load on one service; ~1 min with --quick), which
 // is never part of the default set: it is a long run for leaks and drift, not a figure per change.
+// `--only replay-10m` starts the service on ten million events, twice (the second from the
+// read-model snapshot); generating that log takes ~8 minutes the first time (then it is cached).
 // `--only pg` runs the PostgreSQL scenarios (pg-admin-write, pg-admin-read, pg-replay; each also
 // by name), never part of the default set either: they need PostgreSQL's server binaries, and
 // make a throwaway cluster for the run (removed at the end, or when the run is interrupted).
@@ -23,7 +25,7 @@ import { adminRead, adminWrite, forwardOverhead } from './scenarios/admin.js';
 import { startSimulator, type BenchContext, type Running } from './scenarios/common.js';
 import { loginFlood } from './scenarios/loginFlood.js';
 import { pgAdminRead, pgAdminWrite, pgReplay } from './scenarios/postgres.js';
-import { replay } from './scenarios/replay.js';
+import { replay, replay10m } from './scenarios/replay.js';
 import { soak } from './scenarios/soak.js';
 import { fanout, sseCapacity } from './scenarios/sse.js';
 
@@ -37,7 +39,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioReport>> 
   'login-flood': loginFlood,
 };
 /** Run only when named in --only. */
-const ON_REQUEST: typeof SCENARIOS = { soak, 'pg-admin-write': pgAdminWrite, 'pg-admin-read': pgAdminRead, 'pg-replay': pgReplay };
+const ON_REQUEST: typeof SCENARIOS = { soak, 'replay-10m': replay10m, 'pg-admin-write': pgAdminWrite, 'pg-admin-read': pgAdminRead, 'pg-replay': pgReplay };
 /** Names --only takes for several scenarios. */
 const GROUPS: Record<string, string[]> = { pg: ['pg-admin-write', 'pg-admin-read', 'pg-replay'] };
 

@@ -43,6 +43,8 @@ export interface StartOptions {
   readyTimeoutMs?: number;
   /** Whether the child announces READY at all (load generators do not). */
   expectReady?: boolean;
+  /** Told each other line of its stdout (also passed on to our stderr). */
+  onLine?: (line: string) => void;
 }
 
 /** An IPC message from a child: an object with a `type` (or whatever else it sent). */
@@ -97,6 +99,7 @@ export function startChild<Ready = unknown>(name: string, script: string, option
       if (waiter) waiter(value);
       else results.push(value);
     } else if (line.trim()) {
+      options.onLine?.(line);
       process.stderr.write(`  [${name}] ${line}\n`);
     }
   });

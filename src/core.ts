@@ -1,6 +1,5 @@
 // The event-sourced core without any HTTP: the store and the read models folded from it. The
 // service (src/main.ts) and the operator CLI both start here.
-import { rm } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Config } from './config.js';
 import { createPrivateFile, preparePrivateDataDir } from './dataDir.js';
@@ -44,16 +43,11 @@ const SNAPSHOT_AGE_MARGIN_MS = 60_000;
  * How old a snapshot may be and still be used. Retention deletes a stream once it has ended for
  * ANONYMOUS_RETENTION_MS, or once its Idempotency-Key has expired: a stream still written after
  * a snapshot was taken can be gone from the log only that long after it, and the snapshot would
- * then keep the start of a stream whose end a start no longer reads. On the embedded store only
- * this process deletes, and while it runs it takes a snapshot at least every
- * SNAPSHOT_INTERVAL_MS once events arrive (the failed write of one removes the last): when that
- * is shorter than the retention, its snapshots are safe at any age (no bound: undefined).
+ * then keep the start of a stream whose end a start no longer reads (a client connected forever).
+ * Any process on the store may have deleted it meanwhile, this node's earlier run included.
  */
-export function snapshotMaxAgeMs(config: Config): number | undefined {
-  const retention = Math.min(config.anonymousRetentionMs, config.idempotencyTtlMs) - SNAPSHOT_AGE_MARGIN_MS;
-  const embedded = !config.eventStoreConnectionString;
-  if (embedded && config.snapshots && config.snapshots.intervalMs + SNAPSHOT_AGE_MARGIN_MS < retention) return undefined;
-  return Math.max(0, retention);
+export function snapshotMaxAgeMs(config: Config): number {
+  return Math.max(0, Math.min(config.anonymousRetentionMs, config.idempotencyTtlMs) - SNAPSHOT_AGE_MARGIN_MS);
 }
 
 /** Where the configured store is, for messages (never with a password). */
@@ -116,10 +110,7 @@ export interface CoreOptions {
   onCatchUp?: (progress: CatchUpProgress) => void;
   /** Folded by the same runner after the service's own read models (the console's index). */
   projections?: readonly Projection[];
-  /**
-   * Start from the read-model snapshot in DATA_DIR when the configuration has them on (the
-   * service); with them off, an old one is removed (it would not be kept up to date).
-   */
+  /** Start from the read-model snapshot in DATA_DIR when the configuration has them on (the service). */
   snapshots?: boolean;
   /**
    * The clock the read models and everything after them read, made once the store is open and
@@ -152,24 +143,11 @@ export async function openCore(config: CoreConfig, clock: Clock = systemClock, m
     let restored = new Map<Projection, number>();
     if (options.snapshots && config.snapshots) {
       ({ restored, outcome: snapshot } = await loadSnapshot(snapshotFile(config.dataDir), store, runner.projections, { clock, maxAgeMs: snapshotMaxAgeMs(config) }));
-    } else if (options.snapshots) {
-      await removeSnapshot(config);
     }
     await runner.start({ onProgress: options.onCatchUp, restored });
   } catch (error) {
     await store.close().catch(() => undefined);
-    if (error instanceof StoreOpenError) throw error;
     throw new StoreOpenError(`Cannot read the event store (${describeStore(config)}): ${reason(error)}`);
   }
   return { store, readModels, runner, clock, snapshot };
-}
-
-/** Snapshots are off: one left from when they were on would not follow the log, and must not be used later. */
-async function removeSnapshot(config: Config): Promise<void> {
-  const file = snapshotFile(config.dataDir);
-  try {
-    await rm(file, { force: true });
-  } catch (error) {
-    throw new StoreOpenError(`Cannot remove the read-model snapshot ${file} (READ_MODEL_SNAPSHOTS is false): ${reason(error)}`);
-  }
 }

@@ -14,7 +14,7 @@ import { apiSettings } from './http/route.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { cliOnStore, FROM_SOURCES } from './cliCommand.js';
-import { describeStore, openCore, snapshotFile, StoreOpenError } from './core.js';
+import { describeStore, openCore, snapshotFile, snapshotMaxAgeMs, StoreOpenError } from './core.js';
 import { USER_AGENT, version } from './version.js';
 import { missingKeysWarning } from './community/goldFinger.js';
 import { instrumentedPlatform } from './community/instrumented.js';
@@ -135,7 +135,8 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
       nodeId: config.nodeId,
       log,
       ...config.snapshots,
-      snapshotPosition: restoredWhole && core.snapshot?.used ? core.snapshot.position : 0,
+      maxAgeMs: snapshotMaxAgeMs(config),
+      ...(restoredWhole && core.snapshot?.used && { used: core.snapshot }),
     });
   // After a long rebuild, serialising every read model holds the event loop for a while: before serving, nobody waits on it.
   if (snapshots && !restoredWhole && runner.position >= snapshots.everyEvents) await snapshots.captureBeforeServing();

@@ -6,7 +6,6 @@
 // is never deleted) are still there, the same. A read model whose version changed, or whose
 // settings would have built it differently, is rebuilt from the log's start while the others start
 // from the snapshot. Anything wrong with the file costs the time of a rebuild, never an answer.
-import { rm } from 'node:fs/promises';
 import { deserialize, serialize } from 'node:v8';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { streams } from '../domain/events.js';
@@ -56,9 +55,8 @@ export interface LoadOptions {
   /**
    * Past this age a snapshot is not used: retention may since have deleted streams with events on
    * both sides of its position, and the read models would keep what a replay no longer finds.
-   * undefined: no such bound (one process writes the store and snapshots often enough).
    */
-  maxAgeMs: number | undefined;
+  maxAgeMs: number;
 }
 
 const refused = (reason: string, warn = true): SnapshotLoad => ({ restored: new Map(), outcome: { used: false, reason, warn } });
@@ -96,7 +94,7 @@ export async function loadSnapshot(file: string, store: EventStore, projections:
   const problem = await notThisLog(store, header);
   if (problem) return refused(problem);
   const ageMs = Date.parse(options.clock.now()) - Date.parse(header.taken);
-  if (options.maxAgeMs !== undefined && ageMs > options.maxAgeMs) {
+  if (ageMs > options.maxAgeMs) {
     return refused(`the snapshot is ${Math.round(ageMs / 1000)} s old, older than retention allows (${Math.round(options.maxAgeMs / 1000)} s)`, false);
   }
   const restored = new Map<Projection, number>();
@@ -154,8 +152,10 @@ export interface SnapshotWriterOptions {
   everyEvents: number;
   /** …and at least this often while events arrive. */
   intervalMs: number;
-  /** The position the read models stood at after the start, as a snapshot had them (0: none used). */
-  snapshotPosition: number;
+  /** The age past which a start does not use a snapshot: one is taken by half that age, events or not. */
+  maxAgeMs: number;
+  /** The snapshot the start used, if it is to count as the last one (its position and age). */
+  used?: { position: number; ageMs: number };
 }
 
 /** What a write did, for its log line. */
@@ -174,16 +174,18 @@ const CHECK_EVERY_MS = 5000;
 
 /**
  * Takes snapshots in the background: when `everyEvents` positions have been applied since the
- * last one, or `intervalMs` has passed with any, and once more at a clean stop.
+ * last one, when `intervalMs` has passed with any, when the last is half as old as a start takes
+ * (with or without events: an idle node's snapshot stays usable), and at a clean stop.
  */
 export class SnapshotWriter {
   private lastPosition: number;
-  private lastAt = performance.now();
+  private lastAt: number;
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<SnapshotWritten | undefined> | undefined;
 
   constructor(private readonly options: SnapshotWriterOptions) {
-    this.lastPosition = options.snapshotPosition;
+    this.lastPosition = options.used?.position ?? 0;
+    this.lastAt = performance.now() - (options.used?.ageMs ?? 0);
   }
 
   get everyEvents(): number {
@@ -200,11 +202,11 @@ export class SnapshotWriter {
     this.timer.unref();
   }
 
-  /** Stops the timer, and writes a last snapshot when the read models moved since the last one. */
+  /** Stops the timer, and writes a last snapshot unless the last one is recent and nothing moved since. */
   async stop(): Promise<void> {
     clearInterval(this.timer);
     await this.writing;
-    if (this.options.runner.position > this.lastPosition) await this.write();
+    if (this.options.runner.position > this.lastPosition || performance.now() - this.lastAt >= this.options.intervalMs) await this.write();
   }
 
   /**
@@ -228,10 +230,8 @@ export class SnapshotWriter {
           if (written) this.options.log.info(written, 'read-model snapshot written');
           return written;
         },
-        async (error: unknown) => {
-          // An old snapshot must not outlive the writes meant to follow it (see maxAgeMs): a start replays the log instead.
-          await rm(this.options.file, { force: true }).catch(() => undefined);
-          this.options.log.error({ err: error, file: this.options.file }, 'could not write a read-model snapshot; the last one is removed, and a write is tried again later');
+        (error: unknown) => {
+          this.options.log.error({ err: error, file: this.options.file }, 'could not write a read-model snapshot; the last one stays, and a write is tried again later');
           return undefined;
         },
       )
@@ -241,7 +241,9 @@ export class SnapshotWriter {
 
   private due(): boolean {
     const moved = this.options.runner.position - this.lastPosition;
-    return moved >= this.options.everyEvents || (moved > 0 && performance.now() - this.lastAt >= this.options.intervalMs);
+    const elapsed = performance.now() - this.lastAt;
+    const refresh = this.options.maxAgeMs > 0 && elapsed >= this.options.maxAgeMs / 2;
+    return moved >= this.options.everyEvents || (moved > 0 && elapsed >= this.options.intervalMs) || refresh;
   }
 
   private async take(captured = () => {}): Promise<SnapshotWritten | undefined> {

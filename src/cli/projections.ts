@@ -1,8 +1,8 @@
 // `projections rebuild`: replays the whole log through a fresh set of every read model the
-// service builds, and reports how fast. Read models live in memory and every service start
-// rebuilds them the same way (docs/decisions.md), so there is nothing to swap or persist: this is
-// the check that the log still folds, start to end, without an error, and the figure that says
-// how long a start's catch-up takes.
+// service builds, and reports how fast. Read models live in memory (a service start restores
+// them from its read-model snapshot, or folds the log the same way), so there is nothing to swap
+// or persist: this is the check that the log still folds, start to end, without an error, and
+// the figure that says how long a start without a snapshot takes to catch up.
 import { performance } from 'node:perf_hooks';
 import { ValidationError } from '../domain/errors.js';
 import { inApplyOrder, type ReadModels } from '../projections/readModels.js';

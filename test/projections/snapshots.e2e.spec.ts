@@ -40,6 +40,15 @@ async function start(options: HarnessOptions = {}) {
   return { h, captured };
 }
 
+/** Rewrites the service's snapshot (stopped) as `change` says, under a checksum that matches. */
+async function rewriteSnapshot(dataDir: string, change: (content: NonNullable<Awaited<ReturnType<typeof readSnapshotFile>>>) => void): Promise<void> {
+  const file = snapshotFile(dataDir);
+  const content = (await readSnapshotFile(file))!;
+  change(content);
+  content.header.models = content.header.models.map((model, i) => ({ ...model, bytes: content.states[i]!.length }));
+  await writeSnapshotFile(file, content.header, content.states);
+}
+
 test('a restart from the snapshot its clean stop wrote builds the read models a replay of the whole log builds', async () => {
   const { h, captured } = await start();
   try {
@@ -68,25 +77,22 @@ test('only a read model whose version changed is rebuilt from the log; the other
   try {
     await traffic(h);
     await h.service.close();
-    const file = snapshotFile(h.dataDir);
-    const content = (await readSnapshotFile(file))!;
-    const index = (name: string) => content.header.models.findIndex((model) => model.name === name);
-    // The users read model as an older version saved it: empty, and marked so.
-    const users = content.header.models[index('users')]!;
-    users.version -= 1;
-    const emptyUsers = { byOId: new SavedMap(jsonCodec).snapshotState(), oIdById: new SavedMap(jsonCodec).snapshotState() };
-    content.states[index('users')] = serialize(emptyUsers);
-    // A VIP record the log never had: a read model restored from the snapshot shows it, a replayed one could not.
-    const vip = new SavedMap<{ state: VipState; revision: number }>(jsonCodec, deserialize(content.states[index('vip')]!) as SavedMapState);
     const marker = { id: 'fromthesnapshot', userId: 'nosuchuser00000', quality: 'vip' as const, expired: '2099-01-01T00:00:00.000Z', created: frozen.now(), updated: frozen.now() };
-    vip.set('nosuchuser00000', { state: { vip: marker }, revision: 0 });
-    content.states[index('vip')] = serialize(vip.snapshotState());
-    content.header.models = content.header.models.map((model, i) => ({ ...model, bytes: content.states[i]!.length }));
-    await writeSnapshotFile(file, content.header, content.states);
+    let usersVersion = 0;
+    await rewriteSnapshot(h.dataDir, ({ header, states }) => {
+      const index = (name: string) => header.models.findIndex((model) => model.name === name);
+      // The users read model as an older version saved it: empty, and marked so.
+      usersVersion = --header.models[index('users')]!.version;
+      states[index('users')] = serialize({ byOId: new SavedMap(jsonCodec).snapshotState(), oIdById: new SavedMap(jsonCodec).snapshotState() });
+      // A VIP record the log never had: a read model restored from the snapshot shows it, a replayed one could not.
+      const vip = new SavedMap<{ state: VipState; revision: number }>(jsonCodec, deserialize(states[index('vip')]!) as SavedMapState);
+      vip.set('nosuchuser00000', { state: { vip: marker }, revision: 0 });
+      states[index('vip')] = serialize(vip.snapshotState());
+    });
 
     await h.restart();
     const line = snapshotLine(captured);
-    assert.equal(line.rebuilt, [{ name: 'users', why: `version ${users.version} in the snapshot, ${users.version + 1} now` }]);
+    assert.equal(line.rebuilt, [{ name: 'users', why: `version ${usersVersion} in the snapshot, ${usersVersion + 1} now` }]);
     assert.ok((line.restored as string[]).includes('vip'));
     assert.equal(h.service.deps.readModels.vip.records('nosuchuser00000'), [marker], 'vip was restored from the snapshot');
     assert.is(h.service.deps.readModels.users.byOid(ALICE.oId)?.name, ALICE.userName, 'users was rebuilt from the log');
@@ -174,14 +180,6 @@ test('a snapshot past the end of the log (the log restored to an earlier point) 
     await first.h.close();
   }
 });
-
-/** Rewrites the service's snapshot (stopped) as `change` says, under a checksum that matches. */
-async function rewriteSnapshot(dataDir: string, change: (content: NonNullable<Awaited<ReturnType<typeof readSnapshotFile>>>) => void): Promise<void> {
-  const file = snapshotFile(dataDir);
-  const content = (await readSnapshotFile(file))!;
-  change(content);
-  await writeSnapshotFile(file, content.header, content.states);
-}
 
 const before = (ms: number) => new Date(Date.parse(frozen.now()) - ms).toISOString();
 

@@ -1,13 +1,12 @@
 // Read-model snapshots of a node on PostgreSQL: it keeps its snapshot in its own DATA_DIR and
 // starts from it; one older than retention allows is not used (other nodes may have deleted
 // streams meanwhile). On a throwaway cluster (test/support/postgres.ts).
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { snapshotFile } from '../../src/core.js';
 import { readSnapshotFile, writeSnapshotFile } from '../../src/projections/snapshotFile.js';
 import { capturedLog } from '../support/capturedLog.js';
 import { startHarness } from '../support/harness.js';
-import { postgresBinaries, startCluster, type PostgresCluster } from '../support/postgres.js';
+import { runOnCluster, type ClusterTests } from '../support/postgres.js';
 import { assertSameAsFullReplay, snapshotLine, traffic, TRAFFIC_USERS } from '../support/snapshots.js';
 
 /**
@@ -20,8 +19,7 @@ function withoutSweepTimes(states: Record<string, unknown>): Record<string, unkn
   return { ...states, operations, 'recent-messages': recentMessages };
 }
 
-const test = suite<{ cluster: PostgresCluster }>('read-model snapshots on PostgreSQL');
-const TESTS: Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>> = {
+const TESTS: ClusterTests = {
   'a node on PostgreSQL starts from the snapshot in its DATA_DIR, with the read models a replay of the log builds; one older than retention allows is not used': async ({
     cluster,
   }) => {
@@ -52,16 +50,4 @@ const TESTS: Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>
   },
 };
 
-const binaries = postgresBinaries();
-if ('missing' in binaries) {
-  console.log(`skipped: read-model snapshots on PostgreSQL — ${binaries.missing}`);
-  for (const title of Object.keys(TESTS)) test.skip(title);
-} else {
-  const cluster = await startCluster();
-  test.before.each((ctx) => {
-    ctx.cluster = cluster;
-  });
-  test.after(() => cluster.destroy());
-  for (const [title, run] of Object.entries(TESTS)) test(title, run);
-}
-test.run();
+await runOnCluster('read-model snapshots on PostgreSQL', TESTS);

@@ -2,20 +2,18 @@
 // set to a postgresql:// string on a throwaway cluster (test/support/postgres.ts). The service
 // starts, takes and answers writes, and rides out the database going away and coming back
 // without a restart; the CLI migrates, checks, and points backups at pg_dump.
-import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { eventually } from '../support/eventually.js';
 import { ALICE, startHarness } from '../support/harness.js';
 import { freePort } from '../support/ports.js';
-import { postgresBinaries, startCluster, type PostgresCluster } from '../support/postgres.js';
+import { runOnCluster, type ClusterTests } from '../support/postgres.js';
 import { runToEnd } from '../support/serviceProcess.js';
 import { SCHEMA_VERSION } from '../../src/store/postgresSchema.js';
 
 /** The CLI on the store. */
 const cli = (connectionString: string, ...args: string[]) => runToEnd(args, { EVENTSTORE_CONNECTION_STRING: connectionString });
 
-const test = suite<{ cluster: PostgresCluster }>('the service and the CLI on PostgreSQL');
-const TESTS: Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>> = {
+const TESTS: ClusterTests = {
   'the service starts on PostgreSQL, answers a VIP submit and reads it back; /readyz says 503 while the database is down and 200 once it is back, without a restart': async ({
     cluster,
   }) => {
@@ -101,16 +99,4 @@ const TESTS: Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>
   },
 };
 
-const binaries = postgresBinaries();
-if ('missing' in binaries) {
-  console.log(`skipped: the service on PostgreSQL — ${binaries.missing}`);
-  for (const title of Object.keys(TESTS)) test.skip(title);
-} else {
-  const cluster = await startCluster();
-  test.before.each((ctx) => {
-    ctx.cluster = cluster;
-  });
-  test.after(() => cluster.destroy());
-  for (const [title, run] of Object.entries(TESTS)) test(title, run);
-}
-test.run();
+await runOnCluster('the service and the CLI on PostgreSQL', TESTS);

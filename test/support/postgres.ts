@@ -12,6 +12,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { suite } from 'uvu';
 import { freePort } from './ports.js';
 
 const SUPERUSER = 'postgres';
@@ -190,4 +191,28 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Postgr
       }
     },
   };
+}
+
+/** The tests of a suite on one throwaway cluster, each handed it. */
+export type ClusterTests = Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>>;
+
+/**
+ * Runs `tests` as one suite on one throwaway cluster, destroyed after them; without PostgreSQL's
+ * binaries each test is skipped, and the reason printed.
+ */
+export async function runOnCluster(name: string, tests: ClusterTests): Promise<void> {
+  const test = suite<{ cluster: PostgresCluster }>(name);
+  const binaries = postgresBinaries();
+  if ('missing' in binaries) {
+    console.log(`skipped: ${name} — ${binaries.missing}`);
+    for (const title of Object.keys(tests)) test.skip(title);
+  } else {
+    const cluster = await startCluster();
+    test.before.each((ctx) => {
+      ctx.cluster = cluster;
+    });
+    test.after(() => cluster.destroy());
+    for (const [title, run] of Object.entries(tests)) test(title, run);
+  }
+  test.run();
 }

@@ -6,6 +6,7 @@ import { createPrivateFile, preparePrivateDataDir } from './dataDir.js';
 import type { Metrics } from './metrics.js';
 import { createReadModels, inApplyOrder, type ReadModelOptions } from './projections/readModels.js';
 import { ProjectionRunner, type CatchUpProgress, type Projection, type RunnerObserver } from './projections/runner.js';
+import { readSnapshotFile } from './projections/snapshotFile.js';
 import { loadSnapshot, type SnapshotOutcome } from './projections/snapshots.js';
 import { systemClock, type Clock } from './system/clock.js';
 import type { StoreWriteHealth } from './services/storeHealth.js';
@@ -121,6 +122,9 @@ export interface CoreOptions {
 
 /** Opens the store and brings every read model up to date with the log. */
 export async function openCore(config: CoreConfig, clock: Clock = systemClock, metrics?: Pick<Metrics, 'eventsAppended' | 'storeAppendFailures'>, options: CoreOptions = {}) {
+  // Read while the store opens and the clock is measured; checked against the store once it is open.
+  const snapshotRead = options.snapshots && config.snapshots ? readSnapshotFile(snapshotFile(config.dataDir)) : undefined;
+  snapshotRead?.catch(() => undefined);
   // Read at each append: the clock may still be replaced below (clockFor).
   const opened = await openStore(config, options.wrapAdapter, { now: () => clock.now() });
   const store = metrics
@@ -141,8 +145,8 @@ export async function openCore(config: CoreConfig, clock: Clock = systemClock, m
   let snapshot: SnapshotOutcome | undefined;
   try {
     let restored = new Map<Projection, number>();
-    if (options.snapshots && config.snapshots) {
-      ({ restored, outcome: snapshot } = await loadSnapshot(snapshotFile(config.dataDir), store, runner.projections, { clock, maxAgeMs: snapshotMaxAgeMs(config) }));
+    if (snapshotRead) {
+      ({ restored, outcome: snapshot } = await loadSnapshot(snapshotFile(config.dataDir), snapshotRead, store, runner.projections, { clock, maxAgeMs: snapshotMaxAgeMs(config) }));
     }
     await runner.start({ onProgress: options.onCatchUp, restored });
   } catch (error) {

@@ -42,7 +42,7 @@ export function createReadModels(clock: Clock, { replayMs, replayMaxBytes, keyRe
     apiKeys: new ApiKeysReadModel(),
     users,
     clients: new ClientsReadModel(),
-    sessions: new SessionsReadModel(),
+    sessions: new SessionsReadModel(clock.now),
     recentMessages: new RecentMessagesReadModel({ users, clock, retentionMs: replayMs, ...(replayMaxBytes !== undefined && { maxBytes: replayMaxBytes }) }),
     vip: new VipReadModel(),
     operations: new OperationsReadModel({ now: clock.now, keyReachMs }, [items, medals]),

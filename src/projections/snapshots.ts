@@ -13,7 +13,7 @@ import type { Logger } from '../log.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
 import type { Projection, ProjectionRunner } from './runner.js';
-import { DamagedSnapshotError, readSnapshotFile, writeSnapshotFile, type EventMark, type SnapshotHeader } from './snapshotFile.js';
+import { DamagedSnapshotError, type readSnapshotFile, writeSnapshotFile, type EventMark, type SnapshotHeader } from './snapshotFile.js';
 
 /** Streams retention deletes (src/services/retention.ts): a snapshot is never recognised by their events. */
 const DELETABLE = [streams.client(''), streams.login(''), streams.idempotency('', '').slice(0, -1)];
@@ -75,13 +75,20 @@ const sameEvent = (mark: EventMark, event: RecordedEvent | undefined) =>
   event !== undefined && event.streamName === mark.streamName && event.revision === mark.revision && event.type === mark.type && event.created === mark.created;
 
 /**
- * Reads the snapshot and restores into `projections` what can be restored. Never throws for the
- * file's sake: a snapshot that cannot be used is a refusal with its reason.
+ * Restores into `projections` what can be restored of the snapshot `read` is reading (from
+ * `file`: started early, it reads while the store opens). Never throws for the file's sake: a
+ * snapshot that cannot be used is a refusal with its reason.
  */
-export async function loadSnapshot(file: string, store: EventStore, projections: readonly Projection[], options: LoadOptions): Promise<SnapshotLoad> {
-  let content: Awaited<ReturnType<typeof readSnapshotFile>>;
+export async function loadSnapshot(
+  file: string,
+  read: ReturnType<typeof readSnapshotFile>,
+  store: EventStore,
+  projections: readonly Projection[],
+  options: LoadOptions,
+): Promise<SnapshotLoad> {
+  let content: Awaited<typeof read>;
   try {
-    content = await readSnapshotFile(file);
+    content = await read;
   } catch (error) {
     if (error instanceof DamagedSnapshotError) return refused(`the snapshot ${file} is damaged: ${error.message}`);
     return refused(`the snapshot ${file} cannot be read: ${(error as Error).message}`);

@@ -123,7 +123,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
   });
   const { store, readModels, runner, clock } = core;
   if (core.snapshot) reportSnapshot(core.snapshot, runner.position, log);
-  // What this start rebuilt from the log is saved soon, whatever else the snapshot held.
+  // What this start rebuilt from the log is saved soon (in the background), whatever else the snapshot held.
   const restoredWhole = core.snapshot?.used === true && core.snapshot.rebuilt.length === 0;
   const snapshots =
     config.snapshots &&
@@ -138,8 +138,6 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
       maxAgeMs: snapshotMaxAgeMs(config),
       ...(restoredWhole && core.snapshot?.used && { used: core.snapshot }),
     });
-  // After a long rebuild, serialising every read model holds the event loop for a while: before serving, nobody waits on it.
-  if (snapshots && !restoredWhole && runner.position >= snapshots.everyEvents) await snapshots.captureBeforeServing();
   const clockReading = () => logClock!.reading();
   metrics.measureClockOffset(() => logClock!.reading().offsetMs);
   const platform = instrumentedPlatform(

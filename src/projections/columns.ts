@@ -191,6 +191,21 @@ export class SavedMap<V> {
     return this.entries();
   }
 
+  /**
+   * Encodes up to `entries` of the entries read or set since the last snapshot, ahead of the next
+   * one (dropping them as a snapshot does); answers whether any is left.
+   */
+  encodeAhead(entries: number): boolean {
+    let encoded = 0;
+    for (const [key, value] of this.live) {
+      if (encoded++ === entries) return true;
+      this.saved.set(key, this.encoded.length);
+      this.encoded.push(this.codec.encode(value));
+      this.live.delete(key);
+    }
+    return false;
+  }
+
   /** Every entry encoded; the decoded ones are dropped (see the class comment). */
   snapshotState(): SavedMapState {
     for (const [key, value] of this.live) {
@@ -224,4 +239,10 @@ export class SavedMap<V> {
   private decodeAll(): void {
     for (const key of this.saved.keys()) this.get(key);
   }
+}
+
+/** Encodes ahead up to `entries` in the first of `maps` with some left; answers whether any is left in any. */
+export function encodeAheadIn(maps: readonly Pick<SavedMap<unknown>, 'encodeAhead'>[], entries: number): boolean {
+  for (const map of maps) if (map.encodeAhead(entries)) return true;
+  return false;
 }

@@ -24,6 +24,10 @@ export class ItemsReadModel implements AppliedOperationsFold {
     this.net = new SavedMap(mapCodec, state);
   }
 
+  encodeAhead(entries: number): boolean {
+    return this.net.encodeAhead(entries);
+  }
+
   netChanges(oId: string): Record<string, number> {
     return Object.fromEntries(this.net.get(oId) ?? []);
   }
@@ -53,6 +57,10 @@ export class MedalsReadModel implements AppliedOperationsFold {
 
   restoreState(state: SavedMapState): void {
     this.byUser = new SavedMap(mapCodec, state);
+  }
+
+  encodeAhead(entries: number): boolean {
+    return this.byUser.encodeAhead(entries);
   }
 
   medals(oId: string): MedalRecord[] {

@@ -124,6 +124,7 @@ export interface AppliedOperationsFold {
   applied(requested: OperationRequested): void;
   snapshotState(): unknown;
   restoreState(state: unknown): void;
+  encodeAhead?(entries: number): boolean;
 }
 
 export interface OperationsReadModelOptions {
@@ -282,6 +283,10 @@ export class OperationsReadModel implements Projection {
     }
     for (const [i, fold] of this.folds.entries()) fold.restoreState(state.folds[i]);
     return true;
+  }
+
+  encodeAhead(entries: number): boolean {
+    return this.folds.some((fold) => fold.encodeAhead?.(entries) === true);
   }
 
   /**

@@ -36,6 +36,12 @@ export interface Projection {
    * state was made under settings that would have built it differently: it is then rebuilt.
    */
   restoreState(state: unknown): boolean;
+  /**
+   * For read models with much to encode in a snapshot (SavedMaps): encodes up to `entries` of it
+   * ahead, a slice per turn of the event loop, so that the snapshot itself holds the loop briefly;
+   * answers whether any is left.
+   */
+  encodeAhead?(entries: number): boolean;
 }
 
 export interface CatchUpProgress {

@@ -66,6 +66,10 @@ export class SessionsReadModel implements Projection {
     return true;
   }
 
+  encodeAhead(entries: number): boolean {
+    return this.active.encodeAhead(entries);
+  }
+
   get(sessionId: string): SessionRecord | undefined {
     return this.active.get(sessionId);
   }

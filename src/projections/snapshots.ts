@@ -176,6 +176,9 @@ export interface SnapshotWritten {
   longestHoldModel: string;
 }
 
+/** Entries a read model encodes ahead of a snapshot per turn of the event loop (a few milliseconds' work). */
+const ENCODE_AHEAD_ENTRIES = 2000;
+
 /** How often the writer looks whether a snapshot is due. */
 const CHECK_EVERY_MS = 5000;
 
@@ -195,10 +198,6 @@ export class SnapshotWriter {
     this.lastAt = performance.now() - (options.used?.ageMs ?? 0);
   }
 
-  get everyEvents(): number {
-    return this.options.everyEvents;
-  }
-
   start(): void {
     this.timer = setInterval(
       () => {
@@ -216,22 +215,9 @@ export class SnapshotWriter {
     if (this.options.runner.position > this.lastPosition || performance.now() - this.lastAt >= this.options.intervalMs) await this.write();
   }
 
-  /**
-   * For a start that rebuilt read models from the log: serialises them before the node serves
-   * (resolves then: the event loop is held per read model, and nothing waits on it yet), and
-   * writes the file in the background.
-   */
-  async captureBeforeServing(): Promise<void> {
-    let captured!: () => void;
-    const serialised = new Promise<void>((resolve) => (captured = resolve));
-    void this.write(captured);
-    await serialised;
-  }
-
-  /** Writes one now (one at a time: a call during a write waits for it). `captured`: called once the read models are serialised. */
-  write(captured?: () => void): Promise<SnapshotWritten | undefined> {
-    if (this.writing !== undefined) captured?.();
-    this.writing ??= this.take(captured)
+  /** Writes one now (one at a time: a call during a write waits for it). */
+  write(): Promise<SnapshotWritten | undefined> {
+    this.writing ??= this.take()
       .then(
         (written) => {
           if (written) this.options.log.info(written, 'read-model snapshot written');
@@ -253,7 +239,7 @@ export class SnapshotWriter {
     return moved >= this.options.everyEvents || (moved > 0 && elapsed >= this.options.intervalMs) || refresh;
   }
 
-  private async take(captured = () => {}): Promise<SnapshotWritten | undefined> {
+  private async take(): Promise<SnapshotWritten | undefined> {
     const { runner, store, clock, nodeId, file } = this.options;
     const started = performance.now();
     const taken = clock.now();
@@ -262,23 +248,23 @@ export class SnapshotWriter {
     let longestHoldMs = 0;
     let longestHoldModel = '';
     let last: RecordedEvent | undefined;
+    // What changed since the last snapshot is encoded a slice per turn first (after a rebuild, every entry).
+    for (const projection of runner.projections) {
+      while (projection.encodeAhead?.(ENCODE_AHEAD_ENTRIES)) await nextTurn();
+    }
     // One read model per turn of the event loop, each at the position the runner has reached then:
     // requests and events go on between them, and a start catches each up from its own position.
-    try {
-      for (const projection of runner.projections) {
-        await nextTurn();
-        // What a read model built after it threw may be wrong: a start rebuilds it from the log (and fails again, saying so).
-        if (runner.failures.some((failure) => failure.readModel === projection.name)) continue;
-        const holdStarted = performance.now();
-        const state = serialize(projection.snapshotState());
-        const holdMs = performance.now() - holdStarted;
-        if (holdMs > longestHoldMs) [longestHoldMs, longestHoldModel] = [holdMs, projection.name];
-        models.push({ name: projection.name, version: projection.version, position: runner.position, bytes: state.length });
-        states.push(state);
-        last = runner.lastApplied;
-      }
-    } finally {
-      captured();
+    for (const projection of runner.projections) {
+      await nextTurn();
+      // What a read model built after it threw may be wrong: a start rebuilds it from the log (and fails again, saying so).
+      if (runner.failures.some((failure) => failure.readModel === projection.name)) continue;
+      const holdStarted = performance.now();
+      const state = serialize(projection.snapshotState());
+      const holdMs = performance.now() - holdStarted;
+      if (holdMs > longestHoldMs) [longestHoldMs, longestHoldModel] = [holdMs, projection.name];
+      models.push({ name: projection.name, version: projection.version, position: runner.position, bytes: state.length });
+      states.push(state);
+      last = runner.lastApplied;
     }
     const position = Math.max(0, ...models.map((model) => model.position));
     if (position === 0) return undefined;

@@ -2,7 +2,7 @@ import type { Profile } from '../domain/events.js';
 import type { Projection } from './runner.js';
 import { asDomain } from './recorded.js';
 import type { RecordedEvent } from '../store/port.js';
-import { jsonCodec, SavedMap, textCodec, type SavedMapState } from './columns.js';
+import { encodeAheadIn, jsonCodec, SavedMap, textCodec, type SavedMapState } from './columns.js';
 
 export interface UserRecord extends Profile {
   id: string;
@@ -41,6 +41,10 @@ export class UsersReadModel implements Projection {
     this.byOId = new SavedMap(jsonCodec, state.byOId);
     this.oIdById = new SavedMap(textCodec, state.oIdById);
     return true;
+  }
+
+  encodeAhead(entries: number): boolean {
+    return encodeAheadIn([this.byOId, this.oIdById], entries);
   }
 
   byOid(oId: string): UserRecord | undefined {

@@ -35,6 +35,10 @@ export class VipReadModel implements Projection {
     return true;
   }
 
+  encodeAhead(entries: number): boolean {
+    return this.byUser.encodeAhead(entries);
+  }
+
   /** The user's VIP stream as far as applied: its state and the revision of its last event. */
   known(userId: string): { state: VipState; revision: number } {
     // A copy: the entry itself changes as events are applied, and the caller decides on it later.

@@ -87,4 +87,19 @@ test('values replaced snapshot after snapshot do not pile up in the saved block'
   );
 });
 
+test('entries encoded ahead in slices are what the snapshot holds, and read back as they were', () => {
+  const map = new SavedMap<{ n: number }>(jsonCodec);
+  for (let i = 0; i < 25; i++) map.set(`k${i}`, { n: i });
+  let slices = 0;
+  while (map.encodeAhead(10)) slices++;
+  assert.is(slices, 2, 'ten, ten, then the last five');
+  assert.equal(map.get('k7'), { n: 7 });
+  map.get('k7')!.n = 70;
+  const restored = new SavedMap<{ n: number }>(jsonCodec, throughFile(map.snapshotState()));
+  assert.equal(
+    [...restored].sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true })).map(([, value]) => value.n),
+    [0, 1, 2, 3, 4, 5, 6, 70, ...Array.from({ length: 17 }, (_, i) => i + 8)],
+  );
+});
+
 test.run();

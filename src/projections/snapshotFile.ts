@@ -12,9 +12,9 @@ import * as v from 'valibot';
 
 /** The format's name and version: a file that does not start with it is not read. */
 const MAGIC = Buffer.from('CBSNAP01');
-const HASH_BYTES = 4;
+const CHECKSUM_BYTES = 4;
 const LENGTH_BYTES = 4;
-const HEADER_AT = MAGIC.length + HASH_BYTES + LENGTH_BYTES;
+const HEADER_AT = MAGIC.length + CHECKSUM_BYTES + LENGTH_BYTES;
 /** Hashed and written this much at a time, the event loop turning in between. */
 const CHUNK_BYTES = 8 * 1024 * 1024;
 const DIR_MODE = 0o700;
@@ -28,7 +28,7 @@ const EventMarkSchema = v.object({ position, streamName: v.string(), revision: v
 
 const HeaderSchema = v.object({
   /** When it was taken, on the log's clock (ISO-8601). */
-  taken: v.string(),
+  taken: v.pipe(v.string(), v.isoTimestamp()),
   node: v.string(),
   /** The event at the greatest position a read model had applied, when the store still had it. */
   last: v.optional(EventMarkSchema),
@@ -59,7 +59,7 @@ async function checksum(parts: readonly Uint8Array[]): Promise<Buffer> {
       await nextTurn();
     }
   }
-  const bytes = Buffer.alloc(HASH_BYTES);
+  const bytes = Buffer.alloc(CHECKSUM_BYTES);
   bytes.writeUInt32BE(value);
   return bytes;
 }
@@ -108,9 +108,9 @@ export async function readSnapshotFile(file: string): Promise<SnapshotContent | 
     throw error;
   }
   if (bytes.length < HEADER_AT || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) throw new DamagedSnapshotError('not a snapshot of this format');
-  const sum = await checksum([bytes.subarray(MAGIC.length + HASH_BYTES)]);
-  if (!sum.equals(bytes.subarray(MAGIC.length, MAGIC.length + HASH_BYTES))) throw new DamagedSnapshotError('its checksum does not match its content');
-  const headerEnd = HEADER_AT + bytes.readUInt32BE(MAGIC.length + HASH_BYTES);
+  const sum = await checksum([bytes.subarray(MAGIC.length + CHECKSUM_BYTES)]);
+  if (!sum.equals(bytes.subarray(MAGIC.length, MAGIC.length + CHECKSUM_BYTES))) throw new DamagedSnapshotError('its checksum does not match its content');
+  const headerEnd = HEADER_AT + bytes.readUInt32BE(MAGIC.length + CHECKSUM_BYTES);
   const parsed = v.safeParse(HeaderSchema, parseJson(bytes.subarray(HEADER_AT, headerEnd).toString()));
   if (!parsed.success) throw new DamagedSnapshotError(`its header is not one this version writes (${v.summarize(parsed.issues)})`);
   const header = parsed.output;

@@ -22,7 +22,6 @@ import type { AddressInfo } from 'node:net';
 import { openPool } from '../../src/store/postgresPool.js';
 import { APPEND_LOCK, migrate } from '../../src/store/postgresSchema.js';
 import { transaction } from '../../src/store/postgresTransaction.js';
-import { APPENDED_CHANNEL } from '../../src/store/postgresListener.js';
 import { userLookup } from '../lib/userLookup.js';
 import { benchOid } from '../lib/users.js';
 
@@ -41,22 +40,22 @@ await migrate(pool);
 
 // The adapter's append statement (src/store/postgres.ts), for a one-event append.
 const ADAPTER_INSERT = `
-  WITH drawn AS MATERIALIZED (SELECT setval('events_position', nextval('events_position') + $1 - 1) AS last),
+  WITH drawn AS MATERIALIZED (SELECT setval('events_seq', nextval('events_seq') + $1 - 1) AS last),
   inserted AS (
     INSERT INTO events (position, stream, revision, type, data, metadata, created)
     SELECT drawn.last - $1 + e.n, e.stream, e.revision, e.type, e.data, e.metadata, statement_timestamp()
     FROM unnest($2::text[], $3::int[], $4::text[], $5::json[], $6::json[]) WITH ORDINALITY AS e(stream, revision, type, data, metadata, n), drawn
     RETURNING position
   )
-  SELECT max(position) AS position, pg_notify('${APPENDED_CHANNEL}', max(position)::text) FROM inserted`;
+  SELECT max(position) AS position, pg_notify('community_bridge_floor', max(position)::text) FROM inserted`;
 const PLAIN_INSERT = `
   INSERT INTO events (position, stream, revision, type, data, metadata, created)
-  VALUES (nextval('events_position'), $1, $2, $3, $4, NULL, statement_timestamp())
+  VALUES (nextval('events_seq'), $1, $2, $3, $4, NULL, statement_timestamp())
   RETURNING position`;
 // Without the lock the adapter's setval would hand one position out twice: nextval, and the notification.
 const NOTIFYING_INSERT = `
   WITH inserted AS (${PLAIN_INSERT})
-  SELECT position, pg_notify('${APPENDED_CHANNEL}', position::text) FROM inserted`;
+  SELECT position, pg_notify('community_bridge_floor', position::text) FROM inserted`;
 
 /** Revisions of this process's streams: each (stream, revision) is new, as the unique index requires. */
 const revisions = new Map<string, number>();
@@ -93,7 +92,7 @@ if (mode === 'read' && process.env.SEED === '1') {
   ).flat();
   await pool.query(
     `INSERT INTO events (position, stream, revision, type, data, metadata, created)
-     SELECT nextval('events_position'), e.stream, e.revision, 'VipGranted', e.data, NULL, now()
+     SELECT nextval('events_seq'), e.stream, e.revision, 'VipGranted', e.data, NULL, now()
      FROM unnest($1::text[], $2::int[], $3::json[]) AS e(stream, revision, data)`,
     [rows.map((r) => r.stream), rows.map((r) => r.revision), rows.map((r) => r.data)],
   );

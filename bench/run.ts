@@ -23,6 +23,7 @@ import { adminRead, adminWrite, forwardOverhead } from './scenarios/admin.js';
 import { startSimulator, type BenchContext, type Running } from './scenarios/common.js';
 import { loginFlood } from './scenarios/loginFlood.js';
 import { pgAdminRead, pgAdminWrite, pgReplay } from './scenarios/postgres.js';
+import { pgStoreAppend } from './scenarios/postgresStore.js';
 import { replay } from './scenarios/replay.js';
 import { soak } from './scenarios/soak.js';
 import { fanout, sseCapacity } from './scenarios/sse.js';
@@ -37,9 +38,9 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioReport>> 
   'login-flood': loginFlood,
 };
 /** Run only when named in --only. */
-const ON_REQUEST: typeof SCENARIOS = { soak, 'pg-admin-write': pgAdminWrite, 'pg-admin-read': pgAdminRead, 'pg-replay': pgReplay };
+const ON_REQUEST: typeof SCENARIOS = { soak, 'pg-store-append': pgStoreAppend, 'pg-admin-write': pgAdminWrite, 'pg-admin-read': pgAdminRead, 'pg-replay': pgReplay };
 /** Names --only takes for several scenarios. */
-const GROUPS: Record<string, string[]> = { pg: ['pg-admin-write', 'pg-admin-read', 'pg-replay'] };
+const GROUPS: Record<string, string[]> = { pg: ['pg-store-append', 'pg-admin-write', 'pg-admin-read', 'pg-replay'] };
 
 const { values } = parseArgs({
   options: {

@@ -6,7 +6,8 @@
 // Argument: JSON {connectionString, appenders, label, warmupS, durationS}. Prints `READY {}` once
 // its claim streams exist; on the IPC message {type: 'go'} runs warmupS unmeasured, then
 // durationS measured, and prints `RESULT {appends, seconds, latencies, errors, cpuS}`
-// (latencies in ms, rounded to µs; an error ends nothing: the appender appends again).
+// (latencies: how many appends took each number of hundredths of a millisecond; an error ends
+// nothing: the appender appends again).
 import { PostgresEventStore } from '../src/store/postgres.js';
 import type { EventToAppend } from '../src/store/port.js';
 import { benchEvent } from './lib/pgAppendLoad.js';
@@ -28,7 +29,7 @@ process.stdout.write('READY {}\n');
 await new Promise<void>((resolve) => process.on('message', (message: { type?: string }) => message.type === 'go' && resolve()));
 
 let errors = 0;
-async function appender(k: number, until: number, latencies: number[] | undefined, revision: { at: number | 'no_stream' }): Promise<number> {
+async function appender(k: number, until: number, latencies: Map<number, number> | undefined, revision: { at: number | 'no_stream' }): Promise<number> {
   const stream = `vip-${args.label}-${k}`;
   let appends = 0;
   while (performance.now() < until) {
@@ -40,7 +41,8 @@ async function appender(k: number, until: number, latencies: number[] | undefine
         alongside: { streamName: claims[k]!, expectedRevision: 0, events: [] },
       });
       revision.at = nextExpectedRevision;
-      latencies?.push(Math.round((performance.now() - started) * 1000) / 1000);
+      const bucket = Math.round((performance.now() - started) * 100);
+      latencies?.set(bucket, (latencies.get(bucket) ?? 0) + 1);
       appends++;
     } catch (error) {
       if (++errors <= 3) process.stderr.write(`${(error as Error).message}\n`);
@@ -53,12 +55,13 @@ const revisions = claims.map(() => ({ at: 'no_stream' as number | 'no_stream' })
 const warmEnd = performance.now() + args.warmupS * 1000;
 await Promise.all(claims.map((_, k) => appender(k, warmEnd, undefined, revisions[k]!)));
 errors = 0;
-const latencies: number[] = [];
+const latencies = new Map<number, number>();
 const cpuBefore = process.cpuUsage();
 const started = performance.now();
 const counts = await Promise.all(claims.map((_, k) => appender(k, started + args.durationS * 1000, latencies, revisions[k]!)));
 const seconds = (performance.now() - started) / 1000;
 const cpuS = (({ user, system }) => (user + system) / 1e6)(process.cpuUsage(cpuBefore));
-process.stdout.write(`RESULT ${JSON.stringify({ appends: counts.reduce((a, b) => a + b, 0), seconds, latencies, errors, cpuS })}\n`);
 await store.close();
-process.exit(0);
+process.stdout.write(`RESULT ${JSON.stringify({ appends: counts.reduce((a, b) => a + b, 0), seconds, latencies: Object.fromEntries(latencies), errors, cpuS })}\n`, () =>
+  process.exit(0),
+);

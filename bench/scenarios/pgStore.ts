@@ -19,7 +19,8 @@ const PROCESS_COUNTS = [1, 3] as const;
 interface AppendersResult {
   appends: number;
   seconds: number;
-  latencies: number[];
+  /** Appends per hundredth of a millisecond they took. */
+  latencies: Record<string, number>;
   errors: number;
   cpuS: number;
 }
@@ -34,7 +35,18 @@ interface Measured {
   appends: number;
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+/** The p-th percentile in ms of the appends the histograms hold together. */
+function percentile(histograms: Array<Record<string, number>>, p: number): number {
+  const counts = new Map<number, number>();
+  for (const h of histograms) for (const [bucket, n] of Object.entries(h)) counts.set(Number(bucket), (counts.get(Number(bucket)) ?? 0) + n);
+  const total = [...counts.values()].reduce((a, b) => a + b, 0);
+  let seen = 0;
+  for (const bucket of [...counts.keys()].sort((a, b) => a - b)) {
+    seen += counts.get(bucket)!;
+    if (seen > (p / 100) * total) return bucket / 100;
+  }
+  return NaN;
+}
 
 /** `count` processes of appenders on one fresh database, started together; their figures merged. */
 async function measureAppenders(connectionString: string, count: number, load: { warmupS: number; durationS: number }, databaseCpu: () => number): Promise<Measured> {
@@ -54,13 +66,14 @@ async function measureAppenders(connectionString: string, count: number, load: {
     const all = await Promise.all(results);
     clearTimeout(measuredStarts);
     const databaseCpuS = databaseCpu() - databaseAtStart;
-    const latencies = all.flatMap((r) => r.latencies).sort((a, b) => a - b);
+    const appends = all.reduce((a, r) => a + r.appends, 0);
     const seconds = Math.max(...all.map((r) => r.seconds));
+    const histograms = all.map((r) => r.latencies);
     return {
-      appends: latencies.length,
-      rps: latencies.length / seconds,
-      p50: pct(latencies, 50),
-      p99: pct(latencies, 99),
+      appends,
+      rps: appends / seconds,
+      p50: percentile(histograms, 50),
+      p99: percentile(histograms, 99),
       errors: all.reduce((a, r) => a + r.errors, 0),
       appendersCpuS: all.reduce((a, r) => a + r.cpuS, 0),
       databaseCpuS,

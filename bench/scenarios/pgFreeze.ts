@@ -85,7 +85,8 @@ export async function pgFreeze(ctx: BenchContext): Promise<ScenarioReport> {
       `once without and once with node 3 stopped (SIGSTOP) from the start of the measured run to its end; a request unanswered after ${TIMEOUT_S} s counts as not answered`,
     `nodes 1 and 2: without the freeze p50 ${round(calm.others.p50, 1)} ms, p99 ${round(calm.others.p99, 1)} ms, answered ${answered(calm.others)}; ` +
       `with node 3 frozen p50 ${round(frozenRun.others.p50, 1)} ms, p99 ${round(frozenRun.others.p99, 1)} ms, max ${round(frozenRun.others.max)} ms, answered ${answered(frozenRun.others)}`,
-    `node 3 itself: without the freeze p99 ${round(calm.frozen.p99, 1)} ms; its requests of the frozen run answered ${answered(frozenRun.frozen)} once it resumed (max ${round(frozenRun.frozen.max / 1000, 1)} s)`,
+    `node 3 itself: without the freeze p99 ${round(calm.frozen.p99, 1)} ms; of its requests sent while it was stopped, ${answered(frozenRun.frozen)} answered once it resumed` +
+      (frozenRun.frozen.errors > 0 ? `, ${frozenRun.frozen.errors} failed (reset or refused)` : ''),
   );
   const allAnswered = (r: LoadResult) => r.ok === sentOf(r) && r.ok > 0;
   return {

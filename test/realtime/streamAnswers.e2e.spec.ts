@@ -86,7 +86,10 @@ test('a store failure while opening: 503 store_unavailable in the error form wit
       assert.is(failed.headers['retry-after'], '1');
       assert.is(failed.headers['x-content-type-options'], 'nosniff');
       assert.is(lines().filter((l) => /the event store is unavailable/.test(String(l.msg))).length, 1, 'the outage is logged once');
-      assert.not.ok(lines().some((l) => l.msg === 'unexpected error'), 'no stack for it');
+      assert.not.ok(
+        lines().some((l) => l.msg === 'unexpected error'),
+        'no stack for it',
+      );
       assert.equal(
         requestLines(lines()).map((l) => l.status),
         ['503'],

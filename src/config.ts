@@ -90,6 +90,8 @@ export interface Config {
   host: string;
   dataDir: string;
   eventStoreConnectionString: string | undefined;
+  /** The file EVENTSTORE_CONNECTION_STRING_FILE named, when the connection string came from one. */
+  eventStoreConnectionStringFile?: string;
   community: {
     url: string;
     name: string;
@@ -193,6 +195,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     host: e.HOST,
     dataDir: e.DATA_DIR,
     eventStoreConnectionString: e.EVENTSTORE_CONNECTION_STRING,
+    ...(secrets.sources.has('EVENTSTORE_CONNECTION_STRING') && { eventStoreConnectionStringFile: env.EVENTSTORE_CONNECTION_STRING_FILE }),
     community: {
       url: e.COMMUNITY_URL.replace(/\/+$/, ''),
       name: e.COMMUNITY_NAME,

@@ -13,7 +13,7 @@ import type { HttpDeps } from './http/deps.js';
 import { apiSettings } from './http/route.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
-import { cliOnStore, FROM_SOURCES } from './cliCommand.js';
+import { cliOnStore, FROM_SOURCES, passwordLeftOut } from './cliCommand.js';
 import { describeStore, openCore, StoreOpenError } from './core.js';
 import { USER_AGENT, version } from './version.js';
 import { missingKeysWarning } from './community/goldFinger.js';
@@ -265,6 +265,9 @@ function nextSteps(config: Config, url: string): string {
     `community-bridge ${version} listening on ${url} (store: ${describeStore(config)})`,
     `  API reference and "Try it out":  ${url}/docs`,
     `  Create an API key:               ${cliOnStore(config)} keys create --app-id <your-game> --app "<Your Game>" --permissions '*'`,
+    ...(passwordLeftOut(config)
+      ? ['                                    (put the password back in place of ***, or give the service EVENTSTORE_CONNECTION_STRING_FILE: then this line names the file)']
+      : []),
     ...(FROM_SOURCES ? ['  Everything with a simulated platform, no account needed: npm run dev'] : []),
     ...(missingKeys ? [`  Warning: ${missingKeys}.`] : []),
     ...(config.deprecatedNames ?? []).map((line) => `  Warning: ${line}.`),

@@ -66,6 +66,7 @@ const EnvSchema = v.object({
   SIGN_IN_PAGES_PER_NODE_PER_SECOND: nonNegativeNumber('200'),
   REALTIME_MAX_CONNECTIONS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
   TRUST_PROXY: flag('false'),
+  CLIENT_IPV6_PREFIX_LENGTH: v.pipe(positiveInt('64'), v.minValue(16, 'must be at least 16'), v.maxValue(128, 'must be at most 128')),
   ANONYMOUS_RETENTION_MS: nonNegativeNumber('3600000'),
   CONSOLE_ADMINS: v.optional(
     v.pipe(
@@ -133,6 +134,8 @@ export interface Config {
   push: { maxDepth: number; maxBytes: number };
   /** The client address is taken from X-Forwarded-For (a reverse proxy in front), else the socket. */
   trustProxy: boolean;
+  /** IPv6 client addresses sharing this many leading bits count as one address for every per-address bound. */
+  ipv6PrefixLength: number;
   /** Login pages and sign-in callbacks one client address, and the whole node, may serve (429 past either). */
   signInPageRates: { perAddress: { perSecond: number; burst: number } | undefined; perNode: { perSecond: number; burst: number } | undefined };
   /** Ended anonymous client streams and finished login streams are deleted this long after they end. */
@@ -224,6 +227,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     push: { maxDepth: e.PUSH_MAX_DEPTH, maxBytes: e.PUSH_MAX_BYTES },
     trustProxy: e.TRUST_PROXY,
+    ipv6PrefixLength: e.CLIENT_IPV6_PREFIX_LENGTH,
     signInPageRates: {
       perAddress: e.SIGN_IN_PAGES_PER_SECOND > 0 ? { perSecond: e.SIGN_IN_PAGES_PER_SECOND, burst: e.SIGN_IN_PAGES_BURST } : undefined,
       // A second's worth at once: a node-wide bound is for floods, not for spreading a burst.

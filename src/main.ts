@@ -149,7 +149,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     platformKeys: config.community.keys,
     pointsSource: config.community.pointsSource,
     pushLimits: config.push,
-    trustProxy: config.trustProxy,
+    addressing: { trustProxy: config.trustProxy, ipv6PrefixLength: config.ipv6PrefixLength },
     signInPageRates: config.signInPageRates,
     api: apiSettings(config, () => publicUrl!),
   };

@@ -60,8 +60,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
   const consoleIndex = config.console && new ConsoleIndex(clockNow);
   // Listening before the catch-up: liveness holds while a long log replays, and nothing else is
   // served until the read models are current.
-  let caughtUpTo = 0;
-  let handle: RequestListener = startingResponder(() => caughtUpTo);
+  let handle: RequestListener = startingResponder();
   const server = createServer((req, res) => handle(req, res));
   // Shutdown waits for requests, not sockets: an idle keep-alive or pre-connected socket holds
   // no work and is simply closed.
@@ -108,7 +107,6 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     writeHealth: storeHealth,
     wrapAdapter: overrides.wrapStore,
     runnerObserver: reportRunnerTrouble(log, metrics),
-    onCatchUp: ({ position }) => (caughtUpTo = position),
     ...(consoleIndex && { projections: [consoleIndex] }),
   }).catch((error: unknown) => {
     stopListening();

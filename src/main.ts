@@ -9,6 +9,7 @@ import { ConsoleIndex } from './console/consoleIndex.js';
 import { consoleOffRoutes, createConsole } from './console/index.js';
 import { createRequestListener } from './http/app.js';
 import { startingResponder } from './http/starting.js';
+import { boundSockets, timeoutOptions, type SocketBounds } from './http/socketBounds.js';
 import type { HttpDeps } from './http/deps.js';
 import { apiSettings } from './http/route.js';
 import { createLogger, type Logger } from './log.js';
@@ -61,7 +62,14 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
   // Listening before the catch-up: liveness holds while a long log replays, and nothing else is
   // served until the read models are current.
   let handle: RequestListener = startingResponder();
-  const server = createServer((req, res) => handle(req, res));
+  const bounds: SocketBounds = {
+    ...config.sockets,
+    // Behind a proxy every socket is the proxy's: it bounds its own clients.
+    maxConnectionsPerAddress: config.trustProxy ? undefined : config.sockets.maxConnectionsPerIp,
+    ipv6PrefixLength: config.ipv6PrefixLength,
+  };
+  const server = createServer(timeoutOptions(bounds), (req, res) => handle(req, res));
+  boundSockets(server, bounds, (bound) => metrics.connectionsRefused.inc({ bound }));
   // Shutdown waits for requests, not sockets: an idle keep-alive or pre-connected socket holds
   // no work and is simply closed.
   const inFlight = new Set<ServerResponse>();

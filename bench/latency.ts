@@ -3,7 +3,7 @@
 // generator sends `rate` per second, spread evenly over the connections); with 0 every
 // connection sends again as soon as its answer arrives (closed loop, i.e. saturation).
 // Latencies are timed with process.hrtime (autocannon rounds to whole milliseconds).
-// Argument: JSON {url, workload, users, apiKey?, keyPrefix?, clientId?, connections, durationS, rate, warmupS?, windowS?, announce?, localAddresses?}.
+// Argument: JSON {url, workload, users, apiKey?, keyPrefix?, clientId?, recipients?, connections, durationS, rate, warmupS?, windowS?, announce?, localAddresses?}.
 // With `localAddresses` the connections are spread over those source addresses (loopback ones:
 // 127.0.0.0/8 is all this host's), as a flood from many clients would be.
 // With `announce`, a first `RESULT {"warmedUp":true}` says the warm-up is over (the parent may
@@ -28,6 +28,7 @@ interface LatencyArgs {
   windowS?: number;
   announce?: boolean;
   localAddresses?: string[];
+  recipients?: number;
 }
 
 const args = JSON.parse(process.argv[2]!) as LatencyArgs;

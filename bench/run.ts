@@ -23,6 +23,7 @@ import { adminRead, adminWrite, forwardOverhead } from './scenarios/admin.js';
 import { startSimulator, type BenchContext, type Running } from './scenarios/common.js';
 import { loginFlood } from './scenarios/loginFlood.js';
 import { pgAdminRead, pgAdminWrite, pgReplay } from './scenarios/postgres.js';
+import { pushFairness } from './scenarios/pushFairness.js';
 import { replay } from './scenarios/replay.js';
 import { soak } from './scenarios/soak.js';
 import { fanout, sseCapacity } from './scenarios/sse.js';
@@ -35,6 +36,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioReport>> 
   fanout,
   replay,
   'login-flood': loginFlood,
+  'push-fairness': pushFairness,
 };
 /** Run only when named in --only. */
 const ON_REQUEST: typeof SCENARIOS = { soak, 'pg-admin-write': pgAdminWrite, 'pg-admin-read': pgAdminRead, 'pg-replay': pgReplay };

@@ -60,6 +60,8 @@ const EnvSchema = v.object({
   SHUTDOWN_TIMEOUT_MS: positiveInt('10000'),
   PUSH_MAX_DEPTH: v.pipe(positiveInt('32'), v.maxValue(1000, 'must be at most 1000')),
   PUSH_MAX_BYTES: positiveInt('65536'),
+  PUSH_MAX_RECIPIENTS: positiveInt('10000'),
+  PUSH_RECIPIENTS_PER_SECOND: nonNegativeNumber('50000'),
   REALTIME_MAX_CONNECTIONS_PER_IP: positiveInt('200'),
   SIGN_IN_PAGES_PER_SECOND: nonNegativeNumber('5'),
   SIGN_IN_PAGES_BURST: positiveInt('30'),
@@ -134,8 +136,8 @@ export interface Config {
     /** Open streams this node holds at most (503 past it). */
     maxConnections: number;
   };
-  /** Bounds of a push's `data`. */
-  push: { maxDepth: number; maxBytes: number };
+  /** Bounds of a push: its `data`, its recipients, and one app's recipients per second on a node (undefined: none). */
+  push: { maxDepth: number; maxBytes: number; maxRecipients: number; recipientsPerSecond: number | undefined };
   /** Sockets the node holds, in all and per client address (not behind a proxy), and how long a request may take to arrive. */
   sockets: { maxConnections: number; maxConnectionsPerIp: number; headersTimeoutMs: number; requestTimeoutMs: number };
   /** The client address is taken from X-Forwarded-For (a reverse proxy in front), else the socket. */
@@ -242,7 +244,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxConnectionsPerIp: e.REALTIME_MAX_CONNECTIONS_PER_IP,
       maxConnections: streams,
     },
-    push: { maxDepth: e.PUSH_MAX_DEPTH, maxBytes: e.PUSH_MAX_BYTES },
+    push: {
+      maxDepth: e.PUSH_MAX_DEPTH,
+      maxBytes: e.PUSH_MAX_BYTES,
+      maxRecipients: e.PUSH_MAX_RECIPIENTS,
+      recipientsPerSecond: e.PUSH_RECIPIENTS_PER_SECOND > 0 ? e.PUSH_RECIPIENTS_PER_SECOND : undefined,
+    },
     sockets: {
       maxConnections: sockets,
       maxConnectionsPerIp: e.HTTP_MAX_CONNECTIONS_PER_IP,

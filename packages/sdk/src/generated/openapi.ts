@@ -180,7 +180,7 @@ export interface paths {
         put?: never;
         /**
          * Push a realtime message to online users
-         * @description Each open connection of every targeted user receives an SSE `message` frame `{app_id, name, data}` (component `MessageFrame`). `oIds` are the platform's user ids; `userIds` are this service's own user ids (`user.id` in `PB_CONNECT` and `login` frames); give either or both. `data` may nest at most 32 levels and be at most 64 KiB as JSON. A signed-in client that reconnects with `Last-Event-ID` within 600 s gets the messages it missed.
+         * @description Each open connection of every targeted user receives an SSE `message` frame `{app_id, name, data}` (component `MessageFrame`). `oIds` are the platform's user ids; `userIds` are this service's own user ids (`user.id` in `PB_CONNECT` and `login` frames); give either or both. `data` may nest at most 32 levels and be at most 64 KiB as JSON; `oIds` and `userIds` together name at most 10000 recipients. An app pushes to at most 50000 recipients per second on a node: a push takes what its size could name and gives back what it did not, and one that finds the app in debt gets 429 with `Retry-After`. A signed-in client that reconnects with `Last-Event-ID` within 600 s gets the messages it missed.
          */
         post: operations["postAdmMessagePush"];
         delete?: never;

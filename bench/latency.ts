@@ -4,7 +4,7 @@
 // connection sends again as soon as its answer arrives (closed loop, i.e. saturation).
 // Latencies are timed with process.hrtime (autocannon rounds to whole milliseconds).
 // Argument: JSON {url, workload, users, apiKey?, keyPrefix?, clientId?, connections, durationS, rate, warmupS?, windowS?, announce?, localAddresses?,
-// targets?, timeoutS?}.
+// targets?, timeoutS?, recipients?}.
 // With `targets` ([{url, apiKey?, label?}], e.g. the nodes of one deployment) connection c sends
 // to target c mod their number, the requests still round-robin over the users from one counter,
 // and `byLabel` holds the measured figures of the targets sharing each label, merged.
@@ -35,6 +35,7 @@ interface LatencyArgs {
   localAddresses?: string[];
   targets?: Array<{ url: string; apiKey?: string; label?: string }>;
   timeoutS?: number;
+  recipients?: number;
 }
 
 const args = JSON.parse(process.argv[2]!) as LatencyArgs;

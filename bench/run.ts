@@ -26,6 +26,7 @@ import { loginFlood } from './scenarios/loginFlood.js';
 import { pgAdminRead, pgAdminWrite, pgReplay } from './scenarios/postgres.js';
 import { pgFreeze } from './scenarios/pgFreeze.js';
 import { pgStoreAppend } from './scenarios/pgStore.js';
+import { pushFairness } from './scenarios/pushFairness.js';
 import { replay } from './scenarios/replay.js';
 import { soak } from './scenarios/soak.js';
 import { fanout, sseCapacity } from './scenarios/sse.js';
@@ -38,6 +39,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioReport>> 
   fanout,
   replay,
   'login-flood': loginFlood,
+  'push-fairness': pushFairness,
 };
 /** Run only when named in --only. */
 const ON_REQUEST: typeof SCENARIOS = {

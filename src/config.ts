@@ -3,7 +3,7 @@
 import { hostname } from 'node:os';
 import * as v from 'valibot';
 import { connectionStringProblem } from './store/connectionString.js';
-import { defaultMaxConnections } from './openFilesLimit.js';
+import { defaultMaxConnections, defaultMaxSockets } from './openFilesLimit.js';
 import { OID_PATTERN, OID_RULE } from './domain/user.js';
 import { readSecretFiles, type SecretFiles } from './secretFiles.js';
 
@@ -60,12 +60,19 @@ const EnvSchema = v.object({
   SHUTDOWN_TIMEOUT_MS: positiveInt('10000'),
   PUSH_MAX_DEPTH: v.pipe(positiveInt('32'), v.maxValue(1000, 'must be at most 1000')),
   PUSH_MAX_BYTES: positiveInt('65536'),
+  PUSH_MAX_RECIPIENTS: positiveInt('10000'),
+  PUSH_RECIPIENTS_PER_SECOND: nonNegativeNumber('50000'),
   REALTIME_MAX_CONNECTIONS_PER_IP: positiveInt('200'),
   SIGN_IN_PAGES_PER_SECOND: nonNegativeNumber('5'),
   SIGN_IN_PAGES_BURST: positiveInt('30'),
   SIGN_IN_PAGES_PER_NODE_PER_SECOND: nonNegativeNumber('200'),
   REALTIME_MAX_CONNECTIONS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
   TRUST_PROXY: flag('false'),
+  HTTP_MAX_CONNECTIONS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer('must be a whole number'), v.minValue(2, 'must be at least 2'))),
+  HTTP_MAX_CONNECTIONS_PER_IP: positiveInt('512'),
+  HTTP_HEADERS_TIMEOUT_MS: positiveInt('10000'),
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt('30000'),
+  CLIENT_IPV6_PREFIX_LENGTH: v.pipe(positiveInt('64'), v.minValue(16, 'must be at least 16'), v.maxValue(128, 'must be at most 128')),
   ANONYMOUS_RETENTION_MS: nonNegativeNumber('3600000'),
   CONSOLE_ADMINS: v.optional(
     v.pipe(
@@ -131,10 +138,14 @@ export interface Config {
     /** Open streams this node holds at most (503 past it). */
     maxConnections: number;
   };
-  /** Bounds of a push's `data`. */
-  push: { maxDepth: number; maxBytes: number };
+  /** Bounds of a push: its `data`, its recipients, and one app's recipients per second on a node (undefined: none). */
+  push: { maxDepth: number; maxBytes: number; maxRecipients: number; recipientsPerSecond: number | undefined };
+  /** Sockets the node holds, in all and per client address (not behind a proxy), and how long a request may take to arrive. */
+  sockets: { maxConnections: number; maxConnectionsPerIp: number; headersTimeoutMs: number; requestTimeoutMs: number };
   /** The client address is taken from X-Forwarded-For (a reverse proxy in front), else the socket. */
   trustProxy: boolean;
+  /** IPv6 client addresses sharing this many leading bits count as one address for every per-address bound. */
+  ipv6PrefixLength: number;
   /** Login pages and sign-in callbacks one client address, and the whole node, may serve (429 past either). */
   signInPageRates: { perAddress: { perSecond: number; burst: number } | undefined; perNode: { perSecond: number; burst: number } | undefined };
   /** Ended anonymous client streams and finished login streams are deleted this long after they end. */
@@ -189,6 +200,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const lines = [...secrets.problems, ...(result.success ? [] : result.issues.map((issue) => `${named(v.getDotPath(issue) ?? 'environment')}: ${issue.message}`))];
   if (!result.success || lines.length > 0) throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   const e = result.output;
+  const sockets = e.HTTP_MAX_CONNECTIONS ?? defaultMaxSockets();
+  const streams = e.REALTIME_MAX_CONNECTIONS ?? Math.min(defaultMaxConnections(), sockets - Math.max(1, Math.ceil(sockets / 20)));
+  const conflicts = [
+    ...(streams >= sockets
+      ? [`REALTIME_MAX_CONNECTIONS (${streams}) must be below HTTP_MAX_CONNECTIONS (${sockets}): the sockets between them are the admin API's and the probes'`]
+      : []),
+    ...(e.HTTP_REQUEST_TIMEOUT_MS < e.HTTP_HEADERS_TIMEOUT_MS
+      ? [`HTTP_REQUEST_TIMEOUT_MS (${e.HTTP_REQUEST_TIMEOUT_MS}) must be at least HTTP_HEADERS_TIMEOUT_MS (${e.HTTP_HEADERS_TIMEOUT_MS})`]
+      : []),
+  ];
+  if (conflicts.length > 0) throw new ConfigError(`Invalid configuration:\n  ${conflicts.join('\n  ')}`);
   const key = (specific: string | undefined) => specific ?? e.COMMUNITY_KEY;
   return {
     port: e.PORT,
@@ -223,10 +245,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       replayMs: e.REALTIME_REPLAY_MS,
       replayMaxBytes: e.REALTIME_REPLAY_MAX_BYTES,
       maxConnectionsPerIp: e.REALTIME_MAX_CONNECTIONS_PER_IP,
-      maxConnections: e.REALTIME_MAX_CONNECTIONS ?? defaultMaxConnections(),
+      maxConnections: streams,
     },
-    push: { maxDepth: e.PUSH_MAX_DEPTH, maxBytes: e.PUSH_MAX_BYTES },
+    push: {
+      maxDepth: e.PUSH_MAX_DEPTH,
+      maxBytes: e.PUSH_MAX_BYTES,
+      maxRecipients: e.PUSH_MAX_RECIPIENTS,
+      recipientsPerSecond: e.PUSH_RECIPIENTS_PER_SECOND > 0 ? e.PUSH_RECIPIENTS_PER_SECOND : undefined,
+    },
+    sockets: {
+      maxConnections: sockets,
+      maxConnectionsPerIp: e.HTTP_MAX_CONNECTIONS_PER_IP,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+    },
     trustProxy: e.TRUST_PROXY,
+    ipv6PrefixLength: e.CLIENT_IPV6_PREFIX_LENGTH,
     signInPageRates: {
       perAddress: e.SIGN_IN_PAGES_PER_SECOND > 0 ? { perSecond: e.SIGN_IN_PAGES_PER_SECOND, burst: e.SIGN_IN_PAGES_BURST } : undefined,
       // A second's worth at once: a node-wide bound is for floods, not for spreading a burst.

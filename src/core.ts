@@ -5,7 +5,7 @@ import type { Config } from './config.js';
 import { createPrivateFile, preparePrivateDataDir } from './dataDir.js';
 import type { Metrics } from './metrics.js';
 import { createReadModels, inApplyOrder, type ReadModelOptions } from './projections/readModels.js';
-import { ProjectionRunner, type CatchUpProgress, type Projection, type RunnerObserver } from './projections/runner.js';
+import { ProjectionRunner, type Projection, type RunnerObserver } from './projections/runner.js';
 import { systemClock, type Clock } from './system/clock.js';
 import type { StoreWriteHealth } from './services/storeHealth.js';
 import { redactedConnectionString, storeKindOf } from './store/connectionString.js';
@@ -86,8 +86,6 @@ export interface CoreOptions {
   runnerObserver?: RunnerObserver;
   /** Wraps the adapter before anything else sees it (tests inject faults here). */
   wrapAdapter?: (store: EventStore) => EventStore;
-  /** Told how far the catch-up got, page by page. */
-  onCatchUp?: (progress: CatchUpProgress) => void;
   /** Folded by the same runner after the service's own read models (the console's index). */
   projections?: readonly Projection[];
   /**
@@ -117,7 +115,7 @@ export async function openCore(config: CoreConfig, clock: Clock = systemClock, m
   const readModels = createReadModels(clock, readModelOptions(config));
   const runner = new ProjectionRunner(store, [...inApplyOrder(readModels), ...(options.projections ?? [])], options.runnerObserver);
   try {
-    await runner.start(options.onCatchUp);
+    await runner.start();
   } catch (error) {
     await store.close().catch(() => undefined);
     throw new StoreOpenError(`Cannot read the event store (${describeStore(config)}): ${reason(error)}`);

@@ -9,6 +9,7 @@ import { ConsoleIndex } from './console/consoleIndex.js';
 import { consoleOffRoutes, createConsole } from './console/index.js';
 import { createRequestListener } from './http/app.js';
 import { startingResponder } from './http/starting.js';
+import { boundSockets, timeoutOptions, type SocketBounds } from './http/socketBounds.js';
 import type { HttpDeps } from './http/deps.js';
 import { apiSettings } from './http/route.js';
 import { createLogger, type Logger } from './log.js';
@@ -60,9 +61,15 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
   const consoleIndex = config.console && new ConsoleIndex(clockNow);
   // Listening before the catch-up: liveness holds while a long log replays, and nothing else is
   // served until the read models are current.
-  let caughtUpTo = 0;
-  let handle: RequestListener = startingResponder(() => caughtUpTo);
-  const server = createServer((req, res) => handle(req, res));
+  let handle: RequestListener = startingResponder();
+  const bounds: SocketBounds = {
+    ...config.sockets,
+    // Behind a proxy every socket is the proxy's: it bounds its own clients.
+    maxConnectionsPerAddress: config.trustProxy ? undefined : config.sockets.maxConnectionsPerIp,
+    ipv6PrefixLength: config.ipv6PrefixLength,
+  };
+  const server = createServer(timeoutOptions(bounds), (req, res) => handle(req, res));
+  boundSockets(server, bounds, (bound) => metrics.connectionsRefused.inc({ bound }));
   // Shutdown waits for requests, not sockets: an idle keep-alive or pre-connected socket holds
   // no work and is simply closed.
   const inFlight = new Set<ServerResponse>();
@@ -113,7 +120,6 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     },
     wrapAdapter: overrides.wrapStore,
     runnerObserver: reportRunnerTrouble(log, metrics),
-    onCatchUp: ({ position }) => (caughtUpTo = position),
     ...(consoleIndex && { projections: [consoleIndex] }),
   }).catch((error: unknown) => {
     stopListening();
@@ -155,7 +161,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     platformKeys: config.community.keys,
     pointsSource: config.community.pointsSource,
     pushLimits: config.push,
-    trustProxy: config.trustProxy,
+    addressing: { trustProxy: config.trustProxy, ipv6PrefixLength: config.ipv6PrefixLength },
     signInPageRates: config.signInPageRates,
     api: apiSettings(config, () => publicUrl!),
   };

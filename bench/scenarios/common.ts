@@ -41,6 +41,8 @@ export async function startSimulator(users: number = SIM_USERS): Promise<Running
 
 export interface RunningService extends Running {
   apiKey: string;
+  /** Keys of the apps named in BENCH_MORE_APPS, by app. */
+  keys: Record<string, string>;
   memory: MemorySampler;
   dataDir: string;
 }
@@ -54,7 +56,7 @@ export async function startBenchService(
   childName = 'service',
 ): Promise<RunningService> {
   const dataDir = mkdtempSync(join(ctx.tmp, `${scenario}-`));
-  const child = startChild<{ url: string; apiKey: string }>(childName, 'bench/serve.ts', {
+  const child = startChild<{ url: string; apiKey: string; keys: Record<string, string> }>(childName, 'bench/serve.ts', {
     env: {
       DATA_DIR: dataDir,
       COMMUNITY_URL: simUrl,
@@ -70,12 +72,12 @@ export async function startBenchService(
     // A node on PostgreSQL migrates the schema and catches up with the log before it listens.
     readyTimeoutMs: 120_000,
   });
-  const { url, apiKey } = await child.ready;
+  const { url, apiKey, keys } = await child.ready;
   const memory = new MemorySampler(child.pid);
   await sleep(300);
   memory.markRest();
   memory.start();
-  return { child, url, apiKey, memory, dataDir };
+  return { child, url, apiKey, keys, memory, dataDir };
 }
 
 export async function startBaseline(name: string, script: string, env: Record<string, string> = {}): Promise<Running & { memory: MemorySampler }> {

@@ -51,7 +51,7 @@ export function createConsole(settings: ConsoleSettings, config: Config, http: H
     stateTtlMs: config.loginStateTtlMs,
     secret: loadSessionSecret(config.sessionSecret, config.dataDir),
   });
-  const streams = new ConsoleStreams(new SessionWatch({ sessions, admins, clock }));
+  const streams = new ConsoleStreams(new SessionWatch({ sessions, admins, clock }), undefined, http.addressing);
   const follows = new EventFollows({ store, streams });
   const deps: ConsoleDeps = {
     store,

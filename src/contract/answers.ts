@@ -283,10 +283,19 @@ export const MessageFrame = v.object({
 export const ServiceBody = v.object({ service: v.string(), version: v.string(), links: v.record(v.string(), v.string()) });
 
 export const HealthBody = v.object({ status: v.literal('ok') });
-const warnings = v.optional(v.pipe(v.array(v.string()), v.description('settings that leave some operations unavailable (e.g. no COMMUNITY_KEY)')));
-const clockOffsetMs = v.pipe(v.number(), v.description("this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS)"));
-export const ReadyBody = v.object({ status: v.literal('ready'), position: v.pipe(int, v.description('the log position the read models have applied')), clockOffsetMs, warnings });
-export const NotReadyBody = v.object({ status: v.literal('not ready'), reason: v.string(), position: int, clockOffsetMs, warnings });
+const warnings = v.optional(v.pipe(v.array(v.string()), v.description("settings that leave some operations unavailable (e.g. no COMMUNITY_KEY; with an operator's key)")));
+const clockOffsetMs = v.pipe(v.number(), v.description("this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS; with an operator's key)"));
+const position = v.optional(v.pipe(int, v.description("the log position the read models have applied (with an operator's key)")));
+/** Why a node is not ready, as anyone may learn it; the detail goes to the log and to operators. */
+export const NotReadyReason = v.pipe(
+  v.picklist(['starting', 'catching_up', 'store_unreachable', 'store_appends_failing', 'read_model_failed', 'clock_offset']),
+  v.description(
+    "starting: replaying the log at start; catching_up: the read models lag behind the store; store_unreachable: the store does not answer; store_appends_failing: appends fail; read_model_failed: a read model failed on an event; clock_offset: the clock is off the log's past CLOCK_MAX_OFFSET_MS",
+  ),
+);
+const detail = v.optional(v.pipe(v.string(), v.description("what went wrong, in words (with an operator's key; always in the node's log)")));
+export const ReadyBody = v.object({ status: v.literal('ready'), position, clockOffsetMs: v.optional(clockOffsetMs), warnings });
+export const NotReadyBody = v.object({ status: v.literal('not ready'), reason: NotReadyReason, detail, position, clockOffsetMs: v.optional(clockOffsetMs), warnings });
 
 const actor = {
   position: v.pipe(int, v.description('global log position: the cursor for `after` / `before`')),

@@ -17,7 +17,7 @@ function buildApp(deps: HttpDeps, log: Logger, mounted: Middleware[]) {
   const app = new Koa();
   // TRUST_PROXY: one reverse proxy in front; ctx.ip is the right-most X-Forwarded-For entry, the
   // address that proxy saw (entries to its left are whatever the client wrote).
-  app.proxy = deps.trustProxy;
+  app.proxy = deps.addressing.trustProxy;
   app.maxIpsCount = 1;
   // What koa meets after the middlewares (a streamed body): a client that left in the middle of a
   // stream is ordinary; anything else goes to the log, never raw to stderr.
@@ -53,7 +53,7 @@ export function createRequestListener(deps: HttpDeps, log: Logger, mounted: Midd
   const refused = signInPageGate({
     paths: [`/${deps.api.communityName}/login`, `/${deps.api.communityName}/callback`, '/console/login', '/console/callback'],
     rates: deps.signInPageRates,
-    trustProxy: deps.trustProxy,
+    addressing: deps.addressing,
     onRefused: (bound) => deps.metrics.signInPagesRefused.inc({ bound }),
   });
   return (req: IncomingMessage, res: ServerResponse) => {

@@ -16,6 +16,7 @@ import type { StoreWriteHealth } from '../services/storeHealth.js';
 import type { PushLimits } from '../domain/jsonBounds.js';
 import type { ApiSettings } from './route.js';
 import type { SignInPageRates } from './signInPageGate.js';
+import type { ClientAddressing } from './clientAddress.js';
 
 export type { ReadModels };
 
@@ -46,8 +47,8 @@ export interface HttpDeps {
   realtime: RealtimeDeps;
   /** Bounds of a push's `data` (PUSH_MAX_DEPTH, PUSH_MAX_BYTES); the depth bounds every body. */
   pushLimits: PushLimits;
-  /** X-Forwarded-For names the client address (TRUST_PROXY). */
-  trustProxy: boolean;
+  /** Where the client address comes from (TRUST_PROXY) and how IPv6 addresses are grouped. */
+  addressing: ClientAddressing;
   /** Bounds of sign-in pages per client address and per node (SIGN_IN_PAGES_*). */
   signInPageRates: SignInPageRates;
   /** What the API says about itself: limits, lifetimes, where it lives. */

@@ -219,7 +219,7 @@ const answerExample = <S extends Schema>(schema: S, value: v.InferOutput<S>): [S
 /** Answers of other forms that routes declare for an error status. */
 const ANSWER_EXAMPLES = new Map<Schema, unknown>([
   answerExample(answers.ClientNotFoundBody, { data: {}, message: 'Client not found or disconnected.', status: 404 }),
-  answerExample(answers.NotReadyBody, { status: 'not ready', reason: 'catching up with the event store (at position 1200)', position: 1200, clockOffsetMs: 0 }),
+  answerExample(answers.NotReadyBody, { status: 'not ready', reason: 'store_unreachable' }),
 ]);
 
 /** What one status stands for, before the reasons that tell its cases apart. */

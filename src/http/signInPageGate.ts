@@ -1,12 +1,14 @@
 // Login pages and sign-in callbacks are what an anonymous visitor can ask for that costs the
 // node real work (a store read, hashes, a signed state) on the event loop every admin write
 // shares. They are bounded twice, before koa sees the request, so a refusal costs a map lookup
-// and a prepared answer, sent a second late: per client address (a flood from one address), and per node (a flood
+// and a prepared answer, sent a second late: per client address (a flood from one address, or one
+// IPv6 network: src/http/clientAddress.ts), and per node (a flood
 // spread over many addresses, which the node cannot tell from players: sign-in pages are shed
 // so that the admin API keeps its latency). Realtime streams have their own bounds.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tooManySignInPages } from './pages/signIn.js';
 import { TokenBuckets, type Rate } from './tokenBuckets.js';
+import { clientGroup, type ClientAddressing } from './clientAddress.js';
 
 export interface SignInPageRates {
   /** Per client address; undefined: no bound. */
@@ -19,17 +21,10 @@ export interface SignInPageGateOptions {
   /** Exact paths of the pages it bounds (the query aside). */
   paths: readonly string[];
   rates: SignInPageRates;
-  /** X-Forwarded-For's right-most entry is the client's address (one trusted proxy in front). */
-  trustProxy: boolean;
+  /** Where the client address comes from, and how IPv6 addresses are grouped. */
+  addressing: ClientAddressing;
   onRefused(bound: 'address' | 'node'): void;
   now?: () => number;
-}
-
-/** The client's address as koa's `ctx.ip` reads it with one trusted proxy (`maxIpsCount` 1). */
-export function clientAddress(req: IncomingMessage, trustProxy: boolean): string {
-  const forwarded = trustProxy ? req.headers['x-forwarded-for'] : undefined;
-  const last = typeof forwarded === 'string' ? forwarded.slice(forwarded.lastIndexOf(',') + 1).trim() : '';
-  return last || req.socket.remoteAddress || '';
 }
 
 const NODE = 'node';
@@ -45,7 +40,7 @@ const MAX_CACHED_REFUSALS = 64;
 const MAX_HELD_REFUSALS = 1000;
 
 /** A function that answers 429 itself, and says so, for a sign-in page past a bound. */
-export function signInPageGate({ paths, rates, trustProxy, onRefused, now = () => performance.now() }: SignInPageGateOptions) {
+export function signInPageGate({ paths, rates, addressing, onRefused, now = () => performance.now() }: SignInPageGateOptions) {
   const bounded = new Set(paths);
   const addresses = rates.perAddress && new TokenBuckets(rates.perAddress);
   const node = rates.perNode && new TokenBuckets(rates.perNode, 1);
@@ -68,7 +63,7 @@ export function signInPageGate({ paths, rates, trustProxy, onRefused, now = () =
     if (!bounded.has(query < 0 ? url : url.slice(0, query))) return false;
     const at = now();
     // The address first: one address's flood does not spend the node's share.
-    const addressWait = addresses?.take(clientAddress(req, trustProxy), at) ?? 0;
+    const addressWait = addresses?.take(clientGroup(req, addressing), at) ?? 0;
     const wait = addressWait || (node?.take(NODE, at) ?? 0);
     if (wait === 0) return false;
     onRefused(addressWait ? 'address' : 'node');

@@ -1,6 +1,7 @@
 // @community-bridge/sdk: the admin client for application servers, the realtime client for browsers.
 export { createAdminClient, type AdminClient, type AdminClientOptions, type AuditPaging, type CallOptions } from './admin.js';
 export {
+  AnswerTooLargeError,
   AuthError,
   BridgeError,
   BridgeRedirectError,

@@ -9,6 +9,7 @@ import { ADMISSION_RETRY_AFTER_SECONDS } from '../../realtime/admission.js';
 import { hashBinding, newBinding } from '../../realtime/browserCookies.js';
 import { type ClientHandle, HubClosedError } from '../../realtime/hub.js';
 import { formatFrame, parseLastEventId, SSE_HEADERS } from '../../realtime/sse.js';
+import { clientGroup } from '../clientAddress.js';
 import { route, type ApiSettings, type RouteContext, type RouteDeps } from '../route.js';
 
 const STREAM_PATH = '/api/realtime';
@@ -25,11 +26,11 @@ function pageOrigin(header: string): { origin?: string } {
 }
 
 /** Admits the connection, records the client, then hands the response over to its frames. */
-async function openStream(ctx: RouteContext, { realtime }: RouteDeps): Promise<void> {
+async function openStream(ctx: RouteContext, { realtime, addressing }: RouteDeps): Promise<void> {
   const { hub, sessions, cookies, browserCookies, log, admission } = realtime;
   const { req, res } = ctx;
-  // ctx.ip: the socket's address, or with TRUST_PROXY the proxy's X-Forwarded-For entry.
-  const address = ctx.ip;
+  // The socket's address, or with TRUST_PROXY the proxy's X-Forwarded-For entry; IPv6 by network.
+  const address = clientGroup(req, addressing);
   const refused = admission.admit(address);
   if (refused) {
     ctx.status = refused.status;

@@ -26,7 +26,7 @@ const passedHashes = new Map<string, string>();
 const PASSED_HASHES_MAX = 1000;
 
 /** The key presented in the `apiKey` header, if it exists, is enabled and has not expired. */
-function authenticate(keys: ApiKeysReadModel, clock: Clock, presented: string): ApiKeyRecord {
+export function authenticate(keys: ApiKeysReadModel, clock: Clock, presented: string): ApiKeyRecord {
   const passed = presented ? passedHashes.get(presented) : undefined;
   const key = presented ? keys.byHash(passed ?? hashApiKey(presented)) : undefined;
   if (key?.status !== 'enabled' || (key.expires !== null && key.expires <= clock.now())) {

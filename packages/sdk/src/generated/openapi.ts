@@ -180,7 +180,7 @@ export interface paths {
         put?: never;
         /**
          * Push a realtime message to online users
-         * @description Each open connection of every targeted user receives an SSE `message` frame `{app_id, name, data}` (component `MessageFrame`). `oIds` are the platform's user ids; `userIds` are this service's own user ids (`user.id` in `PB_CONNECT` and `login` frames); give either or both. `data` may nest at most 32 levels and be at most 64 KiB as JSON. A signed-in client that reconnects with `Last-Event-ID` within 600 s gets the messages it missed.
+         * @description Each open connection of every targeted user receives an SSE `message` frame `{app_id, name, data}` (component `MessageFrame`). `oIds` are the platform's user ids; `userIds` are this service's own user ids (`user.id` in `PB_CONNECT` and `login` frames); give either or both. `data` may nest at most 32 levels and be at most 64 KiB as JSON; `oIds` and `userIds` together name at most 10000 recipients. An app pushes to at most 50000 recipients per second on a node: a push takes what its size could name and gives back what it did not, and one that finds the app in debt gets 429 with `Retry-After`. A signed-in client that reconnects with `Last-Event-ID` within 600 s gets the messages it missed.
          */
         post: operations["postAdmMessagePush"];
         delete?: never;
@@ -427,7 +427,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the store answers and the read models have caught up with it */
+        /**
+         * Readiness: the store answers and the read models have caught up with it
+         * @description No apiKey: the status and, when not ready, a reason code. With the apiKey of a key that reaches every app (an operator's), also the detail, the position, the clock offset and the settings' warnings; the node's log has the detail too.
+         */
         get: operations["getReadyz"];
         put?: never;
         post?: never;
@@ -728,21 +731,28 @@ export interface components {
         ReadyBody: {
             /** @constant */
             status: "ready";
-            /** @description the log position the read models have applied */
-            position: number;
-            /** @description this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS) */
-            clockOffsetMs: number;
-            /** @description settings that leave some operations unavailable (e.g. no COMMUNITY_KEY) */
+            /** @description the log position the read models have applied (with an operator's key) */
+            position?: number;
+            /** @description this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS; with an operator's key) */
+            clockOffsetMs?: number;
+            /** @description settings that leave some operations unavailable (e.g. no COMMUNITY_KEY; with an operator's key) */
             warnings?: string[];
         };
         NotReadyBody: {
             /** @constant */
             status: "not ready";
-            reason: string;
-            position: number;
-            /** @description this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS) */
-            clockOffsetMs: number;
-            /** @description settings that leave some operations unavailable (e.g. no COMMUNITY_KEY) */
+            /**
+             * @description starting: replaying the log at start; catching_up: the read models lag behind the store; store_unreachable: the store does not answer; store_appends_failing: appends fail; read_model_failed: a read model failed on an event; clock_offset: the clock is off the log's past CLOCK_MAX_OFFSET_MS
+             * @enum {string}
+             */
+            reason: "starting" | "catching_up" | "store_unreachable" | "store_appends_failing" | "read_model_failed" | "clock_offset";
+            /** @description what went wrong, in words (with an operator's key; always in the node's log) */
+            detail?: string;
+            /** @description the log position the read models have applied (with an operator's key) */
+            position?: number;
+            /** @description this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS; with an operator's key) */
+            clockOffsetMs?: number;
+            /** @description settings that leave some operations unavailable (e.g. no COMMUNITY_KEY; with an operator's key) */
             warnings?: string[];
         };
         PointsAuditEntry: {
@@ -4382,7 +4392,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReadyBody"];
                 };
             };
-            /** @description Not ready (store unreachable or failing, read models behind or failed); `reason` says why */
+            /** @description Not ready (store unreachable or failing, read models behind or failed); `reason` says why in a code */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4391,9 +4401,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": "not ready",
-                     *       "reason": "catching up with the event store (at position 1200)",
-                     *       "position": 1200,
-                     *       "clockOffsetMs": 0
+                     *       "reason": "store_unreachable"
                      *     }
                      */
                     "application/json": components["schemas"]["NotReadyBody"];

@@ -1180,7 +1180,7 @@ export interface components {
             /** @description seconds to wait before sending it again (the `Retry-After` header says the same) */
             retryAfterSeconds: number;
         };
-        /** @description This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP) */
+        /** @description This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND) */
         TooManyConnectionsData: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1236,7 +1236,7 @@ export interface components {
             /** @description seconds to wait before sending it again (the `Retry-After` header says the same) */
             retryAfterSeconds: number;
         };
-        /** @description This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node) */
+        /** @description This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node) */
         UnavailableData: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1547,7 +1547,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -1588,7 +1588,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -1754,7 +1754,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -1795,7 +1795,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -1959,7 +1959,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2000,7 +2000,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2163,7 +2163,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2204,7 +2204,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2369,7 +2369,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2410,7 +2410,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2522,7 +2522,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2563,7 +2563,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2675,7 +2675,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2716,7 +2716,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2881,7 +2881,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2922,7 +2922,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3095,7 +3095,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3136,7 +3136,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3292,7 +3292,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3320,7 +3320,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3418,7 +3418,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3446,7 +3446,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3603,7 +3603,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3631,7 +3631,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3723,7 +3723,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3751,7 +3751,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3843,7 +3843,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3871,7 +3871,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3963,7 +3963,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3991,7 +3991,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -4083,7 +4083,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -4111,7 +4111,7 @@ export interface operations {
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -4165,9 +4165,9 @@ export interface operations {
                 };
             };
             /**
-             * @description This address holds REALTIME_MAX_CONNECTIONS_PER_IP streams already; retry after `Retry-After` seconds. `data.reason`:
+             * @description This address holds REALTIME_MAX_CONNECTIONS_PER_IP streams already, or opened streams faster than REALTIME_CONNECTS_PER_SECOND (after REALTIME_CONNECTS_BURST at once); retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -4180,10 +4180,10 @@ export interface operations {
                 };
             };
             /**
-             * @description The service is shutting down, or the node holds REALTIME_MAX_CONNECTIONS streams; reconnect in a moment. `data.reason`:
+             * @description The service is shutting down, the node holds REALTIME_MAX_CONNECTIONS streams, or it takes no more than REALTIME_CONNECTS_PER_NODE_PER_SECOND new ones; reconnect in a moment. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {

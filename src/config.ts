@@ -66,6 +66,9 @@ const EnvSchema = v.object({
   SIGN_IN_PAGES_PER_SECOND: nonNegativeNumber('5'),
   SIGN_IN_PAGES_BURST: positiveInt('30'),
   SIGN_IN_PAGES_PER_NODE_PER_SECOND: nonNegativeNumber('200'),
+  REALTIME_CONNECTS_PER_SECOND: nonNegativeNumber('5'),
+  REALTIME_CONNECTS_BURST: positiveInt('50'),
+  REALTIME_CONNECTS_PER_NODE_PER_SECOND: nonNegativeNumber('200'),
   REALTIME_MAX_CONNECTIONS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
   TRUST_PROXY: flag('false'),
   HTTP_MAX_CONNECTIONS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer('must be a whole number'), v.minValue(2, 'must be at least 2'))),
@@ -73,7 +76,7 @@ const EnvSchema = v.object({
   HTTP_HEADERS_TIMEOUT_MS: positiveInt('10000'),
   HTTP_REQUEST_TIMEOUT_MS: positiveInt('30000'),
   CLIENT_IPV6_PREFIX_LENGTH: v.pipe(positiveInt('64'), v.minValue(16, 'must be at least 16'), v.maxValue(128, 'must be at most 128')),
-  ANONYMOUS_RETENTION_MS: nonNegativeNumber('3600000'),
+  ANONYMOUS_RETENTION_MS: nonNegativeNumber('120000'),
   CONSOLE_ADMINS: v.optional(
     v.pipe(
       v.string(),
@@ -148,6 +151,8 @@ export interface Config {
   ipv6PrefixLength: number;
   /** Login pages and sign-in callbacks one client address, and the whole node, may serve (429 past either). */
   signInPageRates: { perAddress: { perSecond: number; burst: number } | undefined; perNode: { perSecond: number; burst: number } | undefined };
+  /** Realtime connects one client address, and the whole node, may open per second (429 / 503 past either). */
+  realtimeConnectRates: { perAddress: { perSecond: number; burst: number } | undefined; perNode: { perSecond: number; burst: number } | undefined };
   /** Ended anonymous client streams and finished login streams are deleted this long after they end. */
   anonymousRetentionMs: number;
   /** Lifetime of a sign-in session (its cookie). */
@@ -267,6 +272,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       perNode:
         e.SIGN_IN_PAGES_PER_NODE_PER_SECOND > 0
           ? { perSecond: e.SIGN_IN_PAGES_PER_NODE_PER_SECOND, burst: Math.max(1, Math.ceil(e.SIGN_IN_PAGES_PER_NODE_PER_SECOND)) }
+          : undefined,
+    },
+    realtimeConnectRates: {
+      perAddress: e.REALTIME_CONNECTS_PER_SECOND > 0 ? { perSecond: e.REALTIME_CONNECTS_PER_SECOND, burst: e.REALTIME_CONNECTS_BURST } : undefined,
+      // Ten seconds' worth at once: the streams of a node that restarted come back together.
+      perNode:
+        e.REALTIME_CONNECTS_PER_NODE_PER_SECOND > 0
+          ? { perSecond: e.REALTIME_CONNECTS_PER_NODE_PER_SECOND, burst: Math.max(1, Math.ceil(10 * e.REALTIME_CONNECTS_PER_NODE_PER_SECOND)) }
           : undefined,
     },
     anonymousRetentionMs: e.ANONYMOUS_RETENTION_MS,

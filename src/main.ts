@@ -163,6 +163,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     pushLimits: config.push,
     addressing: { trustProxy: config.trustProxy, ipv6PrefixLength: config.ipv6PrefixLength },
     signInPageRates: config.signInPageRates,
+    realtimeConnectRates: config.realtimeConnectRates,
     api: apiSettings(config, () => publicUrl!),
   };
   try {

@@ -67,6 +67,12 @@ export function createMetrics() {
       labelNames: ['bound'],
       registers: [registry],
     }),
+    realtimeConnectsRefused: new Counter({
+      name: 'realtime_connects_refused_total',
+      help: 'Realtime connects refused for their rate, by the bound they were past (address or node)',
+      labelNames: ['bound'],
+      registers: [registry],
+    }),
     signInPagesRefused: new Counter({
       name: 'sign_in_pages_refused_total',
       help: 'Login pages and sign-in callbacks refused, by the bound they were past (address or node)',

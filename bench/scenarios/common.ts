@@ -63,9 +63,13 @@ export async function startBenchService(
       COMMUNITY_KEY: SIMULATOR_KEY,
       LOG_LEVEL: 'warn',
       SESSION_SECRET: 'bench-session-secret-0123456789abcdef',
-      // Every load generator connects from one loopback address: the per-address cap would
-      // refuse all but its first few hundred streams.
+      // Every load generator connects from one loopback address: the per-address caps would
+      // refuse all but its first few hundred streams, and its connects past their rate; the
+      // node's rate of connects would spread a scenario's thousands of them over minutes.
       REALTIME_MAX_CONNECTIONS_PER_IP: '1000000',
+      HTTP_MAX_CONNECTIONS_PER_IP: '1000000',
+      REALTIME_CONNECTS_PER_SECOND: '0',
+      REALTIME_CONNECTS_PER_NODE_PER_SECOND: '0',
       ...env,
     },
     nodeFlags: [...nodeFlags, ...(ctx.profile ? ['--cpu-prof', '--cpu-prof-dir', `bench/profiles/${scenario}`] : [])],

@@ -102,7 +102,7 @@ export const ERROR_REASONS = {
   rate_limited: { statuses: [429], description: "Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran", data: data('rate_limited', { retryAfterSeconds }) },
   too_many_connections: {
     statuses: [429],
-    description: 'This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)',
+    description: 'This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)',
     data: data('too_many_connections', { retryAfterSeconds }),
   },
   internal_error: { statuses: [500], description: 'The service failed unexpectedly (the log has the cause)', data: data('internal_error', {}) },
@@ -135,7 +135,7 @@ export const ERROR_REASONS = {
   not_ready: { statuses: [503], description: 'The node is starting: it is catching up with the event store', data: data('not_ready', { retryAfterSeconds }) },
   unavailable: {
     statuses: [503],
-    description: 'This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)',
+    description: 'This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)',
     data: data('unavailable', { retryAfterSeconds: v.optional(retryAfterSeconds) }),
   },
   platform_timeout: {

@@ -16,6 +16,7 @@ import type { StoreWriteHealth } from '../services/storeHealth.js';
 import type { PushLimits } from '../domain/jsonBounds.js';
 import type { ApiSettings } from './route.js';
 import type { SignInPageRates } from './signInPageGate.js';
+import type { RealtimeConnectRates } from './realtimeConnectGate.js';
 import type { ClientAddressing } from './clientAddress.js';
 
 export type { ReadModels };
@@ -51,6 +52,8 @@ export interface HttpDeps {
   addressing: ClientAddressing;
   /** Bounds of sign-in pages per client address and per node (SIGN_IN_PAGES_*). */
   signInPageRates: SignInPageRates;
+  /** Bounds of realtime connects per client address and per node (REALTIME_CONNECTS_*). */
+  realtimeConnectRates: RealtimeConnectRates;
   /** What the API says about itself: limits, lifetimes, where it lives. */
   api: ApiSettings;
 }

@@ -1,5 +1,6 @@
 // Attack: rotate through the addresses of one IPv6 /64 (behind TRUST_PROXY, by X-Forwarded-For)
-// to lift every per-address bound. Each /64 counts as one address (CLIENT_IPV6_PREFIX_LENGTH), an
+// to lift every per-address bound (sign-in pages, streams, connects; sockets are counted by the
+// same function, test/http/clientAddress.unit.spec.ts). Each /64 counts as one address (CLIENT_IPV6_PREFIX_LENGTH), an
 // IPv4-mapped address as its IPv4 address; a player in another /64 is not held back.
 import { request } from 'node:http';
 import { test } from 'uvu';
@@ -54,12 +55,29 @@ test('sign-in pages: an IPv4-mapped address is counted as its IPv4 address', asy
   }
 });
 
+test('realtime connects: the per-address rate holds for a whole /64', async () => {
+  const h = await startHarness({ env: { TRUST_PROXY: 'true', REALTIME_CONNECTS_BURST: '3', REALTIME_CONNECTS_PER_SECOND: '0.01' } });
+  try {
+    const streams = [];
+    for (let i = 0; i < 5; i++) streams.push(await getFrom(`${h.url}/api/realtime`, inOneNetwork()));
+    assert.equal(
+      streams.map((s) => s.status),
+      [200, 200, 200, 429, 429],
+    );
+    const elsewhere = await getFrom(`${h.url}/api/realtime`, '2001:db8:9::1');
+    assert.is(elsewhere.status, 200, 'another network has its own bucket');
+    for (const s of [...streams, elsewhere]) s.close();
+  } finally {
+    await h.close();
+  }
+});
+
 test('realtime streams: the per-address cap holds for a whole /64; CLIENT_IPV6_PREFIX_LENGTH=128 counts single addresses', async () => {
   for (const [prefix, expected] of [
     ['64', [200, 200, 200, 429, 429]],
     ['128', [200, 200, 200, 200, 200]],
   ] as const) {
-    const h = await startHarness({ env: { TRUST_PROXY: 'true', REALTIME_MAX_CONNECTIONS_PER_IP: '3', CLIENT_IPV6_PREFIX_LENGTH: prefix } });
+    const h = await startHarness({ env: { TRUST_PROXY: 'true', REALTIME_MAX_CONNECTIONS_PER_IP: '3', REALTIME_CONNECTS_PER_SECOND: '0', CLIENT_IPV6_PREFIX_LENGTH: prefix } });
     try {
       const streams = [];
       for (let i = 0; i < 5; i++) streams.push(await getFrom(`${h.url}/api/realtime`, inOneNetwork()));

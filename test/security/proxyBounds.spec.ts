@@ -29,7 +29,7 @@ if (nginxMissing) {
   console.log(`skipped: the shipped proxy's bounds — ${nginxMissing}`);
 } else {
   test.before(async (ctx) => {
-    ctx.h = await startHarness({ env: { TRUST_PROXY: 'true', REALTIME_MAX_CONNECTIONS_PER_IP: '1000' } });
+    ctx.h = await startHarness({ env: { TRUST_PROXY: 'true', REALTIME_MAX_CONNECTIONS_PER_IP: '1000', REALTIME_CONNECTS_PER_SECOND: '0' } });
     ctx.proxy = await startProxy([new URL(ctx.h.url).host]);
   });
   test.after(async ({ h, proxy }) => {

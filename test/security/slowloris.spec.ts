@@ -12,6 +12,8 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createSimulator } from '../../src/community/simulator.js';
+import { loadConfig } from '../../src/config.js';
+import { openFilesSoftLimit } from '../../src/openFilesLimit.js';
 import { startUnderLimit } from '../console/serviceUnderLimit.js';
 import { eventually } from '../support/eventually.js';
 import { ALICE, defaultUsers } from '../support/harness.js';
@@ -120,6 +122,18 @@ test(`${HALF_SENT} half-sent requests and ${SILENT} silent sockets from one addr
     await sim.close();
     await rm(dataDir, { recursive: true, force: true });
   }
+});
+
+test('the node keeps sockets for the admin API above its streams: a configuration without that room is refused at start', () => {
+  const { sockets, realtime } = loadConfig({});
+  assert.ok(sockets.maxConnections > realtime.maxConnections, `${sockets.maxConnections} sockets, ${realtime.maxConnections} streams`);
+  assert.ok(sockets.maxConnections <= (openFilesSoftLimit() ?? Number.POSITIVE_INFINITY) - 64, 'descriptors stay for the store and the platform');
+  assert.is(loadConfig({ HTTP_MAX_CONNECTIONS: '1000' }).realtime.maxConnections, 950, 'the streams default below a lower socket cap');
+  assert.throws(() => loadConfig({ HTTP_MAX_CONNECTIONS: '100', REALTIME_MAX_CONNECTIONS: '100' }), /REALTIME_MAX_CONNECTIONS \(100\) must be below HTTP_MAX_CONNECTIONS \(100\)/);
+  assert.throws(
+    () => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '5000', HTTP_REQUEST_TIMEOUT_MS: '1000' }),
+    /HTTP_REQUEST_TIMEOUT_MS \(1000\) must be at least HTTP_HEADERS_TIMEOUT_MS \(5000\)/,
+  );
 });
 
 test.run();

@@ -155,8 +155,16 @@ export const realtimeRoutes = ({ replayMs }: ApiSettings) => [
       },
     },
     answers: {
-      429: { description: 'This address holds REALTIME_MAX_CONNECTIONS_PER_IP streams already; retry after `Retry-After` seconds', json: ErrorBody },
-      503: { description: 'The service is shutting down, or the node holds REALTIME_MAX_CONNECTIONS streams; reconnect in a moment', json: ErrorBody },
+      429: {
+        description:
+          'This address holds REALTIME_MAX_CONNECTIONS_PER_IP streams already, or opened streams faster than REALTIME_CONNECTS_PER_SECOND (after REALTIME_CONNECTS_BURST at once); retry after `Retry-After` seconds',
+        json: ErrorBody,
+      },
+      503: {
+        description:
+          'The service is shutting down, the node holds REALTIME_MAX_CONNECTIONS streams, or it takes no more than REALTIME_CONNECTS_PER_NODE_PER_SECOND new ones; reconnect in a moment',
+        json: ErrorBody,
+      },
     },
     handle: (ctx, _input, deps) => openStream(ctx, deps),
   }),

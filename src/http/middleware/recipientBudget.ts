@@ -4,8 +4,8 @@
 // full at one push of the largest size), checked before a push's body is read, so a refusal
 // costs a map lookup: a push is let in while the bucket is not in debt and takes, at once, the
 // most recipients its Content-Length can hold (so that pushes arriving together cannot all pass
-// a full bucket); once its body is validated it gives back what it did not name. A push refused
-// for its body keeps what it took.
+// a full bucket); once its body is validated it gives back what it did not name, and a push
+// refused for its body gives it all back.
 import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import { RateLimitedError } from '../errors.js';
@@ -37,8 +37,8 @@ export class RecipientBudget {
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** Refuses the app's push while its bucket is in debt, else takes the most its body can name. */
-  readonly gate: Middleware<AuthState> = (ctx, next) => {
+  /** Refuses the app's push while its bucket is in debt, else takes the most its body can name until it is counted. */
+  readonly gate: Middleware<AuthState> = async (ctx, next) => {
     const { appId } = ctx.state.actor;
     const bucket = this.refill(appId);
     if (bucket.tokens < 0) {
@@ -49,7 +49,12 @@ export class RecipientBudget {
     const recipients = length === undefined ? this.rate.burst : Math.min(this.rate.burst, Math.ceil(length / MIN_BYTES_PER_RECIPIENT));
     bucket.tokens -= recipients;
     this.taken.set(ctx.req, { appId, recipients });
-    return next();
+    try {
+      await next();
+    } finally {
+      // Never counted (refused for its body, or failed before): it named nobody.
+      this.settle(ctx.req, 0);
+    }
   };
 
   /** The push's body named `recipients`: what the gate took beyond them goes back. */

@@ -1180,7 +1180,7 @@ export interface components {
             /** @description seconds to wait before sending it again (the `Retry-After` header says the same) */
             retryAfterSeconds: number;
         };
-        /** @description This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP) */
+        /** @description This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND) */
         TooManyConnectionsData: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1246,7 +1246,7 @@ export interface components {
             /** @description seconds to wait before sending it again (the `Retry-After` header says the same) */
             retryAfterSeconds: number;
         };
-        /** @description This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node) */
+        /** @description This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node) */
         UnavailableData: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1557,7 +1557,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -1599,7 +1599,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -1765,7 +1765,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -1807,7 +1807,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -1971,7 +1971,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2013,7 +2013,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2176,7 +2176,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2218,7 +2218,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2383,7 +2383,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2425,7 +2425,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2537,7 +2537,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2579,7 +2579,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2691,7 +2691,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2733,7 +2733,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2898,7 +2898,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2940,7 +2940,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3113,7 +3113,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3155,7 +3155,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3311,7 +3311,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3340,7 +3340,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3438,7 +3438,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3467,7 +3467,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3624,7 +3624,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3653,7 +3653,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3745,7 +3745,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3774,7 +3774,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3866,7 +3866,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3895,7 +3895,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3987,7 +3987,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -4016,7 +4016,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -4108,7 +4108,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -4137,7 +4137,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -4191,9 +4191,9 @@ export interface operations {
                 };
             };
             /**
-             * @description This address holds REALTIME_MAX_CONNECTIONS_PER_IP streams already; retry after `Retry-After` seconds. `data.reason`:
+             * @description This address holds REALTIME_MAX_CONNECTIONS_PER_IP streams already, or opened streams faster than REALTIME_CONNECTS_PER_SECOND (after REALTIME_CONNECTS_BURST at once); retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -4206,11 +4206,11 @@ export interface operations {
                 };
             };
             /**
-             * @description The service is shutting down, or the node holds REALTIME_MAX_CONNECTIONS streams; reconnect in a moment. `data.reason`:
+             * @description The service is shutting down, the node holds REALTIME_MAX_CONNECTIONS streams, or it takes no more than REALTIME_CONNECTS_PER_NODE_PER_SECOND new ones; reconnect in a moment. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {

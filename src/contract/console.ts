@@ -122,7 +122,10 @@ export const OperationView = v.object({
   appId: v.string(),
   keyId: v.string(),
   node: v.optional(v.string()),
+  /** The Idempotency-Key stream (internal); `idempotencyKey` is the key the caller sent. */
   claim: v.optional(v.string()),
+  idempotencyKey: v.optional(v.string()),
+  requestId: v.optional(v.string()),
   status: v.picklist(['pending', 'applied', 'rejected', 'failed', 'unknown']),
   outcome: v.optional(v.object({ type: v.string(), detail: v.string(), at: isoInstant })),
   unknownReason: v.optional(v.string()),

@@ -34,7 +34,7 @@ async function stoppedBy(signal: 'SIGTERM' | 'SIGINT'): Promise<void> {
       () => {
         if (npm.exitCode !== null) throw new Error(`npm start exited with ${npm.exitCode}:\n${out}`);
         const line = out.split('\n').find((l) => l.startsWith('{') && l.includes('"msg":"listening"'));
-        return line && (JSON.parse(line) as { pid: number });
+        return line ? (JSON.parse(line) as { pid: number }) : undefined;
       },
       { what: () => `npm start to listen:\n${out}`, timeoutMs: 30_000, everyMs: 50 },
     );

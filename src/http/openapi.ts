@@ -378,7 +378,9 @@ function operationObject(route: Route, settings: ApiSettings): Json {
       ? {
           description: summaries[status],
           ...(status === 403 && {
-            headers: { [MISSING_PERMISSION_HEADER]: { description: 'the permission the key lacks (the one in `x-permission`)', schema: { type: 'string', example: 'points:edit' } } },
+            headers: {
+              [MISSING_PERMISSION_HEADER]: { description: 'the permission the key lacks (the one in `x-permission`)', schema: { type: 'string', example: 'points:edit' } },
+            },
           }),
           content: { 'application/json': { schema: ref(spec.component), example: spec.example } },
         }

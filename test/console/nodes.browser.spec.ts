@@ -65,7 +65,7 @@ run('a killed node turns lapsed since its last heartbeat, before it is gone; the
   await row('node-one').getByText('(this one)').waitFor({ timeout: STEP_MS });
   await row('node-one').getByText('live', { exact: true }).waitFor({ timeout: STEP_MS });
   await row('node-two').getByText('live', { exact: true }).waitFor({ timeout: STEP_MS });
-  assert.match(await page.getByText('served by node').innerText(), /served by node node-one/);
+  assert.match((await page.getByText('served by node').textContent()) ?? '', /served by node node-one/);
 
   await world.nodes[1]!.kill();
   // The page refreshes every few seconds by itself: node-two shows lapsed while its lease runs.

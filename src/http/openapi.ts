@@ -49,6 +49,8 @@ const COMPONENTS = {
   UserGetAnswer: answers.UserGetAnswer,
   ClientNotFoundBody: answers.ClientNotFoundBody,
   ResolveAnswer: answers.ResolveAnswer,
+  OperationEntry: answers.OperationEntry,
+  OperationListAnswer: answers.OperationListAnswer,
   ServiceBody: answers.ServiceBody,
   HealthBody: answers.HealthBody,
   ReadyBody: answers.ReadyBody,

@@ -92,7 +92,7 @@ for (const [name, runRecipe] of RECIPES) {
     assert.ok(operationId, `${name} names the operation: ${result.stderr}`);
     assert.match(result.stderr, /do not send it again/);
     assert.is(world.proxy.calls('/adm/points/edit') - sent, 1, 'sent once, never again');
-    const listed = await world.h.get('/adm/audit/points/' + ALICE.oId, world.key);
+    const listed = await world.h.get(`/adm/audit/points/${ALICE.oId}`, world.key);
     assert.match(listed.text, operationId!, 'the operation it names is the one recorded');
   });
 }

@@ -52,6 +52,11 @@ const STATES: Record<OverviewData['nodes'][number]['state'], string> = {
   gone: 'gone',
 };
 
+type NodeRow = OverviewData['nodes'][number];
+
+/** A process of a node that has a live process now: what a restart left behind. */
+const earlierRun = (rows: readonly NodeRow[], row: NodeRow) => row.state !== 'live' && rows.some((other) => other.node === row.node && other.state === 'live');
+
 export function OverviewPage() {
   const { data, error, reload } = useApi<OverviewData>('/overview', 3000);
   // Behind a load balancer each refresh may be served by another node: say so when it changes.
@@ -114,7 +119,10 @@ export function OverviewPage() {
                       <code>{n.node}</code> (this one)
                     </strong>
                   ) : (
-                    <code>{n.node}</code>
+                    <>
+                      <code>{n.node}</code>
+                      {earlierRun(data.nodes, n) && <span class="subtle"> (an earlier run)</span>}
+                    </>
                   ),
               },
               { label: 'State', sort: (n) => n.state, render: (n) => <span class={`node-${n.state}`}>{STATES[n.state]}</span> },

@@ -36,7 +36,7 @@ async function stoppedBy(signal: 'SIGTERM' | 'SIGINT'): Promise<void> {
         const line = out.split('\n').find((l) => l.startsWith('{') && l.includes('"msg":"listening"'));
         return line ? (JSON.parse(line) as { pid: number }) : undefined;
       },
-      { what: () => `npm start to listen:\n${out}`, timeoutMs: 30_000, everyMs: 50 },
+      { what: () => `npm start to listen:\n${out}`, timeoutMs: 60_000, everyMs: 50 },
     );
     servicePid = listening.pid;
     assert.is.not(servicePid, npm.pid, 'the service is a process of its own');

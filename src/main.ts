@@ -140,6 +140,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     platform,
     clock,
     clockReading,
+    liveness: () => logClock!.liveness(),
     userSync,
     realtime: createRealtime({ config, store, runner, readModels, platform, userSync, clock, log, publicUrl: () => publicUrl! }),
     operations: new PlatformOperations({ store, runner, clock, nodeId: config.nodeId }),

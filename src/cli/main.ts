@@ -35,8 +35,10 @@ const USAGE = `Usage: npm run --silent cli -- <command>
   events [--stream <name>] [--json]  the log, oldest first (NDJSON with --json); a name without
                                      "-" (user, vip, operation, apikey, ...) is a whole category
   projections rebuild [--json]       replay the whole log through every read model, report events/s
-  operations list [--unknown|--conflicts] [--json]
-                                     platform operations without a known outcome, oldest first;
+  operations list [--unknown|--conflicts] [--search <text>] [--json]
+                                     platform operations without a known outcome, oldest first,
+                                     with the caller's Idempotency-Key and X-Request-Id; --search:
+                                     those whose key, request id or operation id holds <text>;
                                      --conflicts: resolved ones the platform answered afterwards
   operations resolve <id> --applied|--not-applied [--note <text>] [--by <name>] [--json]
                                      record what the platform shows for an unknown outcome
@@ -69,6 +71,7 @@ async function run(argv: string[]): Promise<void> {
       json: { type: 'boolean', default: false },
       unknown: { type: 'boolean', default: false },
       conflicts: { type: 'boolean', default: false },
+      search: { type: 'string' },
       applied: { type: 'boolean', default: false },
       'not-applied': { type: 'boolean', default: false },
       note: { type: 'string' },

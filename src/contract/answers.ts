@@ -252,6 +252,29 @@ export const ResolveAnswer = success({
   data: v.object({ operationId: v.string(), status: v.pipe(v.picklist(['applied', 'failed']), v.description('what the operation now counts as')) }),
 });
 
+/** A platform operation without a known outcome, as `GET /adm/operations` lists it. */
+export const OperationEntry = v.object({
+  operationId: v.string(),
+  kind: v.picklist(['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested']),
+  status: v.pipe(v.picklist(['unknown', 'pending']), v.description('unknown: sent, then no trustworthy answer (resolve it); pending: its request may still be running')),
+  oId: v.string(),
+  userName: v.string(),
+  request: v.pipe(v.record(v.string(), v.unknown()), v.description('what was asked of the platform (the request body, less the user)')),
+  appId: text('the application that asked'),
+  keyId: text('the API key it used'),
+  requestedAt: SpecTimestamp,
+  node: v.optional(text('the node that sent it')),
+  idempotencyKey: v.optional(text('the Idempotency-Key the caller sent')),
+  requestId: v.optional(text('the X-Request-Id of the request that sent it')),
+  reason: v.optional(text('why its outcome is unknown')),
+});
+export const OperationListAnswer = success({
+  data: v.object({
+    operations: v.pipe(v.array(OperationEntry), v.description('oldest first, at most `limit`')),
+    more: v.pipe(v.boolean(), v.description('more operations matched than `limit`')),
+  }),
+});
+
 /** Any JSON object: what a push carries in `data`, delivered as it was given. */
 const FreeObject = v.record(v.string(), v.unknown());
 

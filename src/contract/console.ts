@@ -122,7 +122,10 @@ export const OperationView = v.object({
   appId: v.string(),
   keyId: v.string(),
   node: v.optional(v.string()),
+  /** The Idempotency-Key stream (internal); `idempotencyKey` is the key the caller sent. */
   claim: v.optional(v.string()),
+  idempotencyKey: v.optional(v.string()),
+  requestId: v.optional(v.string()),
   status: v.picklist(['pending', 'applied', 'rejected', 'failed', 'unknown']),
   outcome: v.optional(v.object({ type: v.string(), detail: v.string(), at: isoInstant })),
   unknownReason: v.optional(v.string()),
@@ -155,7 +158,24 @@ const health = { ok: v.number(), rejected: v.number(), failed: v.number(), timeo
 export const Overview = v.object({
   at: isoInstant,
   node: v.string(),
-  nodes: v.array(v.object({ node: v.string(), lastSeen: isoInstant })),
+  /**
+   * Every node process from the store's heartbeats (several rows for a node that restarted), and
+   * nodes that wrote to the log with no heartbeat left (stopped cleanly, or long gone).
+   * `since`: started (live), or its last heartbeat (lapsed, gone), or its last write (no heartbeat).
+   */
+  nodes: v.array(
+    v.object({
+      node: v.string(),
+      instance: v.optional(v.string()),
+      state: v.picklist(['live', 'lapsed', 'gone']),
+      since: isoInstant,
+      lastBeat: v.optional(isoInstant),
+      /** Its last event in the log. */
+      lastWrite: v.optional(isoInstant),
+      /** The node serving this answer. */
+      self: v.boolean(),
+    }),
+  ),
   connections: v.object({ anonymous: v.number(), signedIn: v.number() }),
   outcomesPerMinute: v.array(v.object({ minute: isoInstant, ...counts })),
   platformCalls: v.object({ ...health, byEndpoint: v.array(v.object({ endpoint: v.string(), ...health })) }),

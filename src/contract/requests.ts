@@ -104,6 +104,20 @@ export const AuditQuery = v.object({
   before: v.optional(v.pipe(cursor, v.description('only entries before this cursor (a `position`, or the `prev` of a page); without `after`, the newest of them'))),
 });
 
+/** The operations without a known outcome: which ones, and how many at most. */
+export const OperationListQuery = v.object({
+  status: v.optional(v.pipe(v.picklist(['unknown', 'pending'], 'must be unknown or pending'), v.description('only these (default: both)'))),
+  search: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      v.minLength(1, 'must not be empty'),
+      v.maxLength(255, 'must be at most 255 characters'),
+      v.description('only operations whose Idempotency-Key, X-Request-Id or operation id holds this text (what a caller quotes)'),
+    ),
+  ),
+  limit: AuditQuery.entries.limit,
+});
+
 /** Resolving an unknown outcome: what the platform was found to hold, and why we believe it. */
 export const OperationIdParam = body({
   operationId: v.pipe(

@@ -1,6 +1,7 @@
 // One error hierarchy for the whole service. Each class says what went wrong in domain words and
 // keeps, as typed fields, what a caller needs to act on it; src/http/middleware/errors.ts is the
 // single place that maps a class to an HTTP status and a `data.reason` (src/contract/answers.ts).
+import type { Permission } from './permissions.js';
 
 export abstract class AppError extends Error {
   /** Extra, safe-to-show details (e.g. validation issues). Never a stack or a secret. */
@@ -43,7 +44,8 @@ export class InvalidApiKeyError extends AppError {
 
 /** The API key is valid but lacks the permission the endpoint needs. */
 export class PermissionDeniedError extends AppError {
-  constructor() {
+  /** `permission`: the one the key lacks, when a key was checked for one (answered in a header, never in the spec's body). */
+  constructor(readonly permission?: Permission) {
     super('No permission to access this resource');
   }
 }

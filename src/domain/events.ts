@@ -53,7 +53,8 @@ export type ItemsEditRequest = { item: string; sum: number };
  */
 type Requested<T extends string, R> = {
   type: T;
-  data: { operationId: string; oId: string; userId: string; userName: string; request: R; at: string; node?: string; claim?: string } & Actor;
+  /** `idempotencyKey`: the caller's Idempotency-Key as sent (`claim` names its stream), when it sent one. */
+  data: { operationId: string; oId: string; userId: string; userName: string; request: R; at: string; node?: string; claim?: string; idempotencyKey?: string } & Actor;
 };
 export type PointsEditRequested = Requested<'PointsEditRequested', PointsEditRequest>;
 export type MedalGiveRequested = Requested<'MedalGiveRequested', MedalGiveRequest>;

@@ -101,3 +101,11 @@ export const operationDecider: Decider<OperationState, OperationCommand, Operati
     return { ...state, status: statusAfter(event), ...(event.type === 'OperationResolved' && { resolved: true as const }) };
   },
 };
+
+/**
+ * Whether what a caller quotes names this operation: their Idempotency-Key, their X-Request-Id or
+ * the operation id, whole or a part of one (the CLI's `--search`, the console's search box).
+ */
+export function operationMatches(operation: { operationId: string; idempotencyKey?: string | undefined; requestId?: string | undefined }, text: string): boolean {
+  return [operation.operationId, operation.idempotencyKey, operation.requestId].some((value) => value?.includes(text));
+}

@@ -9,7 +9,7 @@ import type { RateLimit } from './middleware/rateLimit.js';
 import type { PlatformOperations } from '../services/platformOperations.js';
 import type { OperationOutcomes } from '../services/operationOutcomes.js';
 import type { Clock } from '../system/clock.js';
-import type { ClockReading } from '../services/logClock.js';
+import type { ClockReading, NodeLiveness } from '../services/logClock.js';
 import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
 import type { StoreWriteHealth } from '../services/storeHealth.js';
@@ -44,6 +44,8 @@ export interface HttpDeps {
   clock: Clock;
   /** What this node knows of its clock's offset from the log's, and of the live nodes. */
   clockReading(): ClockReading;
+  /** Every node process as the store's heartbeats show it now (live, lapsed, gone). */
+  liveness(): Promise<NodeLiveness[]>;
   /** Realtime clients, sessions and sign-in. */
   realtime: RealtimeDeps;
   /** Bounds of a push's `data` (PUSH_MAX_DEPTH, PUSH_MAX_BYTES); the depth bounds every body. */

@@ -13,6 +13,7 @@ import * as answers from '../contract/answers.js';
 import { API_ERROR_STATUSES, ERROR_REASONS, reasonsOf, type ErrorDataOf, type ErrorReason } from '../contract/answers.js';
 import * as requests from '../contract/requests.js';
 import { version } from '../version.js';
+import { MISSING_PERMISSION_HEADER } from './middleware/errors.js';
 import { formatBytes, type Answer, type ApiSettings, type Route, type Schema } from './route.js';
 
 type Json = Record<string, unknown>;
@@ -48,6 +49,8 @@ const COMPONENTS = {
   UserGetAnswer: answers.UserGetAnswer,
   ClientNotFoundBody: answers.ClientNotFoundBody,
   ResolveAnswer: answers.ResolveAnswer,
+  OperationEntry: answers.OperationEntry,
+  OperationListAnswer: answers.OperationListAnswer,
   ServiceBody: answers.ServiceBody,
   HealthBody: answers.HealthBody,
   ReadyBody: answers.ReadyBody,
@@ -378,7 +381,15 @@ function operationObject(route: Route, settings: ApiSettings): Json {
   for (const status of impliedErrors(route)) {
     const spec = route.access.kind === 'apiKey' ? SPEC_ERRORS[status] : undefined;
     responses[status] = spec
-      ? { description: summaries[status], content: { 'application/json': { schema: ref(spec.component), example: spec.example } } }
+      ? {
+          description: summaries[status],
+          ...(status === 403 && {
+            headers: {
+              [MISSING_PERMISSION_HEADER]: { description: 'the permission the key lacks (the one in `x-permission`)', schema: { type: 'string', example: 'points:edit' } },
+            },
+          }),
+          content: { 'application/json': { schema: ref(spec.component), example: spec.example } },
+        }
       : errorObject(status, summaries[status] ?? `HTTP ${status}`);
   }
   const params = [

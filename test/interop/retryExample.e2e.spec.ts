@@ -36,6 +36,7 @@ function python(file: string, cwd: string): Promise<{ code: number | null; stdou
 
 const DRIVER = (oId: string) => `
 import json
+from example import *
 out = {"applied": [], "refused": None, "unknown": None}
 try:
     post("/adm/points/edit", {"oId": "${oId}", "point": 5, "memo": "docs unknown"})
@@ -56,12 +57,13 @@ test('the Python example of docs/api.md retries what it may, once, and never res
     const example = documentedExample();
     const settings = /^URL, KEY = .*$/m;
     assert.match(example, settings);
-    const script = `${example.replace(settings, `URL, KEY = ${JSON.stringify(h.url)}, ${JSON.stringify(key)}`)}\n${DRIVER(ALICE.oId)}`;
     const dir = await mkdtemp(join(tmpdir(), 'community-bridge-retry-'));
     try {
-      await writeFile(join(dir, 'example.py'), script);
+      // The example as a module (its own main part does not run), the driver beside it.
+      await writeFile(join(dir, 'example.py'), example.replace(settings, `URL, KEY = ${JSON.stringify(h.url)}, ${JSON.stringify(key)}`));
+      await writeFile(join(dir, 'driver.py'), DRIVER(ALICE.oId));
       h.sim.faultNext('/user/edit/points', { kind: 'hang' });
-      const run = await python('example.py', dir);
+      const run = await python('driver.py', dir);
       assert.is(run.code, 0, `python3:\n${run.stdout}${run.stderr}`);
       const out = JSON.parse(run.stdout);
       assert.match(out.unknown, /^[a-z0-9]{15}$/, 'the unknown outcome names its operation');

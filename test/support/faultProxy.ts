@@ -1,5 +1,5 @@
-// A transparent HTTP proxy between the service and the community simulator that can spoil one
-// platform path at a time. The simulator's own failNext() hits the next request whatever its
+// A transparent HTTP proxy between the service and the community simulator (or in front of the
+// service, as a reverse proxy that fails) that can spoil one path at a time. The simulator's own failNext() hits the next request whatever its
 // path, and every admin operation starts with the user lookup, so it can only fail the lookup;
 // this fails the write that follows it (an HTTP 500, garbage, a delay past the timeout, or the
 // platform going away between the lookup and the write).
@@ -8,6 +8,8 @@ import type { AddressInfo } from 'node:net';
 
 export type Fault =
   | { kind: 'http500' }
+  /** What nginx answers when it cannot reach a node: an HTML 502 page, the request not forwarded. */
+  | { kind: 'badGateway' }
   | { kind: 'garbage' }
   /** Forwarded after `ms` (it still takes effect, as a slow platform's write would). */
   | { kind: 'delay'; ms: number }
@@ -55,6 +57,11 @@ export async function startFaultProxy(): Promise<FaultProxy> {
       switch (fault?.kind) {
         case 'http500':
           res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>500 Internal Server Error</h1>');
+          return;
+        case 'badGateway':
+          res
+            .writeHead(502, { 'content-type': 'text/html' })
+            .end('<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n<center><h1>502 Bad Gateway</h1></center>\n<hr><center>nginx</center>\n</body>\n</html>\n');
           return;
         case 'garbage':
           res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>维护中 {"code":');

@@ -1,5 +1,5 @@
 // @community-bridge/sdk: the admin client for application servers, the realtime client for browsers.
-export { createAdminClient, type AdminClient, type AdminClientOptions, type AuditPaging, type CallOptions } from './admin.js';
+export { createAdminClient, type AdminClient, type AdminClientOptions, type AuditPaging, type CallOptions, type OperationFilter } from './admin.js';
 export {
   AnswerTooLargeError,
   AuthError,

@@ -1,5 +1,5 @@
 // The `apiKey` header is checked in order — exists, enabled, not expired — (401 for any of these)
-// and then for the endpoint's permission (403), as docs/api.md says.
+// and then for the endpoint's permission (403, naming it in `X-Missing-Permission`), as docs/api.md says.
 import type { Middleware } from 'koa';
 import { InvalidApiKeyError, PermissionDeniedError } from '../../domain/errors.js';
 import type { Actor } from '../../domain/events.js';
@@ -43,7 +43,7 @@ export function authenticate(keys: ApiKeysReadModel, clock: Clock, presented: st
 export function requirePermission(keys: ApiKeysReadModel, clock: Clock, permission: Permission): Middleware<AuthState> {
   return (ctx, next) => {
     const key = authenticate(keys, clock, ctx.get('apikey'));
-    if (!allows(key.permissions, permission)) throw new PermissionDeniedError();
+    if (!allows(key.permissions, permission)) throw new PermissionDeniedError(permission);
     ctx.state.apiKey = key;
     ctx.state.actor = { appId: key.appId, keyId: key.keyId, app: key.app, allApps: key.allApps };
     // What the request appends names the app and key.

@@ -206,6 +206,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/adm/operations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Operations whose outcome is not known
+         * @description Oldest first: the operations whose outcome is unknown (sent, then no trustworthy answer: resolve each after checking the platform) and, unless `status` says otherwise, those still pending. Each with the Idempotency-Key and X-Request-Id its caller sent, so that `search` finds what a caller quotes. A key lists its own app's operations only, unless it was created for every app (`--all-apps`).
+         */
+        get: operations["getAdmOperations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/adm/operations/{operationId}/resolve": {
         parameters: {
             query?: never;
@@ -715,6 +735,46 @@ export interface components {
                  * @enum {string}
                  */
                 status: "applied" | "failed";
+            };
+        };
+        OperationEntry: {
+            operationId: string;
+            /** @enum {string} */
+            kind: "PointsEditRequested" | "MedalGiveRequested" | "MedalRemoveRequested" | "ItemsEditRequested";
+            /**
+             * @description unknown: sent, then no trustworthy answer (resolve it); pending: its request may still be running
+             * @enum {string}
+             */
+            status: "unknown" | "pending";
+            oId: string;
+            userName: string;
+            /** @description what was asked of the platform (the request body, less the user) */
+            request: {
+                [key: string]: unknown;
+            };
+            /** @description the application that asked */
+            appId: string;
+            /** @description the API key it used */
+            keyId: string;
+            requestedAt: components["schemas"]["SpecTimestamp"];
+            /** @description the node that sent it */
+            node?: string;
+            /** @description the Idempotency-Key the caller sent */
+            idempotencyKey?: string;
+            /** @description the X-Request-Id of the request that sent it */
+            requestId?: string;
+            /** @description why its outcome is unknown */
+            reason?: string;
+        };
+        OperationListAnswer: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                /** @description oldest first, at most `limit` */
+                operations: components["schemas"]["OperationEntry"][];
+                /** @description more operations matched than `limit` */
+                more: boolean;
             };
         };
         ServiceBody: {
@@ -1484,6 +1544,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1692,6 +1754,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1898,6 +1962,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2103,6 +2169,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2310,6 +2378,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2507,6 +2577,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2661,6 +2733,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2825,6 +2899,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3040,6 +3116,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3252,6 +3330,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3406,6 +3486,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3468,6 +3550,122 @@ export interface operations {
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
              *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getAdmOperations: {
+        parameters: {
+            query?: {
+                /** @description only these (default: both) */
+                status?: "unknown" | "pending";
+                /** @description only operations whose Idempotency-Key, X-Request-Id or operation id holds this text (what a caller quotes) */
+                search?: string;
+                /** @description entries per page (default 50, at most 500); defaults to "50" */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operations, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationListAnswer"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3551,6 +3749,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3729,6 +3929,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3850,6 +4052,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3971,6 +4175,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4092,6 +4298,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {

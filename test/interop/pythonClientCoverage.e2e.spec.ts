@@ -62,13 +62,16 @@ function differences(document: OpenApiDocument, shape: Shape, given: Schema, whe
   const schema = resolve(document, given);
   const options = schema.anyOf ?? schema.oneOf;
   if (options) {
-    if (shape.kind !== 'union' || shape.options.length !== options.length) return [`${where}: a union of ${options.length} in the document, ${JSON.stringify(shape).slice(0, 80)} in Python`];
+    if (shape.kind !== 'union' || shape.options.length !== options.length)
+      return [`${where}: a union of ${options.length} in the document, ${JSON.stringify(shape).slice(0, 80)} in Python`];
     return options.flatMap((option, n) => differences(document, shape.options[n]!, option, `${where}|${n}`));
   }
   const constant = 'const' in schema ? [schema.const] : schema.enum;
   if (constant) {
     if (shape.kind !== 'literal') return [`${where}: the values ${JSON.stringify(constant)} in the document, a ${shape.kind} in Python`];
-    return JSON.stringify([...shape.values].sort()) === JSON.stringify([...constant].sort()) ? [] : [`${where}: ${JSON.stringify(constant)} in the document, ${JSON.stringify(shape.values)} in Python`];
+    return JSON.stringify([...shape.values].sort()) === JSON.stringify([...constant].sort())
+      ? []
+      : [`${where}: ${JSON.stringify(constant)} in the document, ${JSON.stringify(shape.values)} in Python`];
   }
   if (schema.type === 'array') {
     if (shape.kind !== 'array') return [`${where}: an array in the document, a ${shape.kind} in Python`];
@@ -79,7 +82,8 @@ function differences(document: OpenApiDocument, shape: Shape, given: Schema, whe
     const named = Object.keys(schema.properties).sort();
     const fields = Object.keys(shape.fields).sort();
     const problems: string[] = [];
-    if (JSON.stringify(named) !== JSON.stringify(fields)) problems.push(`${where} (${shape.name}): fields ${JSON.stringify(named)} in the document, ${JSON.stringify(fields)} in Python`);
+    if (JSON.stringify(named) !== JSON.stringify(fields))
+      problems.push(`${where} (${shape.name}): fields ${JSON.stringify(named)} in the document, ${JSON.stringify(fields)} in Python`);
     if (JSON.stringify([...(schema.required ?? [])].sort()) !== JSON.stringify(shape.required))
       problems.push(`${where} (${shape.name}): required ${JSON.stringify(schema.required ?? [])} in the document, ${JSON.stringify(shape.required)} in Python`);
     for (const name of named) if (shape.fields[name]) problems.push(...differences(document, shape.fields[name]!, schema.properties[name]!, `${where}.${name}`));
@@ -90,7 +94,8 @@ function differences(document: OpenApiDocument, shape: Shape, given: Schema, whe
     return differences(document, shape.values, schema.additionalProperties, `${where}{}`);
   }
   if (typeof schema.type === 'string' && SCALARS[schema.type]) {
-    if (shape.kind !== 'scalar' || !shape.types.some((t) => SCALARS[schema.type as string]!.includes(t))) return [`${where}: ${schema.type} in the document, ${JSON.stringify(shape)} in Python`];
+    if (shape.kind !== 'scalar' || !shape.types.some((t) => SCALARS[schema.type as string]!.includes(t)))
+      return [`${where}: ${schema.type} in the document, ${JSON.stringify(shape)} in Python`];
     return [];
   }
   if (schema.type === undefined) return shape.kind === 'any' ? [] : [`${where}: any value in the document, ${shape.kind} in Python`];

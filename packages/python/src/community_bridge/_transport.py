@@ -29,6 +29,7 @@ from .errors import AnswerTooLargeError, BridgeConnectionError, BridgeTimeoutErr
 from .retry import backoff, retry_after_seconds_of, retry_delay
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+_LENGTH = re.compile(r"[0-9]{1,19}")
 _CHUNK_BYTES = 64 * 1024
 
 
@@ -161,9 +162,10 @@ class Transport:
 
     def _read_body(self, response: http.client.HTTPResponse, deadline: float, context: CallContext) -> bytes:
         limit = self.max_answer_bytes
-        declared = response.getheader("Content-Length")
-        if declared is not None and declared.strip().isdigit() and int(declared) > limit:
-            raise self._too_large(response.status, f"declares {int(declared)} bytes", context)
+        header = response.getheader("Content-Length")
+        declared = int(header) if header is not None and _LENGTH.fullmatch(header.strip()) else None
+        if declared is not None and declared > limit:
+            raise self._too_large(response.status, f"declares {declared} bytes", context)
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -171,8 +173,8 @@ class Transport:
                 raise _DeadlinePassed()
             chunk = response.read1(_CHUNK_BYTES)
             if not chunk:
-                if declared is not None and declared.strip().isdigit() and size < int(declared):
-                    raise http.client.IncompleteRead(b"".join(chunks), int(declared) - size)
+                if declared is not None and size < declared:
+                    raise http.client.IncompleteRead(b"".join(chunks), declared - size)
                 return b"".join(chunks)
             size += len(chunk)
             if size > limit:

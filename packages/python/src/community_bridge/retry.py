@@ -19,7 +19,7 @@ BACKOFF_BASE_SECONDS = 0.25
 MAX_BACKOFF_SECONDS = 10.0
 """Backoff stops growing here: the call's deadline, not the attempt count, bounds the waiting."""
 
-_RETRY_AFTER = re.compile(r"\d{1,9}")
+_RETRY_AFTER = re.compile(r"[0-9]{1,9}")
 
 
 def retry_delay(status: int, reason: str | None, retry_after_seconds: int | None, attempt: int, random: Callable[[], float] = _random.random) -> float | None:

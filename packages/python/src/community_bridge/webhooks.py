@@ -19,7 +19,7 @@ DEFAULT_TOLERANCE_SECONDS = 300
 MAX_HEADER_LENGTH = 8192
 """Longer headers are refused unread: 8 KiB holds over a hundred signatures."""
 
-_TIMESTAMP = re.compile(r"\d{1,15}")
+_TIMESTAMP = re.compile(r"[0-9]{1,15}")
 _V1 = re.compile(r"[0-9a-f]{64}")
 
 SignatureFailure = Literal["malformed_header", "signature_mismatch", "timestamp_out_of_tolerance"]

@@ -1,10 +1,18 @@
 // The SDK's verifyWebhookSignature against the vectors the Python client's test reads too
 // (test/interop/webhookSignatures.json), and against signatures made by `openssl dgst -sha256
-// -hmac`, as a shell script or another language would make them.
+// -hmac`, as a shell script or another language would make them; and docs/api.md's openssl
+// snippets, run as written: the check says "authentic" exactly when the SDK does, and a body
+// signed by the other one is accepted by the SDK at a real receiver.
 import { verifyWebhookSignature, WebhookSignatureError } from '@community-bridge/sdk';
-import { spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { execFile, spawnSync } from 'node:child_process';
+import { createHmac, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { rejects } from '../support/rejects.js';
@@ -86,6 +94,85 @@ test('settings no check could pass with are refused', async () => {
   await rejects(verifyWebhookSignature(Buffer.from('{}'), header, 'secret', { toleranceSeconds: -1 }), TypeError);
   await rejects(verifyWebhookSignature({} as Uint8Array, header, 'secret'), TypeError);
   assert.is((await rejects(verifyWebhookSignature(Buffer.from('{}'), undefined, 'secret'), WebhookSignatureError)).reason, 'malformed_header');
+});
+
+/** The ```sh blocks of docs/api.md's "Webhook signatures" section, in order. */
+function documentedSnippets(): string[] {
+  const text = readFileSync(new URL('../../docs/api.md', import.meta.url), 'utf8');
+  const start = text.indexOf('\n## Webhook signatures');
+  assert.ok(start > 0, 'a "Webhook signatures" section');
+  const end = text.indexOf('\n## ', start + 5);
+  const section = text.slice(start, end < 0 ? undefined : end);
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+}
+
+const hmacHex = (secret: string, t: number, body: Buffer) => createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex');
+
+test('the openssl check of docs/api.md says authentic exactly when the SDK does', async () => {
+  const [check] = documentedSnippets();
+  assert.match(check ?? '', /openssl dgst -sha256 -hmac/);
+  const dir = await mkdtemp(join(tmpdir(), 'community-bridge-webhook-'));
+  try {
+    const body = Buffer.from(JSON.stringify({ event: 'points.edited', oId: '1630399136785', text: '中文' }));
+    await writeFile(join(dir, 'body.json'), body);
+    const [secret, newSecret] = [`whsec_${randomBytes(12).toString('hex')}`, `whsec_${randomBytes(12).toString('hex')}`];
+    const now = Math.floor(Date.now() / 1000);
+    const cases: Array<[string, string, string]> = [
+      ['fresh', `t=${now},v1=${hmacHex(secret, now, body)}`, secret],
+      ['rotated, the new secret', `t=${now}, v1=${hmacHex(secret, now, body)}, v1=${hmacHex(newSecret, now, body)}`, newSecret],
+      ['another secret', `t=${now},v1=${hmacHex(secret, now, body)}`, newSecret],
+      ['signed over another body', `t=${now},v1=${hmacHex(secret, now, Buffer.from('{}'))}`, secret],
+      ['stale', `t=${now - 1000},v1=${hmacHex(secret, now - 1000, body)}`, secret],
+      ['no t', `v1=${hmacHex(secret, now, body)}`, secret],
+    ];
+    const verdicts: string[] = [];
+    for (const [what, header, key] of cases) {
+      const run = spawnSync('sh', ['-c', check!], { cwd: dir, env: { ...process.env, HEADER: header, SECRET: key }, encoding: 'utf8' });
+      assert.is(run.status, 0, `${what}: ${run.stderr}`);
+      const sdk = await verifyWebhookSignature(body, header, key).then(
+        () => 'authentic',
+        () => 'refused',
+      );
+      assert.is(run.stdout.trim(), sdk, what);
+      verdicts.push(sdk);
+    }
+    assert.equal(verdicts, ['authentic', 'authentic', 'refused', 'refused', 'refused', 'refused']);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a body signed by the openssl snippet of docs/api.md is accepted by a receiver that verifies with the SDK', async () => {
+  const [, sign] = documentedSnippets();
+  assert.match(sign ?? '', /curl /);
+  const secret = `whsec_${randomBytes(12).toString('hex')}`;
+  const verdicts: string[] = [];
+  const receiver = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      verifyWebhookSignature(Buffer.concat(chunks), req.headers['bridge-signature'] as string | undefined, secret)
+        .then(
+          () => verdicts.push('authentic'),
+          (error: WebhookSignatureError) => verdicts.push(error.reason),
+        )
+        .finally(() => res.end());
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const dir = await mkdtemp(join(tmpdir(), 'community-bridge-webhook-'));
+  try {
+    await writeFile(join(dir, 'body.json'), JSON.stringify({ event: 'vip.granted', oId: '1630399136785' }));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/bridge-webhook`;
+    const script = sign!.replace('http://127.0.0.1:3000/bridge-webhook', url);
+    assert.ok(script.includes(url), 'the snippet posts to the receiver');
+    // Not spawnSync: the receiver answers from this process's event loop.
+    await promisify(execFile)('sh', ['-c', script], { cwd: dir, env: { ...process.env, SECRET: secret }, timeout: 30_000 });
+    assert.equal(verdicts, ['authentic']);
+  } finally {
+    receiver.close();
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test.run();

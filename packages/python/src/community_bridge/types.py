@@ -25,23 +25,17 @@ class TransactionData(TypedDict):
     transactionId: str
 
 
-class OperationAnswer(TypedDict):
-    code: Literal[0]
-    msg: str
+class OperationAnswer(SuccessBody):
     data: NotRequired[TransactionData]
     """Present when the platform's message names a transaction id (points edits)."""
 
 
-class ItemsBody(TypedDict):
-    code: Literal[0]
-    msg: str
+class ItemsBody(SuccessBody):
     data: dict[str, int]
     """Item name to quantity."""
 
 
-class LivenessBody(TypedDict):
-    code: Literal[0]
-    msg: str
+class LivenessBody(SuccessBody):
     liveness: float
 
 
@@ -54,16 +48,12 @@ class VipRecord(TypedDict):
     updated: str
 
 
-class VipListBody(TypedDict):
-    code: Literal[0]
-    msg: str
+class VipListBody(SuccessBody):
     data: list[VipRecord]
     """svip first, then vip."""
 
 
-class VipSubmitAnswer(TypedDict):
-    code: Literal[0]
-    msg: str
+class VipSubmitAnswer(SuccessBody):
     data: VipRecord
 
 
@@ -89,9 +79,7 @@ class VipBatchData(TypedDict):
     failures: list[VipFailure]
 
 
-class VipBatchAnswer(TypedDict):
-    code: Literal[0]
-    msg: str
+class VipBatchAnswer(SuccessBody):
     data: VipBatchData
 
 
@@ -109,9 +97,7 @@ class PushData(TypedDict):
     """Only in a replayed answer to a push whose lists were longer than 100 ids: their full lengths."""
 
 
-class PushAnswer(TypedDict):
-    code: Literal[0]
-    msg: str
+class PushAnswer(SuccessBody):
     data: PushData
 
 
@@ -133,15 +119,11 @@ class SignedInClient(TypedDict):
     user: ClientUser
 
 
-class AnonymousClientAnswer(TypedDict):
-    code: Literal[0]
-    msg: str
+class AnonymousClientAnswer(SuccessBody):
     data: AnonymousClient
 
 
-class SignedInClientAnswer(TypedDict):
-    code: Literal[0]
-    msg: str
+class SignedInClientAnswer(SuccessBody):
     data: SignedInClient
 
 
@@ -154,9 +136,7 @@ class ResolveData(TypedDict):
     """What the operation now counts as."""
 
 
-class ResolveAnswer(TypedDict):
-    code: Literal[0]
-    msg: str
+class ResolveAnswer(SuccessBody):
     data: ResolveData
 
 
@@ -194,20 +174,29 @@ class Outcome(TypedDict):
     answeredAfterResolution: NotRequired[LateAnswer]
 
 
+class AuditEntry(TypedDict):
+    position: int
+    """Global log position: the cursor for ``after`` / ``before``."""
+    time: str
+    appId: str
+    """The application that asked."""
+    keyId: str
+    """The API key it used."""
+    requestId: NotRequired[str]
+
+
+class OperationAuditEntry(AuditEntry):
+    operationId: str
+    outcome: Outcome
+
+
 class PointsRequest(TypedDict):
     point: int
     memo: str
 
 
-class PointsAuditEntry(TypedDict):
-    position: int
-    time: str
-    appId: str
-    keyId: str
-    requestId: NotRequired[str]
-    operationId: str
+class PointsAuditEntry(OperationAuditEntry):
     request: PointsRequest
-    outcome: Outcome
 
 
 class MedalRequest(TypedDict):
@@ -217,16 +206,9 @@ class MedalRequest(TypedDict):
     data: NotRequired[str]
 
 
-class MedalAuditEntry(TypedDict):
-    position: int
-    time: str
-    appId: str
-    keyId: str
-    requestId: NotRequired[str]
-    operationId: str
+class MedalAuditEntry(OperationAuditEntry):
     action: Literal["give", "remove"]
     request: MedalRequest
-    outcome: Outcome
 
 
 class ItemsRequest(TypedDict):
@@ -234,23 +216,11 @@ class ItemsRequest(TypedDict):
     sum: int
 
 
-class ItemsAuditEntry(TypedDict):
-    position: int
-    time: str
-    appId: str
-    keyId: str
-    requestId: NotRequired[str]
-    operationId: str
+class ItemsAuditEntry(OperationAuditEntry):
     request: ItemsRequest
-    outcome: Outcome
 
 
-class VipAuditEntry(TypedDict):
-    position: int
-    time: str
-    appId: str
-    keyId: str
-    requestId: NotRequired[str]
+class VipAuditEntry(AuditEntry):
     action: Literal["granted", "renewed"]
     recordId: str
     quality: VipQuality
@@ -258,51 +228,40 @@ class VipAuditEntry(TypedDict):
     previousExpired: NotRequired[str]
 
 
-class PointsAuditData(TypedDict):
-    items: list[PointsAuditEntry]
+class AuditCursors(TypedDict):
     next: NotRequired[int]
     """Later entries exist: ask again with ``after=next``."""
     prev: NotRequired[int]
     """Earlier entries exist: ask again with ``before=prev``."""
 
 
-class MedalAuditData(TypedDict):
+class PointsAuditData(AuditCursors):
+    items: list[PointsAuditEntry]
+
+
+class MedalAuditData(AuditCursors):
     items: list[MedalAuditEntry]
-    next: NotRequired[int]
-    prev: NotRequired[int]
 
 
-class ItemsAuditData(TypedDict):
+class ItemsAuditData(AuditCursors):
     items: list[ItemsAuditEntry]
-    next: NotRequired[int]
-    prev: NotRequired[int]
 
 
-class VipAuditData(TypedDict):
+class VipAuditData(AuditCursors):
     items: list[VipAuditEntry]
-    next: NotRequired[int]
-    prev: NotRequired[int]
 
 
-class PointsAuditPage(TypedDict):
-    code: Literal[0]
-    msg: str
+class PointsAuditPage(SuccessBody):
     data: PointsAuditData
 
 
-class MedalAuditPage(TypedDict):
-    code: Literal[0]
-    msg: str
+class MedalAuditPage(SuccessBody):
     data: MedalAuditData
 
 
-class ItemsAuditPage(TypedDict):
-    code: Literal[0]
-    msg: str
+class ItemsAuditPage(SuccessBody):
     data: ItemsAuditData
 
 
-class VipAuditPage(TypedDict):
-    code: Literal[0]
-    msg: str
+class VipAuditPage(SuccessBody):
     data: VipAuditData

@@ -131,7 +131,9 @@ class RateLimitError(BridgeError):
 
 
 class UnavailableError(BridgeError):
-    """503: ``not_ready`` or ``unavailable`` (still after the waits the deadline allowed), or ``not_configured``
+    """503: ``not_ready``, ``unavailable`` or ``store_unavailable`` (still after the waits the deadline allowed;
+    a write that met ``store_unavailable`` may or may not be recorded, and the same call with the same key finds
+    out which), or ``not_configured``
     (an operator must set the setting the message names; the same request with the same key may then be sent)."""
 
     retry_after_seconds: int | None
@@ -254,6 +256,7 @@ REASON_FAMILIES: Mapping[str, type[BridgeError]] = {
     "outcome_unknown": OutcomeUnknownError,
     "not_configured": UnavailableError,
     "not_ready": UnavailableError,
+    "store_unavailable": UnavailableError,
     "unavailable": UnavailableError,
 }
 """Every ``data.reason`` of the service (its closed list) and the class it raises."""

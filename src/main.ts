@@ -15,6 +15,7 @@ import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { cliOnStore, FROM_SOURCES } from './cliCommand.js';
 import { describeStore, openCore, StoreOpenError } from './core.js';
+import { storeFailureMessage } from './domain/errors.js';
 import { USER_AGENT, version } from './version.js';
 import { missingKeysWarning } from './community/goldFinger.js';
 import { instrumentedPlatform } from './community/instrumented.js';
@@ -107,8 +108,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     },
     writeHealth: storeHealth,
     storeOutages: {
-      began: (error) =>
-        log.warn({ reason: error instanceof Error ? error.message : String(error) }, 'the event store is unavailable: requests that need it answer 503 until it answers again'),
+      began: (error) => log.warn({ reason: storeFailureMessage(error) }, 'the event store is unavailable: requests that need it answer 503 until it answers again'),
       ended: () => log.info('the event store answers again'),
     },
     wrapAdapter: overrides.wrapStore,

@@ -2,7 +2,7 @@
 // metrics, and its own description.
 import { HealthBody, NotReadyBody, ReadyBody, ServiceBody } from '../../contract/answers.js';
 import { missingKeysWarning } from '../../community/goldFinger.js';
-import { StoreUnavailableError } from '../../domain/errors.js';
+import { storeFailureMessage } from '../../domain/errors.js';
 import { describeFailure } from '../../projections/runner.js';
 import { docsAsset, docsPage } from '../pages/docs.js';
 import { homePage } from '../pages/home.js';
@@ -40,9 +40,8 @@ async function notReady(deps: RouteDeps): Promise<string | undefined> {
     await deps.runner.waitFor(head, READY_WAIT_MS);
     return await degraded(deps);
   } catch (error) {
-    // The store's own words (which connection failed, how), not the answer a request gets.
-    const cause = error instanceof StoreUnavailableError ? error.cause : error;
-    return cause instanceof Error ? cause.message : String(cause);
+    // The store's own words, not the answer a request gets.
+    return storeFailureMessage(error);
   }
 }
 

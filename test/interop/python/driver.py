@@ -12,7 +12,7 @@ import json
 import sys
 import traceback
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from community_bridge import AdminClient, BridgeError
 
@@ -21,11 +21,12 @@ EXTRA_FIELDS = ("operation_id", "operation_status", "retry_after_seconds", "plat
 
 def value_of(value: Any) -> Any:
     if isinstance(value, dict):
-        if set(value) == {"$datetime"}:
-            return datetime.fromisoformat(value["$datetime"])
-        return {name: value_of(item) for name, item in value.items()}
+        fields = cast(dict[str, Any], value)
+        if set(fields) == {"$datetime"}:
+            return datetime.fromisoformat(fields["$datetime"])
+        return {name: value_of(item) for name, item in fields.items()}
     if isinstance(value, list):
-        return [value_of(item) for item in value]
+        return [value_of(item) for item in cast(list[Any], value)]
     return value
 
 

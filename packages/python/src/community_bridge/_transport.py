@@ -20,7 +20,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Mapping, NoReturn
+from typing import Any, Mapping, NoReturn, cast
 from urllib.parse import urlencode, urljoin, urlsplit
 
 from ._settings import ApiKey, BaseUrl
@@ -143,6 +143,7 @@ class Transport:
             if watchdog.fired:
                 # The shut socket reads as the end of the body: what came is not the whole answer.
                 raise _DeadlinePassed()
+            return self._answer_of(response, raw, context)
         except (OSError, http.client.HTTPException) as error:
             if watchdog.fired or time.monotonic() >= deadline:
                 raise _DeadlinePassed() from error
@@ -153,7 +154,6 @@ class Transport:
             if response is not None:
                 response.close()
             connection.close()
-        return self._answer_of(response, raw, context)
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
         if self.base.scheme == "https":
@@ -188,8 +188,7 @@ class Transport:
             body = None
         answered = response.getheader("X-Request-Id")
         request_id = answered if answered is not None and _REQUEST_ID.fullmatch(answered) else context.request_id
-        data = body.get("data") if isinstance(body, dict) else None
-        seconds = data.get("retryAfterSeconds") if isinstance(data, dict) else None
+        seconds = json_object(json_object(body).get("data")).get("retryAfterSeconds")
         data_seconds = seconds if isinstance(seconds, int) and not isinstance(seconds, bool) and seconds >= 0 else None
         retry_after = retry_after_seconds_of(response.getheader("Retry-After"))
         if not 200 <= response.status < 300:
@@ -236,9 +235,13 @@ def _query_string(query: Mapping[str, str | int | None] | None) -> str:
     return f"?{urlencode(pairs)}" if pairs else ""
 
 
+def json_object(value: Any) -> dict[str, Any]:
+    """The value when it is a JSON object, else an empty one: what an answer's body or ``data`` is read as."""
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+
+
 def _reason_of(body: Any) -> str | None:
-    data = body.get("data") if isinstance(body, dict) else None
-    reason = data.get("reason") if isinstance(data, dict) else None
+    reason = json_object(json_object(body).get("data")).get("reason")
     return reason if isinstance(reason, str) else None
 
 

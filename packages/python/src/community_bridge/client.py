@@ -29,7 +29,7 @@ from ._settings import (
     idempotency_key_of,
     number_in,
 )
-from ._transport import Transport
+from ._transport import Transport, json_object
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ class Vip:
 
     def batch_submit(self, o_id: str, vips: Sequence[t.VipEntry], *, idempotency_key: str | None = None) -> t.VipBatchAnswer:
         """Several grants for one user at once, at most 100 (``vip:write``); ``data.failures`` names the entries not applied."""
-        entries = [{**entry, "expired": _expiry(entry["expired"], f"vips[{n}].expired")} if isinstance(entry, Mapping) else entry for n, entry in enumerate(vips)]
+        entries = [{**entry, "expired": _expiry(entry["expired"], f"vips[{n}].expired")} for n, entry in enumerate(vips)]
         return self._calls.post(VIP_BATCH_SUBMIT, {"oId": o_id, "vips": entries}, idempotency_key)  # type: ignore[no-any-return]
 
 
@@ -192,7 +192,7 @@ class User:
         """Who is behind a realtime ``client_id`` (``user:get``); None when no such client is connected (it never was, or it left)."""
         answer, context = self._calls.transport.send("GET", USER_GET.path, query={"client_id": client_id})
         # The contract's own body for a client that is not connected: an answer, not a failure.
-        if answer.status == 404 and isinstance(answer.body, dict) and answer.body.get("message") == CLIENT_NOT_FOUND:
+        if answer.status == 404 and json_object(answer.body).get("message") == CLIENT_NOT_FOUND:
             return None
         return expect_success(answer, context)  # type: ignore[no-any-return]
 

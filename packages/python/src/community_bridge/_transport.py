@@ -60,22 +60,30 @@ class _Watchdog:
     def __init__(self, connection: http.client.HTTPConnection, seconds: float) -> None:
         self.fired = False
         self._connection = connection
+        # Held while shutting down, and by cancel(): once cancel() returns, the socket is the caller's to close.
+        self._lock = threading.Lock()
+        self._cancelled = False
         self._timer = threading.Timer(seconds, self._fire)
         self._timer.daemon = True
         self._timer.start()
 
     def _fire(self) -> None:
-        self.fired = True
-        sock = self._connection.sock
-        if sock is not None:
-            try:
-                # The plain socket's shutdown, also under TLS: it unblocks the reader without unwrapping.
-                socket.socket.shutdown(sock, socket.SHUT_RDWR)
-            except OSError:
-                pass
+        with self._lock:
+            if self._cancelled:
+                return
+            self.fired = True
+            sock = self._connection.sock
+            if sock is not None:
+                try:
+                    # The plain socket's shutdown, also under TLS: it unblocks the reader without unwrapping.
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     def cancel(self) -> None:
         self._timer.cancel()
+        with self._lock:
+            self._cancelled = True
 
 
 class Transport:

@@ -139,7 +139,7 @@ class Items:
         """The user's item bag, item name to quantity (``items:query``)."""
         return self._calls.post(ITEMS_QUERY, {"oId": o_id}, idempotency_key)  # type: ignore[no-any-return]
 
-    def edit(self, o_id: str, item: str, sum: int, *, idempotency_key: str | None = None) -> t.SuccessBody:  # noqa: A002 (the API's field)
+    def edit(self, o_id: str, item: str, sum: int, *, idempotency_key: str | None = None) -> t.SuccessBody:
         """Adds (sum > 0) or deducts (sum < 0) items (``items:edit``); a deduction the user cannot afford is a ConflictError, and nothing is sent."""
         return self._calls.post(ITEMS_EDIT, {"oId": o_id, "item": item, "sum": sum}, idempotency_key)  # type: ignore[no-any-return]
 

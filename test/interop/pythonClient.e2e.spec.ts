@@ -3,10 +3,15 @@
 // with its Idempotency-Key applied once (the simulator's ledger says so); a 429 and a 503 waited
 // out for their Retry-After; an unknown outcome raised without being sent again; and, against
 // loopback servers that misbehave, the answer-size bound, the call's deadline over a dripping
-// answer, and redirects not followed. No text the client or its errors show holds the API key.
+// answer (over TLS too), and redirects not followed. No text the client or its errors show holds
+// the API key.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -16,6 +21,7 @@ import { ALICE, BOB, withHarness, type Harness } from '../support/harness.js';
 import { freePort } from '../support/ports.js';
 import { runPython } from '../support/python.js';
 import { connect, signIn } from '../support/streamsAndSignIn.js';
+import { selfSignedCertificate } from '../support/tls.js';
 import { json, startScriptedServer, wellFormedKey, type Responder, type ScriptedServer } from '../sdk/scriptedServer.js';
 
 const DRIVER = fileURLToPath(new URL('./python/driver.py', import.meta.url));
@@ -29,6 +35,8 @@ const TIMER_SLACK_MS = 30;
 interface ClientSettings {
   base_url: string;
   api_key: string;
+  /** The driver makes an ssl_context that trusts this certificate. */
+  cafile?: string;
   timeout?: number;
   max_attempts?: number;
   max_answer_bytes?: number;
@@ -490,6 +498,43 @@ test('the deadline covers the whole answer: a body or a head that drips forever 
     } finally {
       await server.close();
     }
+  }
+});
+
+test('over https: the certificate is checked (a context that trusts it may be given), and the deadline cuts a dripping answer', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'community-bridge-tls-'));
+  const { certificate, key } = selfSignedCertificate(dir);
+  const timers = new Set<NodeJS.Timeout>();
+  let dripClosed = false;
+  const server = createHttpsServer({ cert: await readFile(certificate, 'utf8'), key: await readFile(key, 'utf8') }, (req, res) => {
+    if (req.url?.startsWith('/adm/vip/')) return json(res, 200, { code: 0, msg: 'success', data: [] });
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': '1000000' }).write('{"code":0,"msg":"');
+    const timer = setInterval(() => res.write('x'), 50);
+    timers.add(timer);
+    res.on('close', () => {
+      clearInterval(timer);
+      dripClosed = true;
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const [read, dripping] = await drive({ base_url: url, api_key: wellFormedKey(), cafile: certificate, timeout: 1.5 }, [
+      call('vip.get', [ALICE.oId]),
+      call('liveness.get', [ALICE.oId]),
+    ]);
+    assert.equal(ok(read, 'a read over https').data, []);
+    assert.equal([raised(dripping, 'BridgeTimeoutError', 'a dripping answer over TLS').reason], ['timeout']);
+    await eventually(() => dripClosed, 'the client to close the TLS connection');
+
+    const [untrusted] = await drive({ base_url: url, api_key: wellFormedKey(), max_attempts: 1 }, [call('vip.get', [ALICE.oId])]);
+    const refused = raised(untrusted, 'BridgeConnectionError', 'a certificate the system does not trust');
+    assert.equal([refused.reason, refused.cause], ['connection_failed', 'SSLCertVerificationError']);
+  } finally {
+    for (const timer of timers) clearInterval(timer);
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await rm(dir, { recursive: true, force: true });
   }
 });
 

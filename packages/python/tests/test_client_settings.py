@@ -14,7 +14,8 @@ KEY = "cbk_" + "Ab9_-" * 5 + "xy"
 class ApiKey(unittest.TestCase):
     def test_a_well_formed_key_is_kept_out_of_repr_and_str(self) -> None:
         client = AdminClient("https://bridge.example.com/", KEY)
-        for text in (repr(client), str(client), repr(vars(client)), repr(vars(client._transport))):
+        transport = vars(client._transport)  # pyright: ignore[reportPrivateUsage]
+        for text in (repr(client), str(client), repr(vars(client)), repr(transport)):
             self.assertNotIn(KEY, text)
         self.assertIn("api_key=cbk_[redacted]", repr(client))
         self.assertIn("base_url='https://bridge.example.com'", repr(client))

@@ -49,7 +49,7 @@ def parameters_of(method: Any) -> list[dict[str, Any]]:
 
 def main() -> None:
     client = AdminClient("http://127.0.0.1:9", "cbk_" + "0" * 27)
-    endpoints = []
+    endpoints: list[dict[str, Any]] = []
     for endpoint in ENDPOINTS:
         target: Any = client
         for part in endpoint.call.split("."):

@@ -1,6 +1,6 @@
 """Runs calls of the Python admin client as a program would, for test/interop/pythonClient.e2e.spec.ts.
 
-Reads {"client": {AdminClient's arguments}, "calls": [{"call": "points.edit", "args": [...], "kwargs": {...}}]}
+Reads {"client": {AdminClient's arguments, and "cafile" for an ssl_context that trusts it}, "calls": [{"call": "points.edit", "args": [...], "kwargs": {...}}]}
 on stdin; prints {"client_repr", "results": [{"ok": answer} | {"error": what was raised}], "leaks"} on stdout.
 A value {"$datetime": "<ISO 8601>"} in args or kwargs is passed as a datetime. "leaks" lists every text
 the client or an error shows (str, repr, a formatted traceback with its causes) that holds the API key.
@@ -9,10 +9,11 @@ the client or an error shows (str, repr, a formatted traceback with its causes) 
 from __future__ import annotations
 
 import json
+import ssl
 import sys
 import traceback
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from community_bridge import AdminClient, BridgeError
 
@@ -21,11 +22,12 @@ EXTRA_FIELDS = ("operation_id", "operation_status", "retry_after_seconds", "plat
 
 def value_of(value: Any) -> Any:
     if isinstance(value, dict):
-        if set(value) == {"$datetime"}:
-            return datetime.fromisoformat(value["$datetime"])
-        return {name: value_of(item) for name, item in value.items()}
+        fields = cast(dict[str, Any], value)
+        if set(fields) == {"$datetime"}:
+            return datetime.fromisoformat(fields["$datetime"])
+        return {name: value_of(item) for name, item in fields.items()}
     if isinstance(value, list):
-        return [value_of(item) for item in value]
+        return [value_of(item) for item in cast(list[Any], value)]
     return value
 
 
@@ -46,6 +48,9 @@ def described(error: BaseException) -> dict[str, Any]:
 def main() -> None:
     job = json.load(sys.stdin)
     settings = job["client"]
+    cafile = settings.pop("cafile", None)
+    if cafile is not None:
+        settings["ssl_context"] = ssl.create_default_context(cafile=cafile)
     key = settings["api_key"]
     client = AdminClient(**settings)
     shown = [repr(client), str(client)]

@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from ._transport import Answer, CallContext
+from ._transport import Answer, CallContext, json_object
 from .errors import REASON_FAMILIES, STATUS_FAMILIES, BridgeError, OutcomeUnknownError, RateLimitError, UnavailableError
 
 
 def expect_success(answer: Answer, context: CallContext) -> Any:
     """The body of a 2xx JSON object answer; raises the error for anything else."""
-    if 200 <= answer.status < 300 and isinstance(answer.body, dict):
-        return answer.body
+    body: object = answer.body
+    if 200 <= answer.status < 300 and isinstance(body, dict):
+        return cast(dict[str, Any], body)
     raise error_from(answer, context)
 
 
 def error_from(answer: Answer, context: CallContext) -> BridgeError:
-    body = answer.body if isinstance(answer.body, dict) else {}
+    body = json_object(answer.body)
     status = answer.status
     message = body.get("message")
     if not isinstance(message, str):
         message = f"Unexpected answer (HTTP {status}, not a JSON object)" if status < 300 else f"HTTP {status}"
-    data = body.get("data") if isinstance(body.get("data"), dict) else {}
+    data = json_object(body.get("data"))
     reason = data.get("reason") if isinstance(data.get("reason"), str) else None
     init: dict[str, Any] = {"status": status, "reason": reason, "data": data, "request_id": answer.request_id, "idempotency_key": context.idempotency_key}
     if reason == "outcome_unknown":

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import uuid
 from dataclasses import dataclass
+from typing import NoReturn
 from urllib.parse import SplitResult, urlsplit
 
 DEFAULT_TIMEOUT_SECONDS = 30.0
@@ -52,7 +53,7 @@ class ApiKey:
 
     __str__ = __repr__
 
-    def __reduce__(self) -> object:
+    def __reduce__(self) -> NoReturn:
         raise TypeError("the API key is not pickled")
 
 

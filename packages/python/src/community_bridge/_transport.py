@@ -20,7 +20,7 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Mapping, NoReturn
+from typing import Any, Mapping, NoReturn, cast
 from urllib.parse import urlencode, urljoin, urlsplit
 
 from ._settings import ApiKey, BaseUrl
@@ -60,22 +60,30 @@ class _Watchdog:
     def __init__(self, connection: http.client.HTTPConnection, seconds: float) -> None:
         self.fired = False
         self._connection = connection
+        # Held while shutting down, and by cancel(): once cancel() returns, the socket is the caller's to close.
+        self._lock = threading.Lock()
+        self._cancelled = False
         self._timer = threading.Timer(seconds, self._fire)
         self._timer.daemon = True
         self._timer.start()
 
     def _fire(self) -> None:
-        self.fired = True
-        sock = self._connection.sock
-        if sock is not None:
-            try:
-                # The plain socket's shutdown, also under TLS: it unblocks the reader without unwrapping.
-                socket.socket.shutdown(sock, socket.SHUT_RDWR)
-            except OSError:
-                pass
+        with self._lock:
+            if self._cancelled:
+                return
+            self.fired = True
+            sock = self._connection.sock
+            if sock is not None:
+                try:
+                    # The plain socket's shutdown, also under TLS: it unblocks the reader without unwrapping.
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+                except OSError:
+                    pass
 
     def cancel(self) -> None:
         self._timer.cancel()
+        with self._lock:
+            self._cancelled = True
 
 
 class Transport:
@@ -143,6 +151,7 @@ class Transport:
             if watchdog.fired:
                 # The shut socket reads as the end of the body: what came is not the whole answer.
                 raise _DeadlinePassed()
+            return self._answer_of(response, raw, context)
         except (OSError, http.client.HTTPException) as error:
             if watchdog.fired or time.monotonic() >= deadline:
                 raise _DeadlinePassed() from error
@@ -153,7 +162,6 @@ class Transport:
             if response is not None:
                 response.close()
             connection.close()
-        return self._answer_of(response, raw, context)
 
     def _connection(self, timeout: float) -> http.client.HTTPConnection:
         if self.base.scheme == "https":
@@ -188,8 +196,7 @@ class Transport:
             body = None
         answered = response.getheader("X-Request-Id")
         request_id = answered if answered is not None and _REQUEST_ID.fullmatch(answered) else context.request_id
-        data = body.get("data") if isinstance(body, dict) else None
-        seconds = data.get("retryAfterSeconds") if isinstance(data, dict) else None
+        seconds = json_object(json_object(body).get("data")).get("retryAfterSeconds")
         data_seconds = seconds if isinstance(seconds, int) and not isinstance(seconds, bool) and seconds >= 0 else None
         retry_after = retry_after_seconds_of(response.getheader("Retry-After"))
         if not 200 <= response.status < 300:
@@ -236,9 +243,13 @@ def _query_string(query: Mapping[str, str | int | None] | None) -> str:
     return f"?{urlencode(pairs)}" if pairs else ""
 
 
+def json_object(value: Any) -> dict[str, Any]:
+    """The value when it is a JSON object, else an empty one: what an answer's body or ``data`` is read as."""
+    return cast(dict[str, Any], value) if isinstance(value, dict) else {}
+
+
 def _reason_of(body: Any) -> str | None:
-    data = body.get("data") if isinstance(body, dict) else None
-    reason = data.get("reason") if isinstance(data, dict) else None
+    reason = json_object(json_object(body).get("data")).get("reason")
     return reason if isinstance(reason, str) else None
 
 

@@ -29,7 +29,7 @@ from ._settings import (
     idempotency_key_of,
     number_in,
 )
-from ._transport import Transport
+from ._transport import Transport, json_object
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ class Items:
         """The user's item bag, item name to quantity (``items:query``)."""
         return self._calls.post(ITEMS_QUERY, {"oId": o_id}, idempotency_key)  # type: ignore[no-any-return]
 
-    def edit(self, o_id: str, item: str, sum: int, *, idempotency_key: str | None = None) -> t.SuccessBody:  # noqa: A002 (the API's field)
+    def edit(self, o_id: str, item: str, sum: int, *, idempotency_key: str | None = None) -> t.SuccessBody:
         """Adds (sum > 0) or deducts (sum < 0) items (``items:edit``); a deduction the user cannot afford is a ConflictError, and nothing is sent."""
         return self._calls.post(ITEMS_EDIT, {"oId": o_id, "item": item, "sum": sum}, idempotency_key)  # type: ignore[no-any-return]
 
@@ -167,7 +167,7 @@ class Vip:
 
     def batch_submit(self, o_id: str, vips: Sequence[t.VipEntry], *, idempotency_key: str | None = None) -> t.VipBatchAnswer:
         """Several grants for one user at once, at most 100 (``vip:write``); ``data.failures`` names the entries not applied."""
-        entries = [{**entry, "expired": _expiry(entry["expired"], f"vips[{n}].expired")} if isinstance(entry, Mapping) else entry for n, entry in enumerate(vips)]
+        entries = [{**entry, "expired": _expiry(entry["expired"], f"vips[{n}].expired")} for n, entry in enumerate(vips)]
         return self._calls.post(VIP_BATCH_SUBMIT, {"oId": o_id, "vips": entries}, idempotency_key)  # type: ignore[no-any-return]
 
 
@@ -192,7 +192,7 @@ class User:
         """Who is behind a realtime ``client_id`` (``user:get``); None when no such client is connected (it never was, or it left)."""
         answer, context = self._calls.transport.send("GET", USER_GET.path, query={"client_id": client_id})
         # The contract's own body for a client that is not connected: an answer, not a failure.
-        if answer.status == 404 and isinstance(answer.body, dict) and answer.body.get("message") == CLIENT_NOT_FOUND:
+        if answer.status == 404 and json_object(answer.body).get("message") == CLIENT_NOT_FOUND:
             return None
         return expect_success(answer, context)  # type: ignore[no-any-return]
 

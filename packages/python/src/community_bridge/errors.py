@@ -8,7 +8,7 @@ the API key.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Sequence, TypedDict
+from typing import Any, Literal, Mapping, Sequence, TypedDict, cast
 
 ClientReason = Literal["connection_failed", "timeout", "redirect", "answer_too_large"]
 
@@ -68,9 +68,9 @@ class ValidationError(BridgeError):
     @property
     def issues(self) -> Sequence[Issue]:
         issues = self.data.get("issues")
-        if not isinstance(issues, list):
-            return []
-        return [{"field": i["field"], "message": i["message"]} for i in issues if isinstance(i, dict) and isinstance(i.get("field"), str) and isinstance(i.get("message"), str)]
+        listed = cast(list[Any], issues) if isinstance(issues, list) else []
+        found = [cast(dict[str, Any], i) for i in listed if isinstance(i, dict)]
+        return [{"field": i["field"], "message": i["message"]} for i in found if isinstance(i.get("field"), str) and isinstance(i.get("message"), str)]
 
 
 class AuthError(BridgeError):

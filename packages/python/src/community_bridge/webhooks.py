@@ -37,7 +37,7 @@ class WebhookSignatureError(ValueError):
         self.reason = reason
 
 
-def verify_signature(payload: bytes, header: str, secret: str | bytes, tolerance: float = DEFAULT_TOLERANCE_SECONDS, now: float | None = None) -> int:
+def verify_signature(payload: bytes | bytearray | memoryview, header: str, secret: str | bytes, tolerance: float = DEFAULT_TOLERANCE_SECONDS, now: float | None = None) -> int:
     """Checks a webhook's ``Bridge-Signature`` header against its raw body; returns its timestamp ``t`` (unix seconds).
 
     ``payload`` is the body exactly as received, before any JSON parsing (a re-serialized body does not match).

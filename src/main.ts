@@ -30,6 +30,11 @@ import type { EventStore } from './store/port.js';
 import { StreamRetention } from './services/retention.js';
 import { UserSync } from './services/userSync.js';
 import { runAsNode } from './system/requestContext.js';
+import { loadSessionSecret } from './realtime/sessions.js';
+import { SecretBox } from './system/sealed.js';
+import { WEBHOOK_SECRET_PURPOSE, WebhookService } from './services/webhooks.js';
+import { WebhookDeliverer } from './services/webhookDelivery.js';
+import { WebhookSender } from './services/webhookSender.js';
 
 export interface RunningService {
   url: string;
@@ -37,6 +42,8 @@ export interface RunningService {
   deps: HttpDeps;
   /** Deletes ended anonymous streams (runs by itself; tests call runOnce). */
   retention: StreamRetention;
+  /** Sends webhook deliveries while this node leads (runs by itself). */
+  webhooks: WebhookDeliverer;
   close(): Promise<void>;
 }
 
@@ -127,6 +134,8 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     metrics,
   );
   const userSync = new UserSync({ store, platform, runner, users: readModels.users, clock });
+  // Endpoint secrets are sealed under a key derived from the session secret (docs/decisions.md).
+  const webhookSecrets = new SecretBox(loadSessionSecret(config.sessionSecret, config.dataDir), WEBHOOK_SECRET_PURPOSE);
   const deps: HttpDeps = {
     store,
     runner,
@@ -158,6 +167,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     trustProxy: config.trustProxy,
     signInPageRates: config.signInPageRates,
     api: apiSettings(config, () => publicUrl!),
+    webhooks: new WebhookService({ store, runner, webhooks: readModels.webhooks, clock, box: webhookSecrets, settings: config.webhooks }),
   };
   try {
     const orphans = await deps.realtime.hub.closeOrphans();
@@ -174,19 +184,36 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     );
   }
   const stopSweeping = sweepPendingOperations(deps.outcomes, config, clock, clockReading, log);
+  // The live node with the least NODE_ID does the work one node does at a time.
+  const leads = () => [...clockReading().liveNodes].sort()[0] === config.nodeId;
   const retention = new StreamRetention({
     store,
     disposable: readModels.disposableStreams,
     clock,
     clockReading,
-    // The live node with the least NODE_ID deletes; two that briefly both think so delete the same streams.
-    leads: () => [...clockReading().liveNodes].sort()[0] === config.nodeId,
+    // Two nodes that briefly both think they lead delete the same streams.
+    leads,
     log,
     retentionMs: config.anonymousRetentionMs,
     keyTtlMs: config.idempotencyTtlMs,
     onKeysDeleted: (streams) => readModels.idempotency.forget(streams),
   });
   retention.start();
+  const webhookSender = new WebhookSender({ timeoutMs: config.webhooks.timeoutMs, allowPrivate: config.webhooks.allowPrivate, userAgent: `${USER_AGENT} (webhooks)` });
+  const webhooks = new WebhookDeliverer({
+    store,
+    runner,
+    webhooks: readModels.webhooks,
+    clock,
+    clockReading,
+    nodeId: config.nodeId,
+    leads,
+    sender: webhookSender,
+    box: webhookSecrets,
+    settings: config.webhooks,
+    log,
+  });
+  webhooks.start();
   metrics.countOpenConnections(() => deps.realtime.hub.size);
   const operatorConsole = config.console && consoleIndex && createConsole(config.console, config, deps, consoleIndex, log);
   handle = createRequestListener(deps, log, [operatorConsole ? operatorConsole.routes : consoleOffRoutes]);
@@ -196,6 +223,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     server,
     deps,
     retention,
+    webhooks,
     /**
      * Stops accepting, lets in-flight requests finish (up to the shutdown timeout less a margin
      * for flushing), then closes what is left, flushes the store and releases the platform.
@@ -222,6 +250,8 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
       server.closeAllConnections();
       stopSweeping();
       await retention.stop();
+      await webhooks.stop();
+      await webhookSender.close();
       await logClock!.leave();
       await runner.stop();
       await store.close();

@@ -14,7 +14,7 @@ import { apiSettings } from './http/route.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { cliOnStore, FROM_SOURCES } from './cliCommand.js';
-import { describeStore, openCore, StoreOpenError } from './core.js';
+import { describeStore, openCore, StoreOpenError, webhookSecretBox } from './core.js';
 import { USER_AGENT, version } from './version.js';
 import { missingKeysWarning } from './community/goldFinger.js';
 import { instrumentedPlatform } from './community/instrumented.js';
@@ -30,9 +30,7 @@ import type { EventStore } from './store/port.js';
 import { StreamRetention } from './services/retention.js';
 import { UserSync } from './services/userSync.js';
 import { runAsNode } from './system/requestContext.js';
-import { loadSessionSecret } from './realtime/sessions.js';
-import { SecretBox } from './system/sealed.js';
-import { WEBHOOK_SECRET_PURPOSE, WebhookService } from './services/webhooks.js';
+import { WebhookService } from './services/webhooks.js';
 import { WebhookDeliverer } from './services/webhookDelivery.js';
 import { WebhookSender } from './services/webhookSender.js';
 
@@ -135,7 +133,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
   );
   const userSync = new UserSync({ store, platform, runner, users: readModels.users, clock });
   // Endpoint secrets are sealed under a key derived from the session secret (docs/decisions.md).
-  const webhookSecrets = new SecretBox(loadSessionSecret(config.sessionSecret, config.dataDir), WEBHOOK_SECRET_PURPOSE);
+  const webhookSecrets = webhookSecretBox(config);
   const deps: HttpDeps = {
     store,
     runner,

@@ -235,10 +235,10 @@ export type WebhookAttemptFinished = {
     at: string;
   };
 };
-/** Someone asked for a delivery to be sent again: it is due now, with a new retry period. */
+/** Someone asked for a delivery to be sent again: it is due now, with a new retry period. `attempts`: those recorded before. */
 export type WebhookResendRequested = {
   type: 'WebhookResendRequested';
-  data: { deliveryId: string; endpointId: string; payload: WebhookPayload; at: string; by?: Resolver };
+  data: { deliveryId: string; endpointId: string; payload: WebhookPayload; attempts: number; at: string; by?: Resolver };
 };
 export type WebhookDeliveryEvent = WebhookAttemptStarted | WebhookAttemptFinished | WebhookResendRequested;
 

@@ -177,7 +177,8 @@ export const deliveryDecider: Decider<DeliveryState, RequestResend, WebhookDeliv
     if (state.open) throw new ResendWhileSendingError(command.deliveryId);
     // A resent event is sent on its own: it holds back none of its user's later events.
     const { orderKey: _, ...payload } = state.payload;
-    const data: WebhookResendRequested['data'] = { deliveryId: command.deliveryId, endpointId: command.endpointId, payload, at: command.at, ...byOf(command.by) };
+    const { deliveryId, endpointId, at } = command;
+    const data: WebhookResendRequested['data'] = { deliveryId, endpointId, payload, attempts: state.attempts, at, ...byOf(command.by) };
     return [{ type: 'WebhookResendRequested', data }];
   },
 

@@ -141,11 +141,11 @@ export class WebhooksReadModel implements Projection {
         return;
       }
       case 'WebhookResendRequested': {
-        const { deliveryId, endpointId, payload, at } = event.data;
+        const { deliveryId, endpointId, payload, attempts, at } = event.data;
         if (!this.endpointsById.has(endpointId)) return;
         const before = this.pendingById.get(deliveryId);
         if (before) this.settle(before);
-        this.pendingById.set(deliveryId, { deliveryId, endpointId, payload, since: at, revision: recorded.revision, attempts: before?.attempts ?? 0, failures: 0, dueAt: at });
+        this.pendingById.set(deliveryId, { deliveryId, endpointId, payload, since: at, revision: recorded.revision, attempts, failures: 0, dueAt: at });
         return;
       }
       case 'ClientConnected': {

@@ -97,6 +97,11 @@ export class WebhookDeliverer {
     await Promise.all(this.inFlight.values());
   }
 
+  /** Attempts this node is making now. */
+  get sending(): number {
+    return this.inFlight.size;
+  }
+
   /** Starts every delivery that is due now and may go (tests call it; the timer does too). */
   runOnce(): void {
     const { clock, clockReading, webhooks, leads, settings } = this.deps;

@@ -192,17 +192,18 @@ export class WebhookDeliverer {
     if (!result.delivered && retryAt === undefined) await this.gaveUp(delivery, endpoint, result, at);
   }
 
-  /** A delivery was given up: an endpoint that has delivered nothing for the whole retry period is disabled. */
+  /**
+   * A delivery was given up: when nothing reached the endpoint since that delivery's period
+   * began, it has failed for the whole retry period, and is disabled.
+   */
   private async gaveUp(delivery: PendingDelivery, endpoint: WebhookEndpointRecord, result: AttemptResult, at: string): Promise<void> {
-    const { log, settings, store, webhooks } = this.deps;
+    const { log, store, webhooks } = this.deps;
     log.warn({ deliveryId: delivery.deliveryId, endpointId: endpoint.endpointId }, 'a webhook delivery failed for its whole retry period and was given up');
     const current = webhooks.endpoint(endpoint.endpointId);
-    const since = Date.parse(at) - settings.retry.periodMs;
     if (current?.status !== 'enabled') return;
-    const lastGood = current.lastDelivered ?? current.created;
-    if (Date.parse(lastGood) > since) return;
+    if (current.lastDelivered !== undefined && Date.parse(current.lastDelivered) >= Date.parse(delivery.since)) return;
     const why = result.error ?? `HTTP ${result.status}`;
-    const detail = `every attempt failed since ${current.lastDelivered ?? current.created} (the last: ${why})`;
+    const detail = `every attempt failed since ${delivery.since} (the last: ${why})`;
     const command = { type: 'DisableWebhook', endpointId: endpoint.endpointId, reason: 'failing', detail, at } as const;
     await handleCommand(store, streams.webhook(endpoint.endpointId), webhookDecider, command, { known: webhooks.known(endpoint.endpointId) });
     log.warn({ endpointId: endpoint.endpointId, appId: endpoint.appId }, 'a webhook endpoint that failed for its whole retry period is disabled: enable it once it answers again');

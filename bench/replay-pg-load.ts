@@ -36,7 +36,7 @@ for (;;) {
   after = rows[rows.length - 1]![0];
 }
 await previous;
-await pool.query(`SELECT setval('events_position', (SELECT max(position) FROM events))`);
+await pool.query(`SELECT setval('events_seq', (SELECT max(position) FROM events))`);
 await pool.query('VACUUM ANALYZE events');
 await pool.query('CHECKPOINT');
 const { rows } = await pool.query<{ bytes: number }>(`SELECT pg_total_relation_size('events') AS bytes`);

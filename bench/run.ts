@@ -9,9 +9,10 @@
 // (these machines are shared; each scenario's idle share at start is reported either way).
 // `--only soak` runs the soak (10 min of mixed load on one service; ~1 min with --quick), which
 // is never part of the default set: it is a long run for leaks and drift, not a figure per change.
-// `--only pg` runs the PostgreSQL scenarios (pg-admin-write, pg-admin-read, pg-replay; each also
-// by name), never part of the default set either: they need PostgreSQL's server binaries, and
-// make a throwaway cluster for the run (removed at the end, or when the run is interrupted).
+// `--only pg` runs the PostgreSQL scenarios (pg-store-append, pg-admin-write, pg-freeze,
+// pg-admin-read, pg-replay; each also by name), never part of the default set either: they need
+// PostgreSQL's server binaries (pg-store-append also pgbench), and make a throwaway cluster for
+// the run (removed at the end, or when the run is interrupted).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +24,8 @@ import { adminRead, adminWrite, forwardOverhead } from './scenarios/admin.js';
 import { startSimulator, type BenchContext, type Running } from './scenarios/common.js';
 import { loginFlood } from './scenarios/loginFlood.js';
 import { pgAdminRead, pgAdminWrite, pgReplay } from './scenarios/postgres.js';
+import { pgFreeze } from './scenarios/pgFreeze.js';
+import { pgStoreAppend } from './scenarios/pgStore.js';
 import { replay } from './scenarios/replay.js';
 import { soak } from './scenarios/soak.js';
 import { fanout, sseCapacity } from './scenarios/sse.js';
@@ -37,9 +40,16 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioReport>> 
   'login-flood': loginFlood,
 };
 /** Run only when named in --only. */
-const ON_REQUEST: typeof SCENARIOS = { soak, 'pg-admin-write': pgAdminWrite, 'pg-admin-read': pgAdminRead, 'pg-replay': pgReplay };
+const ON_REQUEST: typeof SCENARIOS = {
+  soak,
+  'pg-store-append': pgStoreAppend,
+  'pg-admin-write': pgAdminWrite,
+  'pg-freeze': pgFreeze,
+  'pg-admin-read': pgAdminRead,
+  'pg-replay': pgReplay,
+};
 /** Names --only takes for several scenarios. */
-const GROUPS: Record<string, string[]> = { pg: ['pg-admin-write', 'pg-admin-read', 'pg-replay'] };
+const GROUPS: Record<string, string[]> = { pg: ['pg-store-append', 'pg-admin-write', 'pg-freeze', 'pg-admin-read', 'pg-replay'] };
 
 const { values } = parseArgs({
   options: {

@@ -42,7 +42,7 @@ test('add prints the secret once; the running service sends signed events it ver
   ctx.streams.push(client.stream);
   await signIn(ctx.h, client.clientId, ALICE.oId);
   const arrival = await eventually(() => ctx.receiver.arrivals.find((a) => a.event.data.clientId === client.clientId), 'the sign-in at the receiver');
-  assert.ok(verifySignature(arrival.headers['bridge-signature'], arrival.raw, added.secret) !== undefined, 'the secret the CLI printed verifies it');
+  assert.ok((await verifySignature(arrival.headers['bridge-signature'], arrival.raw, added.secret)) !== undefined, 'the secret the CLI printed verifies it');
   const eventId = arrival.event.id;
 
   const attempts = await eventually(async () => {

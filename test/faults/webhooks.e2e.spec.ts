@@ -72,7 +72,7 @@ async function assertOncePerAttemptRecord(ctx: Ctx, endpointId: string, eventId:
     'attempts numbered once each',
   );
   assert.is(finished.filter((e) => e.data.delivered).length, 1, 'one success recorded');
-  for (const arrival of arrivals) assert.ok(verifySignature(arrival.headers['bridge-signature'], arrival.raw, secret) !== undefined, 'each arrival is signed');
+  for (const arrival of arrivals) assert.ok((await verifySignature(arrival.headers['bridge-signature'], arrival.raw, secret)) !== undefined, 'each arrival is signed');
   return { started, finished, arrivals };
 }
 

@@ -1,14 +1,15 @@
 // A real webhook receiver on a loopback port (node:http): it keeps every request it gets, raw body
 // and headers, and answers as the test scripts it (a status, a redirect, or holding the request
 // open until released), so a test sees what the service really sent and how often.
-import { createHmac } from 'node:crypto';
+import { verifyWebhookSignature } from '@community-bridge/sdk';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface Arrival {
   path: string;
   headers: IncomingHttpHeaders;
-  /** The body exactly as received. */
+  /** The body exactly as received, and as text. */
+  bytes: Buffer;
   raw: string;
   /** The body parsed: `{id, type, created, app, data}`. */
   event: { id: string; type: string; created: string; app: string; data: Record<string, unknown> };
@@ -51,8 +52,9 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      arrivals.push({ path: req.url ?? '', headers: req.headers, raw, event: JSON.parse(raw) });
+      const bytes = Buffer.concat(chunks);
+      const raw = bytes.toString('utf8');
+      arrivals.push({ path: req.url ?? '', headers: req.headers, bytes, raw, event: JSON.parse(raw) });
       answer(res, scripted.shift() ?? fallback);
     });
   });
@@ -80,14 +82,10 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
 }
 
 /**
- * Checks a `Bridge-Signature` header the way docs/api.md tells receivers to: every `v1=` that is
- * the HMAC-SHA256 of `<t>.<body>` under `secret`. Returns the timestamp when one matches.
+ * Checks a `Bridge-Signature` header as receivers do, with the SDK's verifyWebhookSignature (the
+ * verifier docs/api.md gives them): the timestamp when it is authentic under `secret`.
  */
-export function verifySignature(header: string | string[] | undefined, raw: string, secret: string): number | undefined {
+export async function verifySignature(header: string | string[] | undefined, body: Buffer | string, secret: string): Promise<number | undefined> {
   if (typeof header !== 'string') return undefined;
-  const parts = header.split(',').map((part) => part.split('=', 2) as [string, string]);
-  const t = parts.find(([name]) => name === 't')?.[1];
-  if (t === undefined || !/^\d+$/.test(t)) return undefined;
-  const expected = createHmac('sha256', secret).update(`${t}.${raw}`).digest('hex');
-  return parts.some(([name, value]) => name === 'v1' && value === expected) ? Number(t) : undefined;
+  return verifyWebhookSignature(body, header, secret).catch(() => undefined);
 }

@@ -59,7 +59,7 @@ const TESTS: Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>
         [b, BOB.oId],
       ] as const) {
         const arrival = await signInOn(h, oId);
-        assert.ok(verifySignature(arrival.headers['bridge-signature'], arrival.raw, secret) !== undefined, 'signed with the secret (opened by the sending node)');
+        assert.ok((await verifySignature(arrival.headers['bridge-signature'], arrival.raw, secret)) !== undefined, 'signed with the secret (opened by the sending node)');
         const recorded = await eventually(async () => {
           const found = await attemptsOf(arrival.event.id);
           return found.delivered === 1 && found;

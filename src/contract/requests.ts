@@ -121,7 +121,7 @@ export const ResolveBody = body({
 });
 
 /** Webhooks (docs/api.md, "Webhooks"). */
-const WebhookId = v.pipe(
+export const WebhookId = v.pipe(
   v.string('must be a string'),
   v.regex(/^[a-z0-9]{15}$/, 'must be a webhook endpoint id (15 characters of a-z and 0-9)'),
   v.description('from `POST /adm/webhooks` or `GET /adm/webhooks`'),

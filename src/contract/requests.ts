@@ -91,18 +91,21 @@ export const MAX_PAGE = 500;
 
 /** Paging of the audit endpoints: `limit` entries after or before a cursor (a global log position). */
 const cursor = v.pipe(v.string('must be a string'), v.regex(/^\d{1,15}$/, 'must be a log position (a whole number)'), v.transform(Number));
-export const AuditQuery = v.object({
-  limit: v.optional(
+/** `limit`: a whole number from 1 to `max` in a query, `fallback` when absent. */
+const limitQuery = (max: number, fallback: number, description: string) =>
+  v.optional(
     v.pipe(
       v.string('must be a string'),
-      v.regex(/^\d{1,6}$/, `must be a whole number from 1 to ${MAX_PAGE}`),
+      v.regex(/^\d{1,6}$/, `must be a whole number from 1 to ${max}`),
       v.transform(Number),
       v.minValue(1, 'must be at least 1'),
-      v.maxValue(MAX_PAGE, `must be at most ${MAX_PAGE}`),
-      v.description(`entries per page (default ${DEFAULT_PAGE}, at most ${MAX_PAGE})`),
+      v.maxValue(max, `must be at most ${max}`),
+      v.description(description),
     ),
-    String(DEFAULT_PAGE),
-  ),
+    String(fallback),
+  );
+export const AuditQuery = v.object({
+  limit: limitQuery(MAX_PAGE, DEFAULT_PAGE, `entries per page (default ${DEFAULT_PAGE}, at most ${MAX_PAGE})`),
   after: v.optional(v.pipe(cursor, v.description('only entries after this cursor (a `position`, or the `next` of a page)'))),
   before: v.optional(v.pipe(cursor, v.description('only entries before this cursor (a `position`, or the `prev` of a page); without `after`, the newest of them'))),
 });
@@ -170,15 +173,5 @@ export const WebhookListQuery = v.object({
 });
 export const DEFAULT_ATTEMPTS = 50;
 export const WebhookAttemptsQuery = v.object({
-  limit: v.optional(
-    v.pipe(
-      v.string('must be a string'),
-      v.regex(/^\d{1,6}$/, `must be a whole number from 1 to ${ATTEMPTS_KEPT}`),
-      v.transform(Number),
-      v.minValue(1, 'must be at least 1'),
-      v.maxValue(ATTEMPTS_KEPT, `must be at most ${ATTEMPTS_KEPT}`),
-      v.description(`attempts, newest first (default ${DEFAULT_ATTEMPTS}, at most ${ATTEMPTS_KEPT}; older ones are in the log)`),
-    ),
-    String(DEFAULT_ATTEMPTS),
-  ),
+  limit: limitQuery(ATTEMPTS_KEPT, DEFAULT_ATTEMPTS, `attempts, newest first (default ${DEFAULT_ATTEMPTS}, at most ${ATTEMPTS_KEPT}; older ones are in the log)`),
 });

@@ -6,6 +6,7 @@
 // attempts of each endpoint are kept for the console and the API; all of them stay in the log.
 import { ATTEMPTS_KEPT, webhookDecider, webhookBody, webhookDeliveryId, webhookEventId, type WebhookState } from '../domain/webhook.js';
 import type { OperationRequested, WebhookEventType, WebhookPayload } from '../domain/events.js';
+import { OPERATION_OUTCOME_TYPES, OPERATION_REQUESTED_TYPES } from '../domain/operation.js';
 import type { RecordedEvent } from '../store/port.js';
 import { asDomain } from './recorded.js';
 import type { Projection } from './runner.js';
@@ -81,15 +82,8 @@ export class WebhooksReadModel implements Projection {
     'ClientConnected',
     'ClientSignedIn',
     'ClientDisconnected',
-    'PointsEditRequested',
-    'MedalGiveRequested',
-    'MedalRemoveRequested',
-    'ItemsEditRequested',
-    'OperationApplied',
-    'OperationRejected',
-    'OperationFailed',
-    'OperationOutcomeUnknown',
-    'OperationResolved',
+    ...OPERATION_REQUESTED_TYPES,
+    ...OPERATION_OUTCOME_TYPES,
   ] as const;
 
   private readonly endpointsById = new Map<string, WebhookEndpointRecord>();

@@ -5,56 +5,27 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type * as v from 'valibot';
-import type { WebhookAttempts, WebhookCreated } from '../../src/contract/answers.js';
+import type { WebhookAttempts } from '../../src/contract/answers.js';
 import { eventually } from '../support/eventually.js';
-import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
-import { connect, signIn } from '../support/streamsAndSignIn.js';
-import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../support/webhookReceiver.js';
+import { ALICE, BOB } from '../support/harness.js';
+import { openWebhookWorld, type WebhookWorld } from './world.js';
+import { verifySignature, type WebhookReceiver } from '../support/webhookReceiver.js';
 
-type Ctx = { h: Harness; key: string; receivers: WebhookReceiver[]; streams: Array<{ close(): void }> };
-const test = suite<Ctx>('webhooks: delivery to a real receiver');
+const test = suite<WebhookWorld>('webhooks: delivery to a real receiver');
 
 test.before(async (ctx) => {
-  // Loopback receivers are allowed here; retries come quickly so a suite does not wait minutes.
-  ctx.h = await startHarness({ env: { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_RETRY_FIRST_MS: '40' } });
-  ctx.key = (await ctx.h.key(['webhooks:manage'], 'game-one')).key;
-  ctx.receivers = [];
-  ctx.streams = [];
+  Object.assign(ctx, await openWebhookWorld(['webhooks:manage']));
 });
-test.after(async ({ h, receivers, streams }) => {
-  for (const stream of streams) stream.close();
-  await h.close();
-  await Promise.all(receivers.map((r) => r.close()));
-});
-
-async function receiver(ctx: Ctx): Promise<WebhookReceiver> {
-  const r = await startWebhookReceiver();
-  ctx.receivers.push(r);
-  return r;
-}
-
-async function register(ctx: Ctx, url: string, events = ['client.signed_in', 'client.disconnected'], key = ctx.key) {
-  const res = await ctx.h.post<v.InferOutput<typeof WebhookCreated>>('/adm/webhooks', { url, events }, key);
-  assert.is(res.status, 200, res.text);
-  return { id: res.body.data.endpoint.id, secret: res.body.data.secret! };
-}
-
-/** A client of `oId` signed in; its stream stays open until closed. */
-async function signedInClient(ctx: Ctx, oId = ALICE.oId) {
-  const client = await connect(ctx.h);
-  ctx.streams.push(client.stream);
-  await signIn(ctx.h, client.clientId, oId);
-  return client;
-}
+test.after((ctx) => ctx.close());
 
 const signedInEvent = (r: WebhookReceiver, clientId: string) =>
   eventually(() => r.arrivals.find((a) => a.event.type === 'client.signed_in' && a.event.data.clientId === clientId), `client.signed_in of ${clientId} at the receiver`);
 
 test('a sign-in arrives signed, verifiable with the secret shown once, then its disconnect', async (ctx) => {
-  const r = await receiver(ctx);
-  const { id, secret } = await register(ctx, `${r.url}/hooks/bridge`);
+  const r = await ctx.receiver();
+  const { id, secret } = await ctx.register(`${r.url}/hooks/bridge`);
   assert.match(secret, /^whsec_[A-Za-z0-9_-]{43}$/);
-  const client = await signedInClient(ctx);
+  const client = await ctx.signedInClient();
   const arrival = await signedInEvent(r, client.clientId);
 
   assert.is(arrival.path, '/hooks/bridge');
@@ -94,10 +65,10 @@ test('a sign-in arrives signed, verifiable with the secret shown once, then its 
 });
 
 test('a receiver that fails three times gets the event four times, with one id, and the attempts say so', async (ctx) => {
-  const r = await receiver(ctx);
+  const r = await ctx.receiver();
   r.script({ status: 500, body: 'down' }, { status: 503, body: 'still down' }, { status: 500, body: 'x'.repeat(5000) });
-  const { id, secret } = await register(ctx, r.url, ['client.signed_in']);
-  const client = await signedInClient(ctx, BOB.oId);
+  const { id, secret } = await ctx.register(r.url, ['client.signed_in']);
+  const client = await ctx.signedInClient(BOB.oId);
   const eventId = (await signedInEvent(r, client.clientId)).event.id;
   await eventually(() => r.of(eventId).length >= 4, { what: () => `four arrivals of ${eventId} (${r.of(eventId).length})` });
   const attempts = await eventually(async () => {
@@ -107,7 +78,7 @@ test('a receiver that fails three times gets the event four times, with one id, 
   }, 'the delivered attempt recorded');
 
   // A later event for the endpoint: by the time it arrived, a fifth attempt would have been made.
-  const later = await signedInClient(ctx, BOB.oId);
+  const later = await ctx.signedInClient(BOB.oId);
   await signedInEvent(r, later.clientId);
   const arrivals = r.of(eventId);
   assert.is(arrivals.length, 4);
@@ -133,10 +104,10 @@ test('a receiver that fails three times gets the event four times, with one id, 
 });
 
 test('a redirect is not followed: the attempt fails with the status, and the target gets nothing', async (ctx) => {
-  const [r, target] = [await receiver(ctx), await receiver(ctx)];
+  const [r, target] = [await ctx.receiver(), await ctx.receiver()];
   r.otherwise({ status: 302, headers: { location: `${target.url}/elsewhere` } });
-  const { id } = await register(ctx, r.url, ['client.signed_in']);
-  const client = await signedInClient(ctx);
+  const { id } = await ctx.register(r.url, ['client.signed_in']);
+  const client = await ctx.signedInClient();
   const eventId = (await signedInEvent(r, client.clientId)).event.id;
   // Retried, so redirected more than once: none of them reached the target.
   await eventually(() => r.of(eventId).length >= 2, 'a retry after the redirect');
@@ -150,15 +121,15 @@ test('a redirect is not followed: the attempt fails with the status, and the tar
 });
 
 test('after a rotation both secrets sign, the new one first', async (ctx) => {
-  const r = await receiver(ctx);
-  const { id, secret: old } = await register(ctx, r.url, ['client.signed_in']);
+  const r = await ctx.receiver();
+  const { id, secret: old } = await ctx.register(r.url, ['client.signed_in']);
   const rotated = await ctx.h.post(`/adm/webhooks/${id}/rotate`, undefined, ctx.key);
   assert.is(rotated.status, 200, rotated.text);
   const fresh: string = rotated.body.data.secret;
   assert.match(fresh, /^whsec_/);
   assert.is.not(fresh, old);
   assert.type(rotated.body.data.previousValidUntil, 'string');
-  const client = await signedInClient(ctx);
+  const client = await ctx.signedInClient();
   const arrival = await signedInEvent(r, client.clientId);
   const header = String(arrival.headers['bridge-signature']);
   assert.is(header.split(',').filter((part) => part.startsWith('v1=')).length, 2, header);
@@ -169,8 +140,8 @@ test('after a rotation both secrets sign, the new one first', async (ctx) => {
 });
 
 test("another app's key reaches none of an app's endpoints", async (ctx) => {
-  const r = await receiver(ctx);
-  const { id } = await register(ctx, r.url, ['client.signed_in']);
+  const r = await ctx.receiver();
+  const { id } = await ctx.register(r.url, ['client.signed_in']);
   const other = (await ctx.h.key(['webhooks:manage'], 'game-two')).key;
   for (const [method, path] of [
     ['GET', `/adm/webhooks/${id}`],

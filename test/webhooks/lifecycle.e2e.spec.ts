@@ -6,54 +6,27 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { eventually } from '../support/eventually.js';
-import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
-import { connect, signIn } from '../support/streamsAndSignIn.js';
-import { startWebhookReceiver, type Arrival, type WebhookReceiver } from '../support/webhookReceiver.js';
+import { ALICE, BOB } from '../support/harness.js';
+import { openWebhookWorld, type WebhookWorld } from './world.js';
+import type { Arrival, WebhookReceiver } from '../support/webhookReceiver.js';
 
-type Ctx = { h: Harness; key: string; receivers: WebhookReceiver[]; streams: Array<{ close(): void }> };
-const test = suite<Ctx>('webhooks: order, disabling, resending, deleting, operations');
+const test = suite<WebhookWorld>('webhooks: order, disabling, resending, deleting, operations');
 
 test.before(async (ctx) => {
-  ctx.h = await startHarness({ env: { WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_RETRY_FIRST_MS: '40' } });
-  ctx.key = (await ctx.h.key(['*'], 'game-one')).key;
-  ctx.receivers = [];
-  ctx.streams = [];
+  Object.assign(ctx, await openWebhookWorld(['*']));
 });
-test.after(async ({ h, receivers, streams }) => {
-  for (const stream of streams) stream.close();
-  await h.close();
-  await Promise.all(receivers.map((r) => r.close()));
-});
-
-async function receiver(ctx: Ctx): Promise<WebhookReceiver> {
-  const r = await startWebhookReceiver();
-  ctx.receivers.push(r);
-  return r;
-}
-
-async function register(ctx: Ctx, url: string, events: string[], key = ctx.key): Promise<string> {
-  const res = await ctx.h.post('/adm/webhooks', { url, events }, key);
-  assert.is(res.status, 200, res.text);
-  return res.body.data.endpoint.id;
-}
-
-async function signedInClient(ctx: Ctx, oId: string) {
-  const client = await connect(ctx.h);
-  ctx.streams.push(client.stream);
-  await signIn(ctx.h, client.clientId, oId);
-  return client;
-}
+test.after((ctx) => ctx.close());
 
 const arrival = (r: WebhookReceiver, what: string, match: (a: Arrival) => boolean) => eventually(() => r.arrivals.find(match), `${what} at the receiver`);
 const ofClient = (clientId: string, type: string) => (a: Arrival) => a.event.type === type && a.event.data.clientId === clientId;
 /** The delivery streams of an endpoint in the log. */
-const deliveryStreams = async (ctx: Ctx, endpointId: string) => new Set((await ctx.h.events(`webhookdelivery-${endpointId}-`)).map((e) => e.streamName));
+const deliveryStreams = async (ctx: WebhookWorld, endpointId: string) => new Set((await ctx.h.events(`webhookdelivery-${endpointId}-`)).map((e) => e.streamName));
 
 test("one user's events keep their order: the disconnect waits while the sign-in before it is retried", async (ctx) => {
-  const r = await receiver(ctx);
+  const r = await ctx.receiver();
   r.script({ status: 500 }, { status: 500 });
-  await register(ctx, r.url, ['client.signed_in', 'client.disconnected']);
-  const client = await signedInClient(ctx, ALICE.oId);
+  await ctx.register(r.url, ['client.signed_in', 'client.disconnected']);
+  const client = await ctx.signedInClient(ALICE.oId);
   client.stream.close();
   const gone = await arrival(r, 'the disconnect', ofClient(client.clientId, 'client.disconnected'));
   const signedIn = r.arrivals.filter(ofClient(client.clientId, 'client.signed_in'));
@@ -63,10 +36,10 @@ test("one user's events keep their order: the disconnect waits while the sign-in
 });
 
 test('a disabled endpoint is sent nothing: what it still had to receive waits for it, what happens meanwhile is not for it', async (ctx) => {
-  const [r, witness] = [await receiver(ctx), await receiver(ctx)];
+  const [r, witness] = [await ctx.receiver(), await ctx.receiver()];
   r.otherwise({ status: 503 });
-  const id = await register(ctx, r.url, ['client.signed_in']);
-  const before = await signedInClient(ctx, BOB.oId);
+  const { id } = await ctx.register(r.url, ['client.signed_in']);
+  const before = await ctx.signedInClient(BOB.oId);
   await arrival(r, 'the failing sign-in', ofClient(before.clientId, 'client.signed_in'));
   const disabled = await ctx.h.post(`/adm/webhooks/${id}/disable`, undefined, ctx.key);
   assert.is(disabled.status, 200, disabled.text);
@@ -77,8 +50,8 @@ test('a disabled endpoint is sent nothing: what it still had to receive waits fo
   assert.is((await deliveryStreams(ctx, id)).size, 1);
   const tries = (await ctx.h.events(`webhookdelivery-${id}-`)).length;
 
-  await register(ctx, witness.url, ['client.signed_in']);
-  const meanwhile = await signedInClient(ctx, BOB.oId);
+  await ctx.register(witness.url, ['client.signed_in']);
+  const meanwhile = await ctx.signedInClient(BOB.oId);
   // The witness endpoint got the later event: the deliverer has run over both endpoints since.
   await arrival(witness, 'the later sign-in', ofClient(meanwhile.clientId, 'client.signed_in'));
   assert.is((await ctx.h.events(`webhookdelivery-${id}-`)).length, tries, 'no attempt recorded while disabled');
@@ -96,9 +69,9 @@ test('a disabled endpoint is sent nothing: what it still had to receive waits fo
 });
 
 test('an event is sent again on demand, same id and body; not while the endpoint is disabled, nor one never sent', async (ctx) => {
-  const r = await receiver(ctx);
-  const id = await register(ctx, r.url, ['client.signed_in']);
-  const client = await signedInClient(ctx, ALICE.oId);
+  const r = await ctx.receiver();
+  const { id } = await ctx.register(r.url, ['client.signed_in']);
+  const client = await ctx.signedInClient(ALICE.oId);
   const first = await arrival(r, 'the sign-in', ofClient(client.clientId, 'client.signed_in'));
   await eventually(
     async () => (await ctx.h.get(`/adm/webhooks/${id}/attempts`, ctx.key)).body.data.items.some((a: { result: string }) => a.result === 'delivered'),
@@ -127,27 +100,27 @@ test('an event is sent again on demand, same id and body; not while the endpoint
 });
 
 test('a deleted endpoint is gone: 404, out of the list, and sent nothing more', async (ctx) => {
-  const [r, witness] = [await receiver(ctx), await receiver(ctx)];
-  const id = await register(ctx, r.url, ['client.signed_in']);
+  const [r, witness] = [await ctx.receiver(), await ctx.receiver()];
+  const { id } = await ctx.register(r.url, ['client.signed_in']);
   const deleted = await ctx.h.request('DELETE', `/adm/webhooks/${id}`, { apiKey: ctx.key });
   assert.is(deleted.status, 200, deleted.text);
   assert.equal(deleted.body.data, { id, deleted: true });
   assert.is((await ctx.h.get(`/adm/webhooks/${id}`, ctx.key)).status, 404);
   assert.is((await ctx.h.request('DELETE', `/adm/webhooks/${id}`, { apiKey: ctx.key })).status, 404, 'deleting twice: it is not there');
   assert.not.ok((await ctx.h.get('/adm/webhooks', ctx.key)).body.data.items.some((e: { id: string }) => e.id === id));
-  await register(ctx, witness.url, ['client.signed_in']);
-  const client = await signedInClient(ctx, BOB.oId);
+  await ctx.register(witness.url, ['client.signed_in']);
+  const client = await ctx.signedInClient(BOB.oId);
   await arrival(witness, 'the sign-in', ofClient(client.clientId, 'client.signed_in'));
   assert.is(r.arrivals.length, 0);
   assert.is((await deliveryStreams(ctx, id)).size, 0);
 });
 
 test("an operation's outcome, unknown outcome and resolution reach its own app's endpoints only, in order", async (ctx) => {
-  const [mine, theirs] = [await receiver(ctx), await receiver(ctx)];
+  const [mine, theirs] = [await ctx.receiver(), await ctx.receiver()];
   const operationTypes = ['operation.outcome_known', 'operation.outcome_unknown', 'operation.resolved'];
-  await register(ctx, mine.url, operationTypes);
+  await ctx.register(mine.url, operationTypes);
   const otherKey = (await ctx.h.key(['*'], 'game-two')).key;
-  const theirsId = await register(ctx, theirs.url, [...operationTypes, 'client.signed_in'], otherKey);
+  const { id: theirsId } = await ctx.register(theirs.url, [...operationTypes, 'client.signed_in'], otherKey);
 
   const applied = await ctx.h.post('/adm/points/edit', { oId: ALICE.oId, point: 3, memo: 'webhook known' }, ctx.key);
   assert.is(applied.status, 200, applied.text);
@@ -175,7 +148,7 @@ test("an operation's outcome, unknown outcome and resolution reach its own app's
   );
 
   // game-two hears of a later sign-in; no delivery of game-one's operations was ever made for it.
-  const client = await signedInClient(ctx, BOB.oId);
+  const client = await ctx.signedInClient(BOB.oId);
   await arrival(theirs, 'the sign-in', ofClient(client.clientId, 'client.signed_in'));
   assert.equal(
     theirs.arrivals.map((a) => a.event.type),

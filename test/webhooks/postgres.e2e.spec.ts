@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import type { WebhookAttemptFinished, WebhookAttemptStarted } from '../../src/domain/events.js';
 import { eventually } from '../support/eventually.js';
 import { ALICE, BOB, startHarness, type Harness } from '../support/harness.js';
-import { postgresBinaries, startCluster, type PostgresCluster } from '../support/postgres.js';
+import { testsOnCluster, type PostgresCluster } from '../support/postgres.js';
 import { connect, signIn } from '../support/streamsAndSignIn.js';
 import { startWebhookReceiver, verifySignature } from '../support/webhookReceiver.js';
 
@@ -86,16 +86,5 @@ const TESTS: Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>
   },
 };
 
-const binaries = postgresBinaries();
-if ('missing' in binaries) {
-  console.log(`skipped: webhooks on PostgreSQL — ${binaries.missing}`);
-  for (const title of Object.keys(TESTS)) test.skip(title);
-} else {
-  const cluster = await startCluster();
-  test.before.each((ctx) => {
-    ctx.cluster = cluster;
-  });
-  test.after(() => cluster.destroy());
-  for (const [title, run] of Object.entries(TESTS)) test(title, run);
-}
+await testsOnCluster(test, 'webhooks on PostgreSQL', TESTS);
 test.run();

@@ -125,35 +125,27 @@ export const webhookRoutes = [
     },
   }),
 
-  route({
-    method: 'post',
-    path: '/adm/webhooks/:id/disable',
-    tag: 'webhooks',
-    summary: 'Disable a webhook endpoint',
-    description: `Nothing is sent to it while it is disabled; its deliveries wait (each until its retry period is over). ${REACH}`,
-    access,
-    params: WebhookIdParam,
-    ok: { description: 'Disabled', json: WebhookAnswer },
-    errors: [404],
-    async handle(ctx, { params: { id }, caller }, deps) {
-      return { code: 0 as const, msg: 'success', data: view(await deps.webhooks.disable(id, contextOf(ctx, caller)), deps) };
-    },
-  }),
-
-  route({
-    method: 'post',
-    path: '/adm/webhooks/:id/enable',
-    tag: 'webhooks',
-    summary: 'Enable a webhook endpoint',
-    description: `Also after the service disabled it for failing for the whole retry period: the deliveries that waited go out. ${REACH}`,
-    access,
-    params: WebhookIdParam,
-    ok: { description: 'Enabled', json: WebhookAnswer },
-    errors: [404],
-    async handle(ctx, { params: { id }, caller }, deps) {
-      return { code: 0 as const, msg: 'success', data: view(await deps.webhooks.enable(id, contextOf(ctx, caller)), deps) };
-    },
-  }),
+  ...(
+    [
+      ['disable', 'Disable a webhook endpoint', 'Disabled', 'Nothing is sent to it while it is disabled; its deliveries wait (each until its retry period is over).'],
+      ['enable', 'Enable a webhook endpoint', 'Enabled', 'Also after the service disabled it for failing for the whole retry period: the deliveries that waited go out.'],
+    ] as const
+  ).map(([action, summary, done, what]) =>
+    route({
+      method: 'post',
+      path: `/adm/webhooks/:id/${action}`,
+      tag: 'webhooks',
+      summary,
+      description: `${what} ${REACH}`,
+      access,
+      params: WebhookIdParam,
+      ok: { description: done, json: WebhookAnswer },
+      errors: [404],
+      async handle(ctx, { params: { id }, caller }, deps) {
+        return { code: 0 as const, msg: 'success', data: view(await deps.webhooks[action](id, contextOf(ctx, caller)), deps) };
+      },
+    }),
+  ),
 
   route({
     method: 'get',

@@ -221,7 +221,8 @@ export class WebhookDeliverer {
 
   private tick(): void {
     runAsNode(this.deps.nodeId, () => this.runOnce());
-    this.schedule(this.untilNextDue());
+    // A node that does not lead only looks again whether it leads now.
+    this.schedule(this.deps.leads() ? this.untilNextDue() : TICK_MS);
   }
 
   private schedule(delayMs: number): void {

@@ -16,6 +16,7 @@ import type { StoreWriteHealth } from '../services/storeHealth.js';
 import type { PushLimits } from '../domain/jsonBounds.js';
 import type { ApiSettings } from './route.js';
 import type { SignInPageRates } from './signInPageGate.js';
+import type { WebhookService } from '../services/webhooks.js';
 
 export type { ReadModels };
 
@@ -52,4 +53,6 @@ export interface HttpDeps {
   signInPageRates: SignInPageRates;
   /** What the API says about itself: limits, lifetimes, where it lives. */
   api: ApiSettings;
+  /** Apps' webhook endpoints: registration, secrets, attempts, resends. */
+  webhooks: WebhookService;
 }

@@ -22,6 +22,7 @@ import { freePort } from '../support/ports.js';
 import { runPython } from '../support/python.js';
 import { connect, signIn } from '../support/streamsAndSignIn.js';
 import { selfSignedCertificate } from '../support/tls.js';
+import { startWebhookReceiver } from '../support/webhookReceiver.js';
 import { json, startScriptedServer, wellFormedKey, type Responder, type ScriptedServer } from '../sdk/scriptedServer.js';
 
 const DRIVER = fileURLToPath(new URL('./python/driver.py', import.meta.url));
@@ -122,7 +123,7 @@ async function withProxy(h: Harness, run: (proxy: FaultProxy) => Promise<void>):
 }
 
 test('every admin operation of the OpenAPI document, called from Python, answers as the service and the platform say', () =>
-  withHarness({ COMMUNITY_TIMEOUT_MS: '300' }, async (h) => {
+  withHarness({ COMMUNITY_TIMEOUT_MS: '300', WEBHOOKS_ALLOW_PRIVATE: 'true' }, async (h) => {
     const { key } = await h.key(['*']);
     const client = { base_url: `${h.url}/`, api_key: key };
     const { stream, clientId } = await connect(h);
@@ -206,6 +207,43 @@ test('every admin operation of the OpenAPI document, called from Python, answers
       ok(secondVip, 'audit.vip after next').data.items.map((e: { quality: string }) => e.quality),
       ['svip'],
     );
+
+    // A webhook endpoint registered from Python hears of a sign-in, which is then sent again from Python.
+    const receiver = await startWebhookReceiver();
+    try {
+      const [registered, listed] = await drive(client, [call('webhooks.register', [receiver.url, ['client.signed_in']], { description: 'py' }), call('webhooks.list')]);
+      const endpoint = ok(registered, 'webhooks.register').data.endpoint;
+      assert.match(ok(registered, 'webhooks.register').data.secret, /^whsec_/);
+      assert.equal(
+        ok(listed, 'webhooks.list').data.items.map((e: { id: string }) => e.id),
+        [endpoint.id],
+      );
+      const later = await connect(h);
+      await signIn(h, later.clientId, oId);
+      later.stream.close();
+      const eventId = (await eventually(() => receiver.arrivals[0], 'the sign-in at the receiver')).event.id;
+      await eventually(async () => (await h.get(`/adm/webhooks/${endpoint.id}/attempts`, key)).body.data.items[0]?.result === 'delivered', 'its delivery recorded');
+      const [got, attempts, resent, rotated, disabled, enabled, deleted] = await drive(client, [
+        call('webhooks.get', [endpoint.id]),
+        call('webhooks.attempts', [endpoint.id], { limit: 10 }),
+        call('webhooks.resend', [endpoint.id, eventId]),
+        call('webhooks.rotate', [endpoint.id]),
+        call('webhooks.disable', [endpoint.id]),
+        call('webhooks.enable', [endpoint.id]),
+        call('webhooks.delete', [endpoint.id]),
+      ]);
+      assert.is(ok(got, 'webhooks.get').data.url, receiver.url);
+      assert.equal(
+        ok(attempts, 'webhooks.attempts').data.items.map((a: { eventId: string; result: string }) => [a.eventId, a.result]),
+        [[eventId, 'delivered']],
+      );
+      assert.equal(ok(resent, 'webhooks.resend').data.eventId, eventId);
+      assert.match(ok(rotated, 'webhooks.rotate').data.secret, /^whsec_/);
+      assert.equal([ok(disabled, 'webhooks.disable').data.status, ok(enabled, 'webhooks.enable').data.status], ['disabled', 'enabled']);
+      assert.equal(ok(deleted, 'webhooks.delete').data, { id: endpoint.id, deleted: true });
+    } finally {
+      await receiver.close();
+    }
     stream.close();
 
     // Each admin operation the document lists answered a success to these calls (the test made no other).

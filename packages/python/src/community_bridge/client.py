@@ -36,7 +36,7 @@ from ._transport import Transport, json_object
 class Endpoint:
     operation_id: str
     """The operation's ``operationId`` in the service's OpenAPI document."""
-    method: Literal["GET", "POST"]
+    method: Literal["GET", "POST", "DELETE"]
     path: str
     """As the document writes it: ``/adm/vip/{oId}``."""
     call: str
@@ -67,6 +67,15 @@ AUDIT_POINTS = Endpoint("getAdmAuditPointsOId", "GET", "/adm/audit/points/{oId}"
 AUDIT_MEDALS = Endpoint("getAdmAuditMedalsOId", "GET", "/adm/audit/medals/{oId}", "audit.medals", t.MedalAuditPage)
 AUDIT_ITEMS = Endpoint("getAdmAuditItemsOId", "GET", "/adm/audit/items/{oId}", "audit.items", t.ItemsAuditPage)
 AUDIT_VIP = Endpoint("getAdmAuditVipOId", "GET", "/adm/audit/vip/{oId}", "audit.vip", t.VipAuditPage)
+WEBHOOKS_REGISTER = Endpoint("postAdmWebhooks", "POST", "/adm/webhooks", "webhooks.register", t.WebhookCreated)
+WEBHOOKS_LIST = Endpoint("getAdmWebhooks", "GET", "/adm/webhooks", "webhooks.list", t.WebhookList)
+WEBHOOKS_GET = Endpoint("getAdmWebhooksId", "GET", "/adm/webhooks/{id}", "webhooks.get", t.WebhookAnswer)
+WEBHOOKS_DELETE = Endpoint("deleteAdmWebhooksId", "DELETE", "/adm/webhooks/{id}", "webhooks.delete", t.WebhookDeletedAnswer)
+WEBHOOKS_ROTATE = Endpoint("postAdmWebhooksIdRotate", "POST", "/adm/webhooks/{id}/rotate", "webhooks.rotate", t.WebhookRotated)
+WEBHOOKS_DISABLE = Endpoint("postAdmWebhooksIdDisable", "POST", "/adm/webhooks/{id}/disable", "webhooks.disable", t.WebhookAnswer)
+WEBHOOKS_ENABLE = Endpoint("postAdmWebhooksIdEnable", "POST", "/adm/webhooks/{id}/enable", "webhooks.enable", t.WebhookAnswer)
+WEBHOOKS_ATTEMPTS = Endpoint("getAdmWebhooksIdAttempts", "GET", "/adm/webhooks/{id}/attempts", "webhooks.attempts", t.WebhookAttempts)
+WEBHOOKS_RESEND = Endpoint("postAdmWebhooksIdEventsEventIdResend", "POST", "/adm/webhooks/{id}/events/{eventId}/resend", "webhooks.resend", t.WebhookResent)
 
 ENDPOINTS: tuple[Endpoint, ...] = (
     POINTS_EDIT,
@@ -85,6 +94,15 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     AUDIT_MEDALS,
     AUDIT_ITEMS,
     AUDIT_VIP,
+    WEBHOOKS_REGISTER,
+    WEBHOOKS_LIST,
+    WEBHOOKS_GET,
+    WEBHOOKS_DELETE,
+    WEBHOOKS_ROTATE,
+    WEBHOOKS_DISABLE,
+    WEBHOOKS_ENABLE,
+    WEBHOOKS_ATTEMPTS,
+    WEBHOOKS_RESEND,
 )
 
 CLIENT_NOT_FOUND = "Client not found or disconnected."
@@ -106,6 +124,10 @@ class _Calls:
 
     def get(self, endpoint: Endpoint, path: Mapping[str, str] | None = None, query: Mapping[str, str | int | None] | None = None) -> Any:
         answer, context = self.transport.send("GET", endpoint.path_with(path or {}), query=query)
+        return expect_success(answer, context)
+
+    def delete(self, endpoint: Endpoint, path: Mapping[str, str]) -> Any:
+        answer, context = self.transport.send("DELETE", endpoint.path_with(path))
         return expect_success(answer, context)
 
 
@@ -230,6 +252,50 @@ class Audit:
         return self._calls.get(AUDIT_VIP, {"oId": o_id}, {"limit": limit, "after": after, "before": before})  # type: ignore[no-any-return]
 
 
+class Webhooks:
+    """The app's webhook endpoints (``webhooks:manage``): signed events about its players, POSTed to each at least
+    once. A key reaches its own app's endpoints only, unless it was created for every app; another app's is a NotFoundError."""
+
+    def __init__(self, calls: _Calls) -> None:
+        self._calls = calls
+
+    def register(
+        self, url: str, events: Sequence[t.WebhookEventType], *, description: str | None = None, app_id: str | None = None, idempotency_key: str | None = None
+    ) -> t.WebhookCreated:
+        """Registers an endpoint; ``data.secret`` is its signing secret, in this answer only. ``app_id``: for a key created
+        for every app, the app it is for."""
+        body = {"url": url, "events": list(events), "description": description, "appId": app_id}
+        return self._calls.post(WEBHOOKS_REGISTER, body, idempotency_key)  # type: ignore[no-any-return]
+
+    def list(self, *, app_id: str | None = None) -> t.WebhookList:
+        return self._calls.get(WEBHOOKS_LIST, query={"appId": app_id})  # type: ignore[no-any-return]
+
+    def get(self, id: str) -> t.WebhookAnswer:  # noqa: A002 (the API's name)
+        return self._calls.get(WEBHOOKS_GET, {"id": id})  # type: ignore[no-any-return]
+
+    def delete(self, id: str) -> t.WebhookDeletedAnswer:  # noqa: A002 (the API's name)
+        """Deletes it for good: nothing more is sent to it."""
+        return self._calls.delete(WEBHOOKS_DELETE, {"id": id})  # type: ignore[no-any-return]
+
+    def rotate(self, id: str, *, idempotency_key: str | None = None) -> t.WebhookRotated:  # noqa: A002 (the API's name)
+        """A new signing secret (``data.secret``, in this answer only); the previous one also signs until ``data.previousValidUntil``."""
+        return self._calls.post(WEBHOOKS_ROTATE, {}, idempotency_key, {"id": id})  # type: ignore[no-any-return]
+
+    def disable(self, id: str, *, idempotency_key: str | None = None) -> t.WebhookAnswer:  # noqa: A002 (the API's name)
+        return self._calls.post(WEBHOOKS_DISABLE, {}, idempotency_key, {"id": id})  # type: ignore[no-any-return]
+
+    def enable(self, id: str, *, idempotency_key: str | None = None) -> t.WebhookAnswer:  # noqa: A002 (the API's name)
+        return self._calls.post(WEBHOOKS_ENABLE, {}, idempotency_key, {"id": id})  # type: ignore[no-any-return]
+
+    def attempts(self, id: str, *, limit: int | None = None) -> t.WebhookAttempts:  # noqa: A002 (the API's name)
+        """The latest attempts, newest first (``limit`` 1 to 200, default 50)."""
+        return self._calls.get(WEBHOOKS_ATTEMPTS, {"id": id}, {"limit": limit})  # type: ignore[no-any-return]
+
+    def resend(self, id: str, event_id: str, *, idempotency_key: str | None = None) -> t.WebhookResent:  # noqa: A002 (the API's name)
+        """Sends the event to the endpoint again now (same id and body); a ConflictError while an attempt of it is in progress."""
+        return self._calls.post(WEBHOOKS_RESEND, {}, idempotency_key, {"id": id, "eventId": event_id})  # type: ignore[no-any-return]
+
+
 class AdminClient:
     """The admin API of a community-bridge service.
 
@@ -266,6 +332,7 @@ class AdminClient:
         self.user = User(calls)
         self.operations = Operations(calls)
         self.audit = Audit(calls)
+        self.webhooks = Webhooks(calls)
 
     def __repr__(self) -> str:
         transport = self._transport

@@ -265,3 +265,114 @@ class ItemsAuditPage(SuccessBody):
 
 class VipAuditPage(SuccessBody):
     data: VipAuditData
+
+
+WebhookEventType = Literal["client.signed_in", "client.disconnected", "operation.outcome_known", "operation.outcome_unknown", "operation.resolved"]
+
+
+class WebhookDisabled(TypedDict):
+    reason: Literal["requested", "failing"]
+    """``failing``: every delivery failed for the whole retry period; enable it once it answers again."""
+    detail: str
+    at: str
+
+
+class WebhookFailure(TypedDict):
+    at: str
+    why: str
+
+
+class WebhookEndpoint(TypedDict):
+    """An app's webhook endpoint, never with its secret."""
+
+    id: str
+    appId: str
+    url: str
+    events: list[WebhookEventType]
+    description: str
+    status: Literal["enabled", "disabled"]
+    disabled: NotRequired[WebhookDisabled]
+    created: str
+    previousSecretValidUntil: NotRequired[str]
+    """After a rotation: the previous secret also signs until then."""
+    lastDelivered: NotRequired[str]
+    lastFailed: NotRequired[WebhookFailure]
+    pending: int
+    """Deliveries not yet made nor given up."""
+
+
+class WebhookCreatedData(TypedDict):
+    endpoint: WebhookEndpoint
+    secret: NotRequired[str]
+    """The signing secret, in this answer only (absent when an Idempotency-Key replays it)."""
+
+
+class WebhookCreated(SuccessBody):
+    data: WebhookCreatedData
+
+
+class WebhookAnswer(SuccessBody):
+    data: WebhookEndpoint
+
+
+class WebhookListData(TypedDict):
+    items: list[WebhookEndpoint]
+
+
+class WebhookList(SuccessBody):
+    data: WebhookListData
+
+
+class WebhookRotatedData(TypedDict):
+    endpoint: WebhookEndpoint
+    secret: NotRequired[str]
+    previousValidUntil: str
+
+
+class WebhookRotated(SuccessBody):
+    data: WebhookRotatedData
+
+
+class WebhookDeletedData(TypedDict):
+    id: str
+    deleted: Literal[True]
+
+
+class WebhookDeletedAnswer(SuccessBody):
+    data: WebhookDeletedData
+
+
+class WebhookAttempt(TypedDict):
+    eventId: str
+    type: WebhookEventType
+    deliveryId: str
+    attempt: int
+    node: str
+    started: str
+    result: Literal["delivered", "failed", "sending", "interrupted"]
+    status: NotRequired[int]
+    error: NotRequired[str]
+    response: NotRequired[str]
+    """The first 1 KiB of the receiver's answer."""
+    durationMs: NotRequired[int]
+    retryAt: NotRequired[str]
+    """After a failure: when the next attempt may start (absent: given up)."""
+    ended: NotRequired[str]
+
+
+class WebhookAttemptsData(TypedDict):
+    items: list[WebhookAttempt]
+    """Newest first."""
+
+
+class WebhookAttempts(SuccessBody):
+    data: WebhookAttemptsData
+
+
+class WebhookResentData(TypedDict):
+    eventId: str
+    deliveryId: str
+
+
+class WebhookResent(SuccessBody):
+    data: WebhookResentData

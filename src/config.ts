@@ -91,6 +91,17 @@ const EnvSchema = v.object({
   ),
   CONSOLE_SESSION_TTL_MINUTES: positiveInt('480'),
   CONSOLE_LIVE_RELOAD: flag('false'),
+  WEBHOOKS_ALLOW_PRIVATE: flag('false'),
+  WEBHOOKS_TIMEOUT_MS: positiveInt('10000'),
+  WEBHOOKS_RETRY_HOURS: v.pipe(
+    nonNegativeNumber('72'),
+    v.check((n) => n > 0, 'must be more than 0'),
+  ),
+  WEBHOOKS_RETRY_FIRST_MS: positiveInt('30000'),
+  WEBHOOKS_MAX_PER_APP: positiveInt('10'),
+  WEBHOOKS_MAX_IN_FLIGHT: positiveInt('16'),
+  WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT: positiveInt('4'),
+  WEBHOOKS_ROTATION_OVERLAP_HOURS: nonNegativeNumber('24'),
 });
 
 type Env = v.InferOutput<typeof EnvSchema>;
@@ -164,10 +175,30 @@ export interface Config {
    * itself when a front-end source changes (development); undefined when it is off.
    */
   console: { admins: string[]; sessionTtlMs: number; liveReload: boolean } | undefined;
+  webhooks: WebhookSettings;
   logLevel: Env['LOG_LEVEL'];
   /** One line for each deprecated variable name in use, for the start-up output. */
   deprecatedNames?: string[];
 }
+
+/** Webhook deliveries (docs/api.md, "Webhooks"). */
+export interface WebhookSettings {
+  /** Private, loopback and link-local addresses may be registered and reached (development, tests). */
+  allowPrivate: boolean;
+  /** One attempt, connection to answer, at most this long. */
+  timeoutMs: number;
+  /** Attempts go on for `periodMs` after the event; the wait doubles from `firstIntervalMs` up to `maxIntervalMs`. */
+  retry: { periodMs: number; firstIntervalMs: number; maxIntervalMs: number };
+  maxEndpointsPerApp: number;
+  /** Attempts in flight at once on the delivering node, and to one endpoint. */
+  maxInFlight: number;
+  maxInFlightPerEndpoint: number;
+  /** A rotated secret still signs (second) this long. */
+  rotationOverlapMs: number;
+}
+
+/** The longest wait between two attempts, however many failed before. */
+export const WEBHOOK_MAX_RETRY_INTERVAL_MS = 6 * 3_600_000;
 
 export class ConfigError extends Error {}
 
@@ -289,6 +320,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     nodeId: e.NODE_ID ?? hostname(),
     nodeHeartbeatMs: e.NODE_HEARTBEAT_MS,
     clockMaxOffsetMs: e.CLOCK_MAX_OFFSET_MS,
+    webhooks: {
+      allowPrivate: e.WEBHOOKS_ALLOW_PRIVATE,
+      timeoutMs: e.WEBHOOKS_TIMEOUT_MS,
+      retry: {
+        periodMs: e.WEBHOOKS_RETRY_HOURS * 3_600_000,
+        firstIntervalMs: e.WEBHOOKS_RETRY_FIRST_MS,
+        maxIntervalMs: Math.max(e.WEBHOOKS_RETRY_FIRST_MS, WEBHOOK_MAX_RETRY_INTERVAL_MS),
+      },
+      maxEndpointsPerApp: e.WEBHOOKS_MAX_PER_APP,
+      maxInFlight: e.WEBHOOKS_MAX_IN_FLIGHT,
+      maxInFlightPerEndpoint: e.WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT,
+      rotationOverlapMs: e.WEBHOOKS_ROTATION_OVERLAP_HOURS * 3_600_000,
+    },
     logLevel: e.LOG_LEVEL,
     ...(deprecatedNames.length > 0 && { deprecatedNames }),
   };

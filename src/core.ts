@@ -15,6 +15,9 @@ import type { EventStore } from './store/port.js';
 import { resumingStore } from './store/resuming.js';
 import { SqliteEventStore } from './store/sqlite.js';
 import { DuplicateNodeError } from './services/logClock.js';
+import { loadSessionSecret } from './realtime/sessions.js';
+import { SecretBox } from './system/sealed.js';
+import { WEBHOOK_SECRET_PURPOSE } from './services/webhooks.js';
 
 /** The store could not be opened or read at start; the message names where it is and why. */
 export class StoreOpenError extends Error {}
@@ -121,4 +124,12 @@ export async function openCore(config: CoreConfig, clock: Clock = systemClock, m
     throw new StoreOpenError(`Cannot read the event store (${describeStore(config)}): ${reason(error)}`);
   }
   return { store, readModels, runner, clock };
+}
+
+/**
+ * What webhook endpoint secrets are sealed with: a key derived from the session secret
+ * (SESSION_SECRET, or DATA_DIR/session-secret), the same for the service and the CLI.
+ */
+export function webhookSecretBox(config: Pick<Config, 'sessionSecret' | 'dataDir'>): SecretBox {
+  return new SecretBox(loadSessionSecret(config.sessionSecret, config.dataDir), WEBHOOK_SECRET_PURPOSE);
 }

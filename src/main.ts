@@ -15,7 +15,8 @@ import { apiSettings } from './http/route.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { cliOnStore, FROM_SOURCES, passwordLeftOut } from './cliCommand.js';
-import { describeStore, openCore, StoreOpenError } from './core.js';
+import { describeStore, openCore, StoreOpenError, webhookSecretBox } from './core.js';
+import { storeFailureMessage } from './domain/errors.js';
 import { USER_AGENT, version } from './version.js';
 import { missingKeysWarning } from './community/goldFinger.js';
 import { instrumentedPlatform } from './community/instrumented.js';
@@ -31,6 +32,9 @@ import type { EventStore } from './store/port.js';
 import { StreamRetention } from './services/retention.js';
 import { UserSync } from './services/userSync.js';
 import { runAsNode } from './system/requestContext.js';
+import { WebhookService } from './services/webhooks.js';
+import { WebhookDeliverer } from './services/webhookDelivery.js';
+import { WebhookSender } from './services/webhookSender.js';
 
 export interface RunningService {
   url: string;
@@ -38,6 +42,8 @@ export interface RunningService {
   deps: HttpDeps;
   /** Deletes ended anonymous streams (runs by itself; tests call runOnce). */
   retention: StreamRetention;
+  /** Sends webhook deliveries while this node leads (runs by itself). */
+  webhooks: WebhookDeliverer;
   close(): Promise<void>;
 }
 
@@ -114,8 +120,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     },
     writeHealth: storeHealth,
     storeOutages: {
-      began: (error) =>
-        log.warn({ reason: error instanceof Error ? error.message : String(error) }, 'the event store is unavailable: requests that need it answer 503 until it answers again'),
+      began: (error) => log.warn({ reason: storeFailureMessage(error) }, 'the event store is unavailable: requests that need it answer 503 until it answers again'),
       ended: () => log.info('the event store answers again'),
     },
     wrapAdapter: overrides.wrapStore,
@@ -133,6 +138,8 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     metrics,
   );
   const userSync = new UserSync({ store, platform, runner, users: readModels.users, clock });
+  // Endpoint secrets are sealed under a key derived from the session secret (docs/decisions.md).
+  const webhookSecrets = webhookSecretBox(config);
   const deps: HttpDeps = {
     store,
     runner,
@@ -166,6 +173,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     signInPageRates: config.signInPageRates,
     realtimeConnectRates: config.realtimeConnectRates,
     api: apiSettings(config, () => publicUrl!),
+    webhooks: new WebhookService({ store, runner, webhooks: readModels.webhooks, clock, box: webhookSecrets, settings: config.webhooks }),
   };
   try {
     const orphans = await deps.realtime.hub.closeOrphans();
@@ -182,19 +190,36 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     );
   }
   const stopSweeping = sweepPendingOperations(deps.outcomes, config, clock, clockReading, log);
+  // The live node with the least NODE_ID does the work one node does at a time.
+  const leads = () => [...clockReading().liveNodes].sort()[0] === config.nodeId;
   const retention = new StreamRetention({
     store,
     disposable: readModels.disposableStreams,
     clock,
     clockReading,
-    // The live node with the least NODE_ID deletes; two that briefly both think so delete the same streams.
-    leads: () => [...clockReading().liveNodes].sort()[0] === config.nodeId,
+    // Two nodes that briefly both think they lead delete the same streams.
+    leads,
     log,
     retentionMs: config.anonymousRetentionMs,
     keyTtlMs: config.idempotencyTtlMs,
     onKeysDeleted: (streams) => readModels.idempotency.forget(streams),
   });
   retention.start();
+  const webhookSender = new WebhookSender({ timeoutMs: config.webhooks.timeoutMs, allowPrivate: config.webhooks.allowPrivate, userAgent: `${USER_AGENT} (webhooks)` });
+  const webhooks = new WebhookDeliverer({
+    store,
+    runner,
+    webhooks: readModels.webhooks,
+    clock,
+    clockReading,
+    nodeId: config.nodeId,
+    leads,
+    sender: webhookSender,
+    box: webhookSecrets,
+    settings: config.webhooks,
+    log,
+  });
+  webhooks.start();
   metrics.countOpenConnections(() => deps.realtime.hub.size);
   const operatorConsole = config.console && consoleIndex && createConsole(config.console, config, deps, consoleIndex, log);
   handle = createRequestListener(deps, log, [operatorConsole ? operatorConsole.routes : consoleOffRoutes]);
@@ -204,6 +229,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     server,
     deps,
     retention,
+    webhooks,
     /**
      * Stops accepting, lets in-flight requests finish (up to the shutdown timeout less a margin
      * for flushing), then closes what is left, flushes the store and releases the platform.
@@ -230,6 +256,8 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
       server.closeAllConnections();
       stopSweeping();
       await retention.stop();
+      await webhooks.stop();
+      await webhookSender.close();
       await logClock!.leave();
       await runner.stop();
       await store.close();

@@ -37,7 +37,7 @@ export type ConsoleSettings = NonNullable<Config['console']> & {
 
 /** `index`: what the console keeps beside the read models, folded by the service's runner. */
 export function createConsole(settings: ConsoleSettings, config: Config, http: HttpDeps, index: ConsoleIndex, log: Logger): Console {
-  const { store, runner, readModels, outcomes, metrics, clock, platform, userSync, pushLimits, api, liveness } = http;
+  const { store, runner, readModels, outcomes, metrics, clock, platform, userSync, pushLimits, api, liveness, webhooks } = http;
   const publicUrl = http.realtime.publicUrl;
   const admins = new Set(settings.admins);
   const sessions = new ConsoleSessions({ store, clock, ttlMs: settings.sessionTtlMs });
@@ -66,6 +66,7 @@ export function createConsole(settings: ConsoleSettings, config: Config, http: H
     runner,
     readModels,
     outcomes,
+    webhooks,
     metrics,
     clock,
     admins,

@@ -2,6 +2,7 @@
 // schemas, the read side builds its answers as their types, and the e2e suites parse real
 // answers with them, so the documented shapes cannot drift from what the service sends.
 import * as v from 'valibot';
+import { WEBHOOK_EVENT_TYPES } from '../domain/events.js';
 
 const SPEC_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const int = v.pipe(v.number(), v.integer());
@@ -247,6 +248,56 @@ export const UserGetAnswer = v.union([
 ]);
 /** `/adm/user/get`, an unknown or disconnected client: the spec's own body. */
 export const ClientNotFoundBody = v.object({ data: v.object({}), message: v.literal('Client not found or disconnected.'), status: v.literal(404) });
+
+const webhookEventType = v.picklist(WEBHOOK_EVENT_TYPES);
+/** An app's webhook endpoint as the API shows it (never its secret). */
+export const WebhookEndpoint = v.object({
+  id: v.string(),
+  appId: v.string(),
+  url: v.string(),
+  events: v.array(webhookEventType),
+  description: v.string(),
+  status: v.pipe(v.picklist(['enabled', 'disabled']), v.description('a disabled endpoint is sent nothing; its deliveries wait until it is enabled')),
+  disabled: v.optional(
+    v.pipe(
+      v.object({ reason: v.picklist(['requested', 'failing']), detail: v.string(), at: SpecTimestamp }),
+      v.description('`failing`: every delivery failed for the whole retry period; enable it once it answers again'),
+    ),
+  ),
+  created: SpecTimestamp,
+  previousSecretValidUntil: v.optional(v.pipe(SpecTimestamp, v.description('after a rotation: the previous secret also signs until then'))),
+  lastDelivered: v.optional(SpecTimestamp),
+  lastFailed: v.optional(v.object({ at: SpecTimestamp, why: v.string() })),
+  pending: v.pipe(int, v.description('deliveries not yet made nor given up')),
+});
+const secretShownOnce = v.optional(
+  v.pipe(v.string(), v.description('the signing secret (`whsec_…`), shown in this answer only; absent when an Idempotency-Key replays the answer (rotate to get a new one)')),
+);
+export const WebhookCreated = success({ data: v.object({ endpoint: WebhookEndpoint, secret: secretShownOnce }) });
+export const WebhookAnswer = success({ data: WebhookEndpoint });
+export const WebhookList = success({ data: v.object({ items: v.pipe(v.array(WebhookEndpoint), v.description('oldest first')) }) });
+export const WebhookRotated = success({ data: v.object({ endpoint: WebhookEndpoint, secret: secretShownOnce, previousValidUntil: SpecTimestamp }) });
+export const WebhookDeletedAnswer = success({ data: v.object({ id: v.string(), deleted: v.literal(true) }) });
+export const WebhookAttempt = v.object({
+  eventId: v.string(),
+  type: webhookEventType,
+  deliveryId: v.pipe(v.string(), v.description('the event to this endpoint')),
+  attempt: v.pipe(int, v.description('1 for the first attempt of the delivery')),
+  node: v.pipe(v.string(), v.description('the node that sent it')),
+  started: SpecTimestamp,
+  result: v.pipe(
+    v.picklist(['delivered', 'failed', 'sending', 'interrupted']),
+    v.description('`sending`: no result yet; `interrupted`: its node stopped while sending and a later attempt sent the event again'),
+  ),
+  status: v.optional(v.pipe(int, v.description("the receiver's HTTP status"))),
+  error: v.optional(v.pipe(v.string(), v.description('why it failed without a 2xx (a timeout, a refused address, a redirect not followed)'))),
+  response: v.optional(v.pipe(v.string(), v.description("the first 1 KiB of the receiver's answer"))),
+  durationMs: v.optional(int),
+  retryAt: v.optional(v.pipe(SpecTimestamp, v.description('after a failure: when the next attempt may start (absent: given up)'))),
+  ended: v.optional(SpecTimestamp),
+});
+export const WebhookAttempts = success({ data: v.object({ items: v.pipe(v.array(WebhookAttempt), v.description('newest first')) }) });
+export const WebhookResent = success({ data: v.object({ eventId: v.string(), deliveryId: v.string() }) });
 
 export const ResolveAnswer = success({
   data: v.object({ operationId: v.string(), status: v.pipe(v.picklist(['applied', 'failed']), v.description('what the operation now counts as')) }),

@@ -6,6 +6,8 @@ import { PERMISSIONS } from '../domain/permissions.js';
 import { FreeObject } from './requests.js';
 import { OID_PATTERN, OID_RULE } from '../domain/user.js';
 import { APP_ID, APP_ID_RULE } from '../domain/apiKey.js';
+import { WebhookAttempt, WebhookEndpoint } from './answers.js';
+import { WebhookId } from './requests.js';
 
 const isoInstant = v.pipe(v.string(), v.isoTimestamp());
 
@@ -54,7 +56,12 @@ export const TestPushBody = v.object({
   data: FreeObject,
 });
 
-export { OperationIdParam, ResolveBody } from './requests.js';
+export { OperationIdParam, ResolveBody, WebhookCreateBody, WebhookEventParams, WebhookIdParam } from './requests.js';
+
+export const WebhookActionParams = v.object({
+  id: WebhookId,
+  action: v.picklist(['disable', 'enable', 'rotate', 'delete'], 'must be disable, enable, rotate or delete'),
+});
 
 const position = (description: string) =>
   v.pipe(v.string('must be given once'), v.regex(/^\d{1,15}$/, 'must be a log position (a whole number)'), v.transform(Number), v.description(description));
@@ -201,3 +208,16 @@ export const EventsPage = v.object({
   head: v.number(),
 });
 export type EventsPage = v.InferOutput<typeof EventsPage>;
+
+/** Webhooks: every app's endpoints, and the apps one can be added for. */
+export const WebhookPage = v.object({ apps: v.array(v.object({ appId: v.string(), app: v.string() })), endpoints: v.array(WebhookEndpoint) });
+export type WebhookPage = v.InferOutput<typeof WebhookPage>;
+export type WebhookEndpointView = v.InferOutput<typeof WebhookEndpoint>;
+export type WebhookAttemptView = v.InferOutput<typeof WebhookAttempt>;
+export const WebhookDetail = v.object({ endpoint: WebhookEndpoint, attempts: v.array(WebhookAttempt) });
+export type WebhookDetail = v.InferOutput<typeof WebhookDetail>;
+/** After registering or rotating: the secret, shown this once. Deleting answers no endpoint. */
+export const WebhookChanged = v.object({ endpoint: v.optional(WebhookEndpoint), secret: v.optional(v.string()), deleted: v.optional(v.literal(true)) });
+export type WebhookChanged = v.InferOutput<typeof WebhookChanged>;
+export const WebhookResentView = v.object({ eventId: v.string(), deliveryId: v.string() });
+export type WebhookResentView = v.InferOutput<typeof WebhookResentView>;

@@ -139,6 +139,12 @@ export class StoreUnavailableError extends AppError {
   }
 }
 
+/** What the store itself said of a failure (which connection failed, how), for logs and operators. */
+export function storeFailureMessage(error: unknown): string {
+  const cause = error instanceof StoreUnavailableError ? error.cause : error;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
 /** An operator checked the platform and found that the operation did not happen. */
 export class OperationNotAppliedError extends AppError {
   /** `contradicted`: the platform said afterwards that it applied it: sending it again may apply it twice. */

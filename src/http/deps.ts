@@ -18,6 +18,7 @@ import type { ApiSettings } from './route.js';
 import type { SignInPageRates } from './signInPageGate.js';
 import type { RealtimeConnectRates } from './realtimeConnectGate.js';
 import type { ClientAddressing } from './clientAddress.js';
+import type { WebhookService } from '../services/webhooks.js';
 
 export type { ReadModels };
 
@@ -58,4 +59,6 @@ export interface HttpDeps {
   realtimeConnectRates: RealtimeConnectRates;
   /** What the API says about itself: limits, lifetimes, where it lives. */
   api: ApiSettings;
+  /** Apps' webhook endpoints: registration, secrets, attempts, resends. */
+  webhooks: WebhookService;
 }

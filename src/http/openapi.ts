@@ -34,6 +34,7 @@ const COMPONENTS = {
   VipBatchBody: requests.VipBatchBody,
   MessagePushBody: requests.MessagePushBody,
   ResolveBody: requests.ResolveBody,
+  WebhookCreateBody: requests.WebhookCreateBody,
   SuccessBody: answers.SuccessBody,
   OperationAnswer: answers.OperationAnswer,
   PushAnswer: answers.PushAnswer,
@@ -67,6 +68,15 @@ const COMPONENTS = {
   PbConnectFrame: answers.PbConnectFrame,
   LoginFrame: answers.LoginFrame,
   MessageFrame: answers.MessageFrame,
+  WebhookEndpoint: answers.WebhookEndpoint,
+  WebhookCreated: answers.WebhookCreated,
+  WebhookAnswer: answers.WebhookAnswer,
+  WebhookList: answers.WebhookList,
+  WebhookRotated: answers.WebhookRotated,
+  WebhookDeletedAnswer: answers.WebhookDeletedAnswer,
+  WebhookAttempt: answers.WebhookAttempt,
+  WebhookAttempts: answers.WebhookAttempts,
+  WebhookResent: answers.WebhookResent,
 } satisfies Record<string, Schema>;
 
 const pascal = (reason: string) => reason.replace(/(?:^|_)([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -215,6 +225,7 @@ const REQUEST_EXAMPLES = new Map<Schema, unknown>([
   }),
   example(requests.MessagePushBody, { oIds: [ALICE], name: 'reward', data: { gold: 100, reason: 'daily login' } }),
   example(requests.ResolveBody, { applied: true, note: 'seen in the ledger' }),
+  example(requests.WebhookCreateBody, { url: 'https://game.example/hooks/bridge', events: ['client.signed_in', 'client.disconnected'], description: 'lobby server' }),
 ]);
 
 const answerExample = <S extends Schema>(schema: S, value: v.InferOutput<S>): [Schema, unknown] => [schema, value];
@@ -440,6 +451,7 @@ export function buildOpenApiDocument(routes: readonly Route[], settings: ApiSett
       { name: 'realtime', description: 'Realtime connections and pushes' },
       { name: 'sign-in', description: 'Signing a realtime client in through the platform' },
       { name: 'audit', description: 'The history of points edits and VIP grants, and unknown outcomes' },
+      { name: 'webhooks', description: "An app's webhook endpoints: signed events about its players, their attempts, sending again" },
       { name: 'meta', description: 'Health, metrics and this description' },
     ],
     paths,

@@ -15,7 +15,7 @@ import type { ClaimedRequestState, KeptAnswer } from './middleware/idempotency.j
 export type Schema = v.GenericSchema;
 export type JsonSchema = Record<string, unknown>;
 
-export type Tag = 'points' | 'medals' | 'items' | 'liveness' | 'vip' | 'realtime' | 'sign-in' | 'audit' | 'meta';
+export type Tag = 'points' | 'medals' | 'items' | 'liveness' | 'vip' | 'realtime' | 'sign-in' | 'audit' | 'webhooks' | 'meta';
 
 /**
  * `apiKey`: the `apiKey` header with this permission (and the platform's key of this type, for
@@ -66,7 +66,7 @@ type Handled<Result> = Result | Promise<Result>;
  * the same bounds (body size and depth, Content-Type, validation) in the same order.
  */
 export interface Endpoint<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, A extends { kind: string }, Ctx, Deps, Result> {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   /** koa-router syntax (`/adm/vip/:oId`), matched exactly: case and trailing slash included. */
   path: string;
   access: A;

@@ -4,7 +4,7 @@
 // are written (PB_CONNECT, then heartbeats), its cookie is Secure, and a client that writes its own
 // X-Forwarded-For is still counted at the address nginx saw. Debian's nginx and openssl; without
 // them the suite says it was skipped.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request, type RequestOptions } from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -16,8 +16,8 @@ import { eventually } from '../support/eventually.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { NGINX, nginxMissing, writeShippedConfig } from '../support/nginx.js';
 import { freePort } from '../support/ports.js';
+import { OPENSSL, selfSignedCertificate } from '../support/tls.js';
 
-const OPENSSL = ['/usr/bin/openssl', '/usr/local/bin/openssl'].find((path) => existsSync(path));
 const SHIPPED = new URL('../../deploy/nginx.conf', import.meta.url);
 
 /**
@@ -37,19 +37,6 @@ function guideTlsListen(address: string, certificate: string, key: string): stri
   );
   assert.match(lines[0]!, /^listen 443 ssl;$/);
   return [`listen ${address} ssl;`, `ssl_certificate ${certificate};`, `ssl_certificate_key ${key};`];
-}
-
-/** A self-signed certificate for 127.0.0.1, and the CA a client trusts it by (itself). */
-function selfSigned(dir: string): { certificate: string; key: string; ca: Buffer } {
-  const certificate = join(dir, 'cert.pem');
-  const key = join(dir, 'key.pem');
-  const made = spawnSync(
-    OPENSSL!,
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', certificate, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
-    { encoding: 'utf8' },
-  );
-  if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr}`);
-  return { certificate, key, ca: readFileSync(certificate) };
 }
 
 interface Stream {
@@ -139,7 +126,7 @@ if (missing) {
   for (const title of Object.keys(TESTS)) test.skip(title);
 } else {
   const dir = mkdtempSync(join(tmpdir(), 'community-bridge-tls-'));
-  const { certificate, key, ca } = selfSigned(dir);
+  const { certificate, key, ca } = selfSignedCertificate(dir);
   const proxyPort = await freePort();
   const h = await startHarness({
     env: { TRUST_PROXY: 'true', PUBLIC_URL: `https://127.0.0.1:${proxyPort}`, REALTIME_MAX_CONNECTIONS_PER_IP: '1', REALTIME_HEARTBEAT_MS: '100' },

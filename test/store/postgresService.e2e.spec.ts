@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { eventually } from '../support/eventually.js';
 import { ALICE, startHarness } from '../support/harness.js';
 import { freePort } from '../support/ports.js';
-import { postgresBinaries, startCluster, type PostgresCluster } from '../support/postgres.js';
+import { testsOnCluster, type PostgresCluster } from '../support/postgres.js';
 import { runToEnd } from '../support/serviceProcess.js';
 import { SCHEMA_VERSION } from '../../src/store/postgresSchema.js';
 
@@ -102,16 +102,5 @@ const TESTS: Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>
   },
 };
 
-const binaries = postgresBinaries();
-if ('missing' in binaries) {
-  console.log(`skipped: the service on PostgreSQL — ${binaries.missing}`);
-  for (const title of Object.keys(TESTS)) test.skip(title);
-} else {
-  const cluster = await startCluster();
-  test.before.each((ctx) => {
-    ctx.cluster = cluster;
-  });
-  test.after(() => cluster.destroy());
-  for (const [title, run] of Object.entries(TESTS)) test(title, run);
-}
+await testsOnCluster(test, 'the service on PostgreSQL', TESTS);
 test.run();

@@ -12,6 +12,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import type * as uvu from 'uvu';
 import { freePort } from './ports.js';
 
 const SUPERUSER = 'postgres';
@@ -190,4 +191,27 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Postgr
       }
     },
   };
+}
+
+/**
+ * Registers each of `tests` on `test` with one throwaway cluster for them all (destroyed after),
+ * or, without the server binaries, skips each after printing why.
+ */
+export async function testsOnCluster(
+  test: uvu.Test<{ cluster: PostgresCluster }>,
+  what: string,
+  tests: Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>>,
+): Promise<void> {
+  const binaries = postgresBinaries();
+  if ('missing' in binaries) {
+    console.log(`skipped: ${what} — ${binaries.missing}`);
+    for (const title of Object.keys(tests)) test.skip(title);
+    return;
+  }
+  const cluster = await startCluster();
+  test.before.each((ctx) => {
+    ctx.cluster = cluster;
+  });
+  test.after(() => cluster.destroy());
+  for (const [title, run] of Object.entries(tests)) test(title, run);
 }

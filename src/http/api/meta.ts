@@ -3,7 +3,7 @@
 import type * as v from 'valibot';
 import { HealthBody, NotReadyBody, type NotReadyReason, ReadyBody, ServiceBody } from '../../contract/answers.js';
 import { missingKeysWarning } from '../../community/goldFinger.js';
-import { StoreUnavailableError } from '../../domain/errors.js';
+import { storeFailureMessage } from '../../domain/errors.js';
 import { describeFailure } from '../../projections/runner.js';
 import { docsAsset, docsPage } from '../pages/docs.js';
 import { homePage } from '../pages/home.js';
@@ -51,8 +51,7 @@ async function notReady(deps: RouteDeps): Promise<NotReady | undefined> {
     head = await withTimeout(deps.store.headPosition(), READY_WAIT_MS, 'the event store');
   } catch (error) {
     // The store's own words (which connection failed, how), not the answer a request gets.
-    const cause = error instanceof StoreUnavailableError ? error.cause : error;
-    return { reason: 'store_unreachable', detail: cause instanceof Error ? cause.message : String(cause) };
+    return { reason: 'store_unreachable', detail: storeFailureMessage(error) };
   }
   try {
     await deps.runner.waitFor(head, READY_WAIT_MS);

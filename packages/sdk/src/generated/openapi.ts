@@ -326,6 +326,154 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/adm/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app's webhook endpoints
+         * @description A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        get: operations["getAdmWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Events of the listed types are POSTed to `url`, signed (`Bridge-Signature`), at least once. The signing secret is in this answer only: the service keeps it sealed and never shows it again. A retry with the same Idempotency-Key answers without it (rotate to get a new one). A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        post: operations["postAdmWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One webhook endpoint
+         * @description A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        get: operations["getAdmWebhooksId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Nothing more is sent to it; its deliveries still to make are dropped, and its attempts stay in the log. A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        delete: operations["deleteAdmWebhooksId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/webhooks/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an endpoint's signing secret
+         * @description A new secret signs from now on; the previous one signs too (a second `v1=`) until `previousValidUntil`. The signing secret is in this answer only: the service keeps it sealed and never shows it again. A retry with the same Idempotency-Key answers without it (rotate to get a new one). A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        post: operations["postAdmWebhooksIdRotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/webhooks/{id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable a webhook endpoint
+         * @description Nothing is sent to it while it is disabled; its deliveries wait (each until its retry period is over). A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        post: operations["postAdmWebhooksIdDisable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/webhooks/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a webhook endpoint
+         * @description Also after the service disabled it for failing for the whole retry period: the deliveries that waited go out. A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        post: operations["postAdmWebhooksIdEnable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/webhooks/{id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's latest delivery attempts
+         * @description Every attempt: when, by which node, the receiver's status, how long it took, the first 1 KiB of its answer, and when the next attempt is due. A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        get: operations["getAdmWebhooksIdAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/webhooks/{id}/events/{eventId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an event to an endpoint again
+         * @description The event goes out again now (same id and body, a new signature), retried for a new retry period; its user's later events do not wait for it. 409 while an attempt of it is in progress or the endpoint is disabled. A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        post: operations["postAdmWebhooksIdEventsEventIdResend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/realtime": {
         parameters: {
             query?: never;
@@ -583,6 +731,16 @@ export interface components {
             applied: boolean;
             /** @description defaults to "" */
             note?: string;
+        };
+        WebhookCreateBody: {
+            /** @description where events are POSTed: https (http only to a loopback address, for development) */
+            url: string;
+            /** @description the event types the endpoint receives */
+            events: ("client.signed_in" | "client.disconnected" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved")[];
+            /** @description defaults to "" */
+            description?: string;
+            /** @description the app the endpoint belongs to: for a key created for every app (`--all-apps`); default: the key's own app */
+            appId?: string;
         };
         SuccessBody: {
             /** @constant */
@@ -1113,6 +1271,132 @@ export interface components {
             /** @description the push's `data`, as given */
             data: {
                 [key: string]: unknown;
+            };
+        };
+        WebhookEndpoint: {
+            id: string;
+            appId: string;
+            url: string;
+            events: ("client.signed_in" | "client.disconnected" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved")[];
+            description: string;
+            /**
+             * @description a disabled endpoint is sent nothing; its deliveries wait until it is enabled
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            /** @description `failing`: every delivery failed for the whole retry period; enable it once it answers again */
+            disabled?: {
+                /** @enum {string} */
+                reason: "requested" | "failing";
+                detail: string;
+                at: components["schemas"]["SpecTimestamp"];
+            };
+            created: components["schemas"]["SpecTimestamp"];
+            /**
+             * @description after a rotation: the previous secret also signs until then
+             * @example 2027-01-01 00:00:00.000Z
+             */
+            previousSecretValidUntil?: string;
+            lastDelivered?: components["schemas"]["SpecTimestamp"];
+            lastFailed?: {
+                at: components["schemas"]["SpecTimestamp"];
+                why: string;
+            };
+            /** @description deliveries not yet made nor given up */
+            pending: number;
+        };
+        WebhookCreated: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                endpoint: components["schemas"]["WebhookEndpoint"];
+                /** @description the signing secret (`whsec_…`), shown in this answer only; absent when an Idempotency-Key replays the answer (rotate to get a new one) */
+                secret?: string;
+            };
+        };
+        WebhookAnswer: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: components["schemas"]["WebhookEndpoint"];
+        };
+        WebhookList: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                /** @description oldest first */
+                items: components["schemas"]["WebhookEndpoint"][];
+            };
+        };
+        WebhookRotated: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                endpoint: components["schemas"]["WebhookEndpoint"];
+                /** @description the signing secret (`whsec_…`), shown in this answer only; absent when an Idempotency-Key replays the answer (rotate to get a new one) */
+                secret?: string;
+                previousValidUntil: components["schemas"]["SpecTimestamp"];
+            };
+        };
+        WebhookDeletedAnswer: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                id: string;
+                /** @constant */
+                deleted: true;
+            };
+        };
+        WebhookAttempt: {
+            eventId: string;
+            /** @enum {string} */
+            type: "client.signed_in" | "client.disconnected" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved";
+            /** @description the event to this endpoint */
+            deliveryId: string;
+            /** @description 1 for the first attempt of the delivery */
+            attempt: number;
+            /** @description the node that sent it */
+            node: string;
+            started: components["schemas"]["SpecTimestamp"];
+            /**
+             * @description `sending`: no result yet; `interrupted`: its node stopped while sending and a later attempt sent the event again
+             * @enum {string}
+             */
+            result: "delivered" | "failed" | "sending" | "interrupted";
+            /** @description the receiver's HTTP status */
+            status?: number;
+            /** @description why it failed without a 2xx (a timeout, a refused address, a redirect not followed) */
+            error?: string;
+            /** @description the first 1 KiB of the receiver's answer */
+            response?: string;
+            durationMs?: number;
+            /**
+             * @description after a failure: when the next attempt may start (absent: given up)
+             * @example 2027-01-01 00:00:00.000Z
+             */
+            retryAt?: string;
+            ended?: components["schemas"]["SpecTimestamp"];
+        };
+        WebhookAttempts: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                /** @description newest first */
+                items: components["schemas"]["WebhookAttempt"][];
+            };
+        };
+        WebhookResent: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                eventId: string;
+                deliveryId: string;
             };
         };
         /** @description Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran */
@@ -3637,7 +3921,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3664,8 +3948,9 @@ export interface operations {
             /**
              * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -4311,6 +4596,1329 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getAdmWebhooks: {
+        parameters: {
+            query?: {
+                /** @description only this app's endpoints (a key created for every app sees them all by default) */
+                appId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    postAdmWebhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry safely: the same key from the same app with the same body answers the first answer again without calling the platform (kept 24 h, across restarts); with another body, 422. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://game.example/hooks/bridge",
+                 *       "events": [
+                 *         "client.signed_in",
+                 *         "client.disconnected"
+                 *       ],
+                 *       "description": "lobby server"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookCreateBody"];
+            };
+        };
+        responses: {
+            /** @description Registered */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
+            409: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /**
+             * @description Body over 1 MiB. `data.reason`:
+             *     - `payload_too_large`: The body, or the events it would record, are larger than the service takes; nothing was recorded
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getAdmWebhooksId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description from `POST /adm/webhooks` or `GET /adm/webhooks` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookAnswer"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    deleteAdmWebhooksId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description from `POST /adm/webhooks` or `GET /adm/webhooks` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeletedAnswer"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    postAdmWebhooksIdRotate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry safely: the same key from the same app with the same body answers the first answer again without calling the platform (kept 24 h, across restarts); with another body, 422. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description from `POST /adm/webhooks` or `GET /adm/webhooks` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Rotated */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRotated"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
+            409: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    postAdmWebhooksIdDisable: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry safely: the same key from the same app with the same body answers the first answer again without calling the platform (kept 24 h, across restarts); with another body, 422. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description from `POST /adm/webhooks` or `GET /adm/webhooks` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Disabled */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookAnswer"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
+            409: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    postAdmWebhooksIdEnable: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry safely: the same key from the same app with the same body answers the first answer again without calling the platform (kept 24 h, across restarts); with another body, 422. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description from `POST /adm/webhooks` or `GET /adm/webhooks` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Enabled */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookAnswer"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
+            409: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getAdmWebhooksIdAttempts: {
+        parameters: {
+            query?: {
+                /** @description attempts, newest first (default 50, at most 200; older ones are in the log); defaults to "50" */
+                limit?: string;
+            };
+            header?: never;
+            path: {
+                /** @description from `POST /adm/webhooks` or `GET /adm/webhooks` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookAttempts"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    postAdmWebhooksIdEventsEventIdResend: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry safely: the same key from the same app with the same body answers the first answer again without calling the platform (kept 24 h, across restarts); with another body, 422. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description from `POST /adm/webhooks` or `GET /adm/webhooks` */
+                id: string;
+                /** @description the `id` of the event, as in its body and `Bridge-Event-Id` */
+                eventId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Due now */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResent"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
+            409: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
                 };
             };
             /**

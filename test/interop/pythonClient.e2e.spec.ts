@@ -198,10 +198,15 @@ test('every admin operation of the OpenAPI document, called from Python, answers
     h.sim.faultNext(PLATFORM_POINTS, { kind: 'hang' });
     const [unknown] = await drive(client, [call('points.edit', [oId, 7, 'py: unknown'])]);
     const operationId = raised(unknown, 'OutcomeUnknownError', 'the unanswered edit').operation_id!;
-    const [resolved, secondVip] = await drive(client, [
+    const [listed, resolved, secondVip] = await drive(client, [
+      call('operations.list', [], { status: 'unknown', search: operationId }),
       call('operations.resolve', [operationId, true], { note: 'seen in the ledger' }),
       call('audit.vip', [oId], { after: first.next }),
     ]);
+    assert.equal(
+      ok(listed, 'operations.list').data.operations.map((o: { operationId: string; status: string }) => [o.operationId, o.status]),
+      [[operationId, 'unknown']],
+    );
     assert.equal(ok(resolved, 'operations.resolve').data, { operationId, status: 'applied' });
     assert.equal(
       ok(secondVip, 'audit.vip after next').data.items.map((e: { quality: string }) => e.quality),

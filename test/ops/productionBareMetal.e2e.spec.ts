@@ -388,6 +388,8 @@ interface World {
   closePlatform: () => Promise<void>;
   proxyUrl: string;
   https: Agent;
+  /** Each node's own address (NODE_ADDRESS), where its /readyz answers. */
+  nodeAddresses: string[];
 }
 
 const binaries = postgresBinaries();
@@ -507,6 +509,7 @@ run('three nodes, nginx, a key, a backup and a restore, from the guide as writte
     COMMUNITY_KEY: SIMULATOR_KEY,
   };
   const nodeValues = nodePorts.map((port, i) => ({ NODE_ID: `bridge-${i + 1}`, NODE_ADDRESS: `127.0.0.1:${port}` }));
+  world.nodeAddresses = nodeValues.map((node) => node.NODE_ADDRESS);
 
   const names = [...new Set(blocks.flatMap((block) => [...block.code.matchAll(/^\s*([A-Z_][A-Z0-9_]*)=/gm)].map((match) => match[1]!)))];
   const shell = session(
@@ -600,10 +603,27 @@ async function through(world: World, method: string, path: string, apiKey?: stri
   return { status: res.status, text, json: () => JSON.parse(text) };
 }
 
+/** Readiness probed on each node directly, as the guide does (nginx answers 404 for /readyz). */
+async function everyNodeReady(world: World, what: string, timeoutMs = 10_000): Promise<void> {
+  for (const address of world.nodeAddresses) {
+    await eventually(
+      async () => {
+        try {
+          return (await fetch(`http://${address}/readyz`)).status === 200;
+        } catch {
+          return false;
+        }
+      },
+      { what: `${what}: ${address}`, timeoutMs },
+    );
+  }
+}
+
 /** Three nodes up as the unit runs them (its user, NoNewPrivileges), and a write through nginx with the guide's key. */
 async function afterStart(world: World, key: string): Promise<void> {
   assert.ok(key, 'the key step comes before nginx');
-  await eventually(async () => (await through(world, 'GET', '/readyz')).status === 200, 'nginx to reach a ready node');
+  await everyNodeReady(world, 'every node ready');
+  assert.is((await through(world, 'GET', '/readyz')).status, 404, 'readiness is not public');
   const nodes = world.systemd.nodes;
   assert.equal(
     nodes.map((node) => node.nodeId),
@@ -624,7 +644,7 @@ async function afterStart(world: World, key: string): Promise<void> {
 
 /** The nodes on the restored database: what was in the dump is there, what came after it is not. */
 async function afterRestore(world: World, key: string): Promise<void> {
-  await eventually(async () => (await through(world, 'GET', '/readyz')).status === 200, { what: 'a restored node ready through nginx', timeoutMs: 30_000 });
+  await everyNodeReady(world, 'every restored node ready', 30_000);
   const alice = await through(world, 'GET', `/adm/vip/${ALICE.oId}`, key);
   assert.is(alice.status, 200, alice.text);
   assert.match(alice.text, '2030-01-01 00:00:00');

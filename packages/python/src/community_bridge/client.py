@@ -62,6 +62,7 @@ VIP_SUBMIT = Endpoint("postAdmVipSubmit", "POST", "/adm/vip/submit", "vip.submit
 VIP_BATCH_SUBMIT = Endpoint("postAdmVipBatchSubmit", "POST", "/adm/vip/batch-submit", "vip.batch_submit", t.VipBatchAnswer)
 MESSAGE_PUSH = Endpoint("postAdmMessagePush", "POST", "/adm/message/push", "message.push", t.PushAnswer)
 USER_GET = Endpoint("getAdmUserGet", "GET", "/adm/user/get", "user.get", t.UserGetAnswer)
+OPERATIONS_LIST = Endpoint("getAdmOperations", "GET", "/adm/operations", "operations.list", t.OperationListAnswer)
 OPERATIONS_RESOLVE = Endpoint("postAdmOperationsOperationIdResolve", "POST", "/adm/operations/{operationId}/resolve", "operations.resolve", t.ResolveAnswer)
 AUDIT_POINTS = Endpoint("getAdmAuditPointsOId", "GET", "/adm/audit/points/{oId}", "audit.points", t.PointsAuditPage)
 AUDIT_MEDALS = Endpoint("getAdmAuditMedalsOId", "GET", "/adm/audit/medals/{oId}", "audit.medals", t.MedalAuditPage)
@@ -89,6 +90,7 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     VIP_BATCH_SUBMIT,
     MESSAGE_PUSH,
     USER_GET,
+    OPERATIONS_LIST,
     OPERATIONS_RESOLVE,
     AUDIT_POINTS,
     AUDIT_MEDALS,
@@ -222,6 +224,12 @@ class User:
 class Operations:
     def __init__(self, calls: _Calls) -> None:
         self._calls = calls
+
+    def list(self, *, status: Literal["unknown", "pending"] | None = None, search: str | None = None, limit: int | None = None) -> t.OperationListAnswer:
+        """The operations whose outcome is not known (``operations:resolve``), oldest first, each with the Idempotency-Key
+        and X-Request-Id its caller sent. ``status``: one of them only (default both); ``search``: text of a key, request
+        id or operation id; ``limit``: 1 to 500 (default 50), ``data.more`` saying whether more matched."""
+        return self._calls.get(OPERATIONS_LIST, query={"status": status, "search": search, "limit": limit})  # type: ignore[no-any-return]
 
     def resolve(self, operation_id: str, applied: bool, note: str | None = None, *, idempotency_key: str | None = None) -> t.ResolveAnswer:
         """Records what someone found on the platform for a write whose outcome is unknown (``operations:resolve``).

@@ -140,6 +140,37 @@ class ResolveAnswer(SuccessBody):
     data: ResolveData
 
 
+class OperationEntry(TypedDict):
+    operationId: str
+    kind: Literal["PointsEditRequested", "MedalGiveRequested", "MedalRemoveRequested", "ItemsEditRequested"]
+    status: Literal["unknown", "pending"]
+    """unknown: sent, then no trustworthy answer (resolve it); pending: its request may still be running."""
+    oId: str
+    userName: str
+    request: dict[str, Any]
+    """What was asked of the platform (the request body, less the user)."""
+    appId: str
+    keyId: str
+    requestedAt: str
+    node: NotRequired[str]
+    idempotencyKey: NotRequired[str]
+    """The Idempotency-Key the caller sent."""
+    requestId: NotRequired[str]
+    """The X-Request-Id of the request that sent it."""
+    reason: NotRequired[str]
+
+
+class OperationListData(TypedDict):
+    operations: list[OperationEntry]
+    """Oldest first, at most ``limit``."""
+    more: bool
+    """More operations matched than ``limit``."""
+
+
+class OperationListAnswer(SuccessBody):
+    data: OperationListData
+
+
 class OperatorResolver(TypedDict):
     kind: Literal["operator"]
     name: str

@@ -50,11 +50,14 @@ async function keyFromPrintedCommandWorks(node: ServiceProcess, appId: string): 
   // The node follows the store the CLI wrote to: the key works once the node has read it (the
   // README: within a second), so an early 401 is asked again.
   let last = '';
-  await eventually(async () => {
-    const answer = await node.request('GET', `/adm/vip/${ALICE.oId}`, { apiKey: key });
-    last = `${answer.status} ${answer.text}`;
-    return answer.status === 200;
-  }, { what: () => `the node to accept the printed command's key (last answer: ${last})` });
+  await eventually(
+    async () => {
+      const answer = await node.request('GET', `/adm/vip/${ALICE.oId}`, { apiKey: key });
+      last = `${answer.status} ${answer.text}`;
+      return answer.status === 200;
+    },
+    { what: () => `the node to accept the printed command's key (last answer: ${last})` },
+  );
 }
 
 const test = suite<World>('the start-up line that creates an API key');

@@ -39,7 +39,16 @@ const dataDir = mkdtempSync(join(tmpdir(), 'bench-churn-'));
 const sim = await createSimulator({ users: [] }).listen();
 let offsetMs = 0;
 const clock = { now: () => new Date(Date.now() + offsetMs).toISOString() };
-const config = loadConfig({ PORT: '0', DATA_DIR: dataDir, COMMUNITY_URL: sim.url, COMMUNITY_KEY: SIMULATOR_KEY, LOG_LEVEL: 'silent' });
+// What the log keeps per connect, not how fast one address may connect: the rates of connects are off.
+const config = loadConfig({
+  PORT: '0',
+  DATA_DIR: dataDir,
+  COMMUNITY_URL: sim.url,
+  COMMUNITY_KEY: SIMULATOR_KEY,
+  LOG_LEVEL: 'silent',
+  REALTIME_CONNECTS_PER_SECOND: '0',
+  REALTIME_CONNECTS_PER_NODE_PER_SECOND: '0',
+});
 const service = await startService(config, { clock });
 const probe = new Database(join(dataDir, 'events.sqlite'), { readonly: true });
 const measure = () => {

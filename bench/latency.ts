@@ -3,7 +3,12 @@
 // generator sends `rate` per second, spread evenly over the connections); with 0 every
 // connection sends again as soon as its answer arrives (closed loop, i.e. saturation).
 // Latencies are timed with process.hrtime (autocannon rounds to whole milliseconds).
-// Argument: JSON {url, workload, users, apiKey?, keyPrefix?, clientId?, connections, durationS, rate, warmupS?, windowS?, announce?, localAddresses?}.
+// Argument: JSON {url, workload, users, apiKey?, keyPrefix?, clientId?, connections, durationS, rate, warmupS?, windowS?, announce?, localAddresses?,
+// targets?, timeoutS?, recipients?}.
+// With `targets` ([{url, apiKey?, label?}], e.g. the nodes of one deployment) connection c sends
+// to target c mod their number, the requests still round-robin over the users from one counter,
+// and `byLabel` holds the measured figures of the targets sharing each label, merged.
+// With `timeoutS` a request unanswered after that long is given up and counted as an error.
 // With `localAddresses` the connections are spread over those source addresses (loopback ones:
 // 127.0.0.0/8 is all this host's), as a flood from many clients would be.
 // With `announce`, a first `RESULT {"warmedUp":true}` says the warm-up is over (the parent may
@@ -28,16 +33,23 @@ interface LatencyArgs {
   windowS?: number;
   announce?: boolean;
   localAddresses?: string[];
+  targets?: Array<{ url: string; apiKey?: string; label?: string }>;
+  timeoutS?: number;
+  recipients?: number;
 }
 
 const args = JSON.parse(process.argv[2]!) as LatencyArgs;
-const w = workload(args.workload, args);
-const target = new URL(args.url);
-const agent = new Agent({ keepAlive: true, maxSockets: args.connections });
+const targets = (args.targets?.length ? args.targets : [{ url: args.url, apiKey: args.apiKey }]).map((t) => ({
+  w: workload(args.workload, { ...args, apiKey: t.apiKey }),
+  url: new URL(t.url),
+  agent: new Agent({ keepAlive: true, maxSockets: args.connections }),
+  label: 'label' in t ? t.label : undefined,
+}));
 let counter = 0;
 
 /** An answer's time, and whether it was the workload's refusal by design. */
-function send(localAddress: string | undefined): Promise<{ ms: number; refused: boolean }> {
+function send(connection: number, localAddress: string | undefined): Promise<{ ms: number; refused: boolean }> {
+  const { w, url: target, agent } = targets[connection % targets.length]!;
   const { path, body, headers } = w.request(counter++);
   const started = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
@@ -62,6 +74,7 @@ function send(localAddress: string | undefined): Promise<{ ms: number; refused: 
       },
     );
     req.on('error', reject);
+    if (args.timeoutS) req.setTimeout(args.timeoutS * 1000, () => req.destroy(new Error(`no answer in ${args.timeoutS} s for ${path}`)));
     req.end(body);
   });
 }
@@ -71,6 +84,16 @@ interface Window {
   errors: number;
   refused: number;
 }
+
+/** The measured phase's figures per target label. */
+const byLabel = new Map<string, Window>();
+let measuring = false;
+const labelled = (connection: number) => {
+  const label = targets[connection % targets.length]!.label;
+  if (!measuring || label === undefined) return undefined;
+  if (!byLabel.has(label)) byLabel.set(label, { latencies: [], errors: 0, refused: 0 });
+  return byLabel.get(label)!;
+};
 
 async function phase(seconds: number, windowS = seconds): Promise<{ windows: Window[]; elapsedS: number; startedAt: number }> {
   const windows: Window[] = Array.from({ length: Math.max(1, Math.ceil(seconds / windowS - 1e-9)) }, () => ({ latencies: [], errors: 0, refused: 0 }));
@@ -92,12 +115,16 @@ async function phase(seconds: number, windowS = seconds): Promise<{ windows: Win
           next += interval;
         }
         if (performance.now() >= end) return;
+        const label = labelled(c);
         try {
-          const { ms, refused } = await send(args.localAddresses?.[c % args.localAddresses.length]);
+          const { ms, refused } = await send(c, args.localAddresses?.[c % args.localAddresses.length]);
           windowOf().latencies.push(ms);
+          label?.latencies.push(ms);
           if (refused) windowOf().refused++;
+          if (refused && label) label.refused++;
         } catch (error) {
           windowOf().errors++;
+          if (label) label.errors++;
           if (++errors <= 3) process.stderr.write(`${(error as Error).message}\n`);
         }
       }
@@ -127,19 +154,22 @@ function summarise(latencies: number[], errors: number, seconds: number, refused
 if (args.warmupS) await phase(args.warmupS);
 if (args.announce) process.stdout.write(`RESULT ${JSON.stringify({ warmedUp: true })}\n`);
 const cpuBefore = process.cpuUsage();
+measuring = true;
 const { windows, elapsedS, startedAt } = await phase(args.durationS, args.windowS);
-agent.destroy();
+for (const { agent } of targets) agent.destroy();
+// Paced: every request was sent within the run, however late its answer came.
+const measuredS = args.rate > 0 ? Math.min(elapsedS, args.durationS) : elapsedS;
 const all = summarise(
   windows.flatMap((w) => w.latencies),
   windows.reduce((a, w) => a + w.errors, 0),
-  // Paced: every request was sent within the run, however late its answer came.
-  args.rate > 0 ? Math.min(elapsedS, args.durationS) : elapsedS,
+  measuredS,
   windows.reduce((a, w) => a + w.refused, 0),
 );
 process.stdout.write(
   `RESULT ${JSON.stringify({
     ...all,
     cpuS: (({ user, system }) => (user + system) / 1e6)(process.cpuUsage(cpuBefore)),
+    ...(byLabel.size > 0 && { byLabel: Object.fromEntries([...byLabel].map(([label, w]) => [label, summarise(w.latencies, w.errors, measuredS, w.refused)])) }),
     ...(args.windowS && {
       startedAt,
       windows: windows.map((w, k) => summarise(w.latencies, w.errors, Math.min(args.windowS!, elapsedS - k * args.windowS!), w.refused)),

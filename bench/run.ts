@@ -11,9 +11,10 @@
 // is never part of the default set: it is a long run for leaks and drift, not a figure per change.
 // `--only replay-10m` starts the service on ten million events, twice (the second from the
 // read-model snapshot); generating that log takes ~8 minutes the first time (then it is cached).
-// `--only pg` runs the PostgreSQL scenarios (pg-admin-write, pg-admin-read, pg-replay; each also
-// by name), never part of the default set either: they need PostgreSQL's server binaries, and
-// make a throwaway cluster for the run (removed at the end, or when the run is interrupted).
+// `--only pg` runs the PostgreSQL scenarios (pg-store-append, pg-admin-write, pg-freeze,
+// pg-admin-read, pg-replay; each also by name), never part of the default set either: they need
+// PostgreSQL's server binaries (pg-store-append also pgbench), and make a throwaway cluster for
+// the run (removed at the end, or when the run is interrupted).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +26,9 @@ import { adminRead, adminWrite, forwardOverhead } from './scenarios/admin.js';
 import { startSimulator, type BenchContext, type Running } from './scenarios/common.js';
 import { loginFlood } from './scenarios/loginFlood.js';
 import { pgAdminRead, pgAdminWrite, pgReplay } from './scenarios/postgres.js';
+import { pgFreeze } from './scenarios/pgFreeze.js';
+import { pgStoreAppend } from './scenarios/pgStore.js';
+import { pushFairness } from './scenarios/pushFairness.js';
 import { replay, replay10m } from './scenarios/replay.js';
 import { soak } from './scenarios/soak.js';
 import { fanout, sseCapacity } from './scenarios/sse.js';
@@ -37,11 +41,20 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioReport>> 
   fanout,
   replay,
   'login-flood': loginFlood,
+  'push-fairness': pushFairness,
 };
 /** Run only when named in --only. */
-const ON_REQUEST: typeof SCENARIOS = { soak, 'replay-10m': replay10m, 'pg-admin-write': pgAdminWrite, 'pg-admin-read': pgAdminRead, 'pg-replay': pgReplay };
+const ON_REQUEST: typeof SCENARIOS = {
+  soak,
+  'replay-10m': replay10m,
+  'pg-store-append': pgStoreAppend,
+  'pg-admin-write': pgAdminWrite,
+  'pg-freeze': pgFreeze,
+  'pg-admin-read': pgAdminRead,
+  'pg-replay': pgReplay,
+};
 /** Names --only takes for several scenarios. */
-const GROUPS: Record<string, string[]> = { pg: ['pg-admin-write', 'pg-admin-read', 'pg-replay'] };
+const GROUPS: Record<string, string[]> = { pg: ['pg-store-append', 'pg-admin-write', 'pg-freeze', 'pg-admin-read', 'pg-replay'] };
 
 const { values } = parseArgs({
   options: {

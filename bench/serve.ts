@@ -1,6 +1,7 @@
 // The service as the bench runs it: `startService` with the environment it is given (PORT=0,
 // DATA_DIR, COMMUNITY_URL, …), plus one all-permissions API key issued through the service's
-// own key service, as `npm run dev` does. Prints `READY {"url","apiKey"}`.
+// own key service, as `npm run dev` does, and one more for each app named in BENCH_MORE_APPS
+// (comma-separated). Prints `READY {"url","apiKey","keys":{app: key}}`.
 import { loadConfig } from '../src/config.js';
 import { startService } from '../src/main.js';
 import { ApiKeyService } from '../src/services/apiKeys.js';
@@ -8,8 +9,11 @@ import { ApiKeyService } from '../src/services/apiKeys.js';
 const config = loadConfig({ PORT: '0', LOG_LEVEL: 'warn', ...process.env });
 const service = await startService(config);
 const { store, runner, readModels, clock } = service.deps;
-const { key } = await new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock }).issue({ app: 'bench', permissions: ['*'], expires: null });
-process.stdout.write(`READY ${JSON.stringify({ url: service.url, apiKey: key, pid: process.pid })}\n`);
+const keyService = new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock });
+const { key } = await keyService.issue({ app: 'bench', permissions: ['*'], expires: null });
+const keys: Record<string, string> = {};
+for (const app of (process.env.BENCH_MORE_APPS ?? '').split(',').filter(Boolean)) keys[app] = (await keyService.issue({ app, permissions: ['*'], expires: null })).key;
+process.stdout.write(`READY ${JSON.stringify({ url: service.url, apiKey: key, keys, pid: process.pid })}\n`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void service.close().then(() => process.exit(0)));
 }

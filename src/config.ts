@@ -3,7 +3,7 @@
 import { hostname } from 'node:os';
 import * as v from 'valibot';
 import { connectionStringProblem } from './store/connectionString.js';
-import { defaultMaxConnections } from './openFilesLimit.js';
+import { defaultMaxConnections, defaultMaxSockets } from './openFilesLimit.js';
 import { OID_PATTERN, OID_RULE } from './domain/user.js';
 import { readSecretFiles, type SecretFiles } from './secretFiles.js';
 
@@ -60,13 +60,23 @@ const EnvSchema = v.object({
   SHUTDOWN_TIMEOUT_MS: positiveInt('10000'),
   PUSH_MAX_DEPTH: v.pipe(positiveInt('32'), v.maxValue(1000, 'must be at most 1000')),
   PUSH_MAX_BYTES: positiveInt('65536'),
+  PUSH_MAX_RECIPIENTS: positiveInt('10000'),
+  PUSH_RECIPIENTS_PER_SECOND: nonNegativeNumber('50000'),
   REALTIME_MAX_CONNECTIONS_PER_IP: positiveInt('200'),
   SIGN_IN_PAGES_PER_SECOND: nonNegativeNumber('5'),
   SIGN_IN_PAGES_BURST: positiveInt('30'),
   SIGN_IN_PAGES_PER_NODE_PER_SECOND: nonNegativeNumber('200'),
+  REALTIME_CONNECTS_PER_SECOND: nonNegativeNumber('5'),
+  REALTIME_CONNECTS_BURST: positiveInt('50'),
+  REALTIME_CONNECTS_PER_NODE_PER_SECOND: nonNegativeNumber('200'),
   REALTIME_MAX_CONNECTIONS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer('must be a whole number'), v.minValue(1, 'must be at least 1'))),
   TRUST_PROXY: flag('false'),
-  ANONYMOUS_RETENTION_MS: nonNegativeNumber('3600000'),
+  HTTP_MAX_CONNECTIONS: v.optional(v.pipe(v.string(), v.transform(Number), v.integer('must be a whole number'), v.minValue(2, 'must be at least 2'))),
+  HTTP_MAX_CONNECTIONS_PER_IP: positiveInt('512'),
+  HTTP_HEADERS_TIMEOUT_MS: positiveInt('10000'),
+  HTTP_REQUEST_TIMEOUT_MS: positiveInt('30000'),
+  CLIENT_IPV6_PREFIX_LENGTH: v.pipe(positiveInt('64'), v.minValue(16, 'must be at least 16'), v.maxValue(128, 'must be at most 128')),
+  ANONYMOUS_RETENTION_MS: nonNegativeNumber('120000'),
   READ_MODEL_SNAPSHOTS: flag('true'),
   SNAPSHOT_EVERY_EVENTS: positiveInt('100000'),
   SNAPSHOT_INTERVAL_MS: positiveInt('600000'),
@@ -84,6 +94,17 @@ const EnvSchema = v.object({
   ),
   CONSOLE_SESSION_TTL_MINUTES: positiveInt('480'),
   CONSOLE_LIVE_RELOAD: flag('false'),
+  WEBHOOKS_ALLOW_PRIVATE: flag('false'),
+  WEBHOOKS_TIMEOUT_MS: positiveInt('10000'),
+  WEBHOOKS_RETRY_HOURS: v.pipe(
+    nonNegativeNumber('72'),
+    v.check((n) => n > 0, 'must be more than 0'),
+  ),
+  WEBHOOKS_RETRY_FIRST_MS: positiveInt('30000'),
+  WEBHOOKS_MAX_PER_APP: positiveInt('10'),
+  WEBHOOKS_MAX_IN_FLIGHT: positiveInt('16'),
+  WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT: positiveInt('4'),
+  WEBHOOKS_ROTATION_OVERLAP_HOURS: nonNegativeNumber('24'),
 });
 
 type Env = v.InferOutput<typeof EnvSchema>;
@@ -93,6 +114,8 @@ export interface Config {
   host: string;
   dataDir: string;
   eventStoreConnectionString: string | undefined;
+  /** The file EVENTSTORE_CONNECTION_STRING_FILE named, when the connection string came from one. */
+  eventStoreConnectionStringFile?: string;
   community: {
     url: string;
     name: string;
@@ -132,12 +155,18 @@ export interface Config {
     /** Open streams this node holds at most (503 past it). */
     maxConnections: number;
   };
-  /** Bounds of a push's `data`. */
-  push: { maxDepth: number; maxBytes: number };
+  /** Bounds of a push: its `data`, its recipients, and one app's recipients per second on a node (undefined: none). */
+  push: { maxDepth: number; maxBytes: number; maxRecipients: number; recipientsPerSecond: number | undefined };
+  /** Sockets the node holds, in all and per client address (not behind a proxy), and how long a request may take to arrive. */
+  sockets: { maxConnections: number; maxConnectionsPerIp: number; headersTimeoutMs: number; requestTimeoutMs: number };
   /** The client address is taken from X-Forwarded-For (a reverse proxy in front), else the socket. */
   trustProxy: boolean;
+  /** IPv6 client addresses sharing this many leading bits count as one address for every per-address bound. */
+  ipv6PrefixLength: number;
   /** Login pages and sign-in callbacks one client address, and the whole node, may serve (429 past either). */
   signInPageRates: { perAddress: { perSecond: number; burst: number } | undefined; perNode: { perSecond: number; burst: number } | undefined };
+  /** Realtime connects one client address, and the whole node, may open per second (429 / 503 past either). */
+  realtimeConnectRates: { perAddress: { perSecond: number; burst: number } | undefined; perNode: { perSecond: number; burst: number } | undefined };
   /** Ended anonymous client streams and finished login streams are deleted this long after they end. */
   anonymousRetentionMs: number;
   /**
@@ -155,10 +184,30 @@ export interface Config {
    * itself when a front-end source changes (development); undefined when it is off.
    */
   console: { admins: string[]; sessionTtlMs: number; liveReload: boolean } | undefined;
+  webhooks: WebhookSettings;
   logLevel: Env['LOG_LEVEL'];
   /** One line for each deprecated variable name in use, for the start-up output. */
   deprecatedNames?: string[];
 }
+
+/** Webhook deliveries (docs/api.md, "Webhooks"). */
+export interface WebhookSettings {
+  /** Private, loopback and link-local addresses may be registered and reached (development, tests). */
+  allowPrivate: boolean;
+  /** One attempt, connection to answer, at most this long. */
+  timeoutMs: number;
+  /** Attempts go on for `periodMs` after the event; the wait doubles from `firstIntervalMs` up to `maxIntervalMs`. */
+  retry: { periodMs: number; firstIntervalMs: number; maxIntervalMs: number };
+  maxEndpointsPerApp: number;
+  /** Attempts in flight at once on the delivering node, and to one endpoint. */
+  maxInFlight: number;
+  maxInFlightPerEndpoint: number;
+  /** A rotated secret still signs (second) this long. */
+  rotationOverlapMs: number;
+}
+
+/** The longest wait between two attempts, however many failed before. */
+export const WEBHOOK_MAX_RETRY_INTERVAL_MS = 6 * 3_600_000;
 
 export class ConfigError extends Error {}
 
@@ -196,12 +245,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const lines = [...secrets.problems, ...(result.success ? [] : result.issues.map((issue) => `${named(v.getDotPath(issue) ?? 'environment')}: ${issue.message}`))];
   if (!result.success || lines.length > 0) throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   const e = result.output;
+  const sockets = e.HTTP_MAX_CONNECTIONS ?? defaultMaxSockets();
+  const streams = e.REALTIME_MAX_CONNECTIONS ?? Math.min(defaultMaxConnections(), sockets - Math.max(1, Math.ceil(sockets / 20)));
+  const conflicts = [
+    ...(streams >= sockets
+      ? [`REALTIME_MAX_CONNECTIONS (${streams}) must be below HTTP_MAX_CONNECTIONS (${sockets}): the sockets between them are the admin API's and the probes'`]
+      : []),
+    ...(e.HTTP_REQUEST_TIMEOUT_MS < e.HTTP_HEADERS_TIMEOUT_MS
+      ? [`HTTP_REQUEST_TIMEOUT_MS (${e.HTTP_REQUEST_TIMEOUT_MS}) must be at least HTTP_HEADERS_TIMEOUT_MS (${e.HTTP_HEADERS_TIMEOUT_MS})`]
+      : []),
+  ];
+  if (conflicts.length > 0) throw new ConfigError(`Invalid configuration:\n  ${conflicts.join('\n  ')}`);
   const key = (specific: string | undefined) => specific ?? e.COMMUNITY_KEY;
   return {
     port: e.PORT,
     host: e.HOST,
     dataDir: e.DATA_DIR,
     eventStoreConnectionString: e.EVENTSTORE_CONNECTION_STRING,
+    ...(secrets.sources.has('EVENTSTORE_CONNECTION_STRING') && { eventStoreConnectionStringFile: env.EVENTSTORE_CONNECTION_STRING_FILE }),
     community: {
       url: e.COMMUNITY_URL.replace(/\/+$/, ''),
       name: e.COMMUNITY_NAME,
@@ -229,16 +290,36 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       replayMs: e.REALTIME_REPLAY_MS,
       replayMaxBytes: e.REALTIME_REPLAY_MAX_BYTES,
       maxConnectionsPerIp: e.REALTIME_MAX_CONNECTIONS_PER_IP,
-      maxConnections: e.REALTIME_MAX_CONNECTIONS ?? defaultMaxConnections(),
+      maxConnections: streams,
     },
-    push: { maxDepth: e.PUSH_MAX_DEPTH, maxBytes: e.PUSH_MAX_BYTES },
+    push: {
+      maxDepth: e.PUSH_MAX_DEPTH,
+      maxBytes: e.PUSH_MAX_BYTES,
+      maxRecipients: e.PUSH_MAX_RECIPIENTS,
+      recipientsPerSecond: e.PUSH_RECIPIENTS_PER_SECOND > 0 ? e.PUSH_RECIPIENTS_PER_SECOND : undefined,
+    },
+    sockets: {
+      maxConnections: sockets,
+      maxConnectionsPerIp: e.HTTP_MAX_CONNECTIONS_PER_IP,
+      headersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+    },
     trustProxy: e.TRUST_PROXY,
+    ipv6PrefixLength: e.CLIENT_IPV6_PREFIX_LENGTH,
     signInPageRates: {
       perAddress: e.SIGN_IN_PAGES_PER_SECOND > 0 ? { perSecond: e.SIGN_IN_PAGES_PER_SECOND, burst: e.SIGN_IN_PAGES_BURST } : undefined,
       // A second's worth at once: a node-wide bound is for floods, not for spreading a burst.
       perNode:
         e.SIGN_IN_PAGES_PER_NODE_PER_SECOND > 0
           ? { perSecond: e.SIGN_IN_PAGES_PER_NODE_PER_SECOND, burst: Math.max(1, Math.ceil(e.SIGN_IN_PAGES_PER_NODE_PER_SECOND)) }
+          : undefined,
+    },
+    realtimeConnectRates: {
+      perAddress: e.REALTIME_CONNECTS_PER_SECOND > 0 ? { perSecond: e.REALTIME_CONNECTS_PER_SECOND, burst: e.REALTIME_CONNECTS_BURST } : undefined,
+      // Ten seconds' worth at once: the streams of a node that restarted come back together.
+      perNode:
+        e.REALTIME_CONNECTS_PER_NODE_PER_SECOND > 0
+          ? { perSecond: e.REALTIME_CONNECTS_PER_NODE_PER_SECOND, burst: Math.max(1, Math.ceil(10 * e.REALTIME_CONNECTS_PER_NODE_PER_SECOND)) }
           : undefined,
     },
     anonymousRetentionMs: e.ANONYMOUS_RETENTION_MS,
@@ -249,6 +330,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     nodeId: e.NODE_ID ?? hostname(),
     nodeHeartbeatMs: e.NODE_HEARTBEAT_MS,
     clockMaxOffsetMs: e.CLOCK_MAX_OFFSET_MS,
+    webhooks: {
+      allowPrivate: e.WEBHOOKS_ALLOW_PRIVATE,
+      timeoutMs: e.WEBHOOKS_TIMEOUT_MS,
+      retry: {
+        periodMs: e.WEBHOOKS_RETRY_HOURS * 3_600_000,
+        firstIntervalMs: e.WEBHOOKS_RETRY_FIRST_MS,
+        maxIntervalMs: Math.max(e.WEBHOOKS_RETRY_FIRST_MS, WEBHOOK_MAX_RETRY_INTERVAL_MS),
+      },
+      maxEndpointsPerApp: e.WEBHOOKS_MAX_PER_APP,
+      maxInFlight: e.WEBHOOKS_MAX_IN_FLIGHT,
+      maxInFlightPerEndpoint: e.WEBHOOKS_MAX_IN_FLIGHT_PER_ENDPOINT,
+      rotationOverlapMs: e.WEBHOOKS_ROTATION_OVERLAP_HOURS * 3_600_000,
+    },
     logLevel: e.LOG_LEVEL,
     ...(deprecatedNames.length > 0 && { deprecatedNames }),
   };

@@ -5,7 +5,7 @@ import type { Config } from './config.js';
 import { createPrivateFile, preparePrivateDataDir } from './dataDir.js';
 import type { Metrics } from './metrics.js';
 import { createReadModels, inApplyOrder, type ReadModelOptions } from './projections/readModels.js';
-import { ProjectionRunner, type CatchUpProgress, type Projection, type RunnerObserver } from './projections/runner.js';
+import { ProjectionRunner, type Projection, type RunnerObserver } from './projections/runner.js';
 import { readSnapshotFile } from './projections/snapshotFile.js';
 import { loadSnapshot, type SnapshotOutcome } from './projections/snapshots.js';
 import { systemClock, type Clock } from './system/clock.js';
@@ -17,6 +17,9 @@ import type { EventStore } from './store/port.js';
 import { resumingStore } from './store/resuming.js';
 import { SqliteEventStore } from './store/sqlite.js';
 import { DuplicateNodeError } from './services/logClock.js';
+import { loadSessionSecret } from './realtime/sessions.js';
+import { SecretBox } from './system/sealed.js';
+import { WEBHOOK_SECRET_PURPOSE } from './services/webhooks.js';
 
 /** The store could not be opened or read at start; the message names where it is and why. */
 export class StoreOpenError extends Error {}
@@ -107,8 +110,6 @@ export interface CoreOptions {
   runnerObserver?: RunnerObserver;
   /** Wraps the adapter before anything else sees it (tests inject faults here). */
   wrapAdapter?: (store: EventStore) => EventStore;
-  /** Told how far the catch-up got, page by page. */
-  onCatchUp?: (progress: CatchUpProgress) => void;
   /** Folded by the same runner after the service's own read models (the console's index). */
   projections?: readonly Projection[];
   /** Start from the read-model snapshot in DATA_DIR when the configuration has them on (the service). */
@@ -148,10 +149,18 @@ export async function openCore(config: CoreConfig, clock: Clock = systemClock, m
     if (snapshotRead) {
       ({ restored, outcome: snapshot } = await loadSnapshot(snapshotFile(config.dataDir), snapshotRead, store, runner.projections, { clock, maxAgeMs: snapshotMaxAgeMs(config) }));
     }
-    await runner.start({ onProgress: options.onCatchUp, restored });
+    await runner.start({ restored });
   } catch (error) {
     await store.close().catch(() => undefined);
     throw new StoreOpenError(`Cannot read the event store (${describeStore(config)}): ${reason(error)}`);
   }
   return { store, readModels, runner, clock, snapshot };
+}
+
+/**
+ * What webhook endpoint secrets are sealed with: a key derived from the session secret
+ * (SESSION_SECRET, or DATA_DIR/session-secret), the same for the service and the CLI.
+ */
+export function webhookSecretBox(config: Pick<Config, 'sessionSecret' | 'dataDir'>): SecretBox {
+  return new SecretBox(loadSessionSecret(config.sessionSecret, config.dataDir), WEBHOOK_SECRET_PURPOSE);
 }

@@ -9,12 +9,14 @@ import { ConsoleIndex } from './console/consoleIndex.js';
 import { consoleOffRoutes, createConsole } from './console/index.js';
 import { createRequestListener } from './http/app.js';
 import { startingResponder } from './http/starting.js';
+import { boundSockets, timeoutOptions, type SocketBounds } from './http/socketBounds.js';
 import type { HttpDeps } from './http/deps.js';
 import { apiSettings } from './http/route.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
-import { cliOnStore, FROM_SOURCES } from './cliCommand.js';
-import { describeStore, openCore, snapshotFile, snapshotMaxAgeMs, StoreOpenError } from './core.js';
+import { cliOnStore, FROM_SOURCES, passwordLeftOut } from './cliCommand.js';
+import { describeStore, openCore, snapshotFile, snapshotMaxAgeMs, StoreOpenError, webhookSecretBox } from './core.js';
+import { storeFailureMessage } from './domain/errors.js';
 import { USER_AGENT, version } from './version.js';
 import { missingKeysWarning } from './community/goldFinger.js';
 import { instrumentedPlatform } from './community/instrumented.js';
@@ -31,6 +33,9 @@ import type { EventStore } from './store/port.js';
 import { StreamRetention } from './services/retention.js';
 import { UserSync } from './services/userSync.js';
 import { runAsNode } from './system/requestContext.js';
+import { WebhookService } from './services/webhooks.js';
+import { WebhookDeliverer } from './services/webhookDelivery.js';
+import { WebhookSender } from './services/webhookSender.js';
 
 export interface RunningService {
   url: string;
@@ -38,6 +43,8 @@ export interface RunningService {
   deps: HttpDeps;
   /** Deletes ended anonymous streams (runs by itself; tests call runOnce). */
   retention: StreamRetention;
+  /** Sends webhook deliveries while this node leads (runs by itself). */
+  webhooks: WebhookDeliverer;
   close(): Promise<void>;
 }
 
@@ -61,9 +68,15 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
   const consoleIndex = config.console && new ConsoleIndex(clockNow);
   // Listening before the catch-up: liveness holds while a long log replays, and nothing else is
   // served until the read models are current.
-  let caughtUpTo = 0;
-  let handle: RequestListener = startingResponder(() => caughtUpTo);
-  const server = createServer((req, res) => handle(req, res));
+  let handle: RequestListener = startingResponder();
+  const bounds: SocketBounds = {
+    ...config.sockets,
+    // Behind a proxy every socket is the proxy's: it bounds its own clients.
+    maxConnectionsPerAddress: config.trustProxy ? undefined : config.sockets.maxConnectionsPerIp,
+    ipv6PrefixLength: config.ipv6PrefixLength,
+  };
+  const server = createServer(timeoutOptions(bounds), (req, res) => handle(req, res));
+  boundSockets(server, bounds, (bound) => metrics.connectionsRefused.inc({ bound }));
   // Shutdown waits for requests, not sockets: an idle keep-alive or pre-connected socket holds
   // no work and is simply closed.
   const inFlight = new Set<ServerResponse>();
@@ -108,13 +121,11 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     },
     writeHealth: storeHealth,
     storeOutages: {
-      began: (error) =>
-        log.warn({ reason: error instanceof Error ? error.message : String(error) }, 'the event store is unavailable: requests that need it answer 503 until it answers again'),
+      began: (error) => log.warn({ reason: storeFailureMessage(error) }, 'the event store is unavailable: requests that need it answer 503 until it answers again'),
       ended: () => log.info('the event store answers again'),
     },
     wrapAdapter: overrides.wrapStore,
     runnerObserver: reportRunnerTrouble(log, metrics),
-    onCatchUp: ({ position }) => (caughtUpTo = position),
     ...(consoleIndex && { projections: [consoleIndex] }),
     snapshots: true,
   }).catch((error: unknown) => {
@@ -145,6 +156,8 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     metrics,
   );
   const userSync = new UserSync({ store, platform, runner, users: readModels.users, clock });
+  // Endpoint secrets are sealed under a key derived from the session secret (docs/decisions.md).
+  const webhookSecrets = webhookSecretBox(config);
   const deps: HttpDeps = {
     store,
     runner,
@@ -152,6 +165,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     platform,
     clock,
     clockReading,
+    liveness: () => logClock!.liveness(),
     userSync,
     realtime: createRealtime({ config, store, runner, readModels, platform, userSync, clock, log, publicUrl: () => publicUrl! }),
     operations: new PlatformOperations({ store, runner, clock, nodeId: config.nodeId }),
@@ -173,9 +187,11 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     platformKeys: config.community.keys,
     pointsSource: config.community.pointsSource,
     pushLimits: config.push,
-    trustProxy: config.trustProxy,
+    addressing: { trustProxy: config.trustProxy, ipv6PrefixLength: config.ipv6PrefixLength },
     signInPageRates: config.signInPageRates,
+    realtimeConnectRates: config.realtimeConnectRates,
     api: apiSettings(config, () => publicUrl!),
+    webhooks: new WebhookService({ store, runner, webhooks: readModels.webhooks, clock, box: webhookSecrets, settings: config.webhooks }),
   };
   try {
     const orphans = await deps.realtime.hub.closeOrphans();
@@ -192,13 +208,15 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     );
   }
   const stopSweeping = sweepPendingOperations(deps.outcomes, config, clock, clockReading, log);
+  // The live node with the least NODE_ID does the work one node does at a time.
+  const leads = () => [...clockReading().liveNodes].sort()[0] === config.nodeId;
   const retention = new StreamRetention({
     store,
     disposable: readModels.disposableStreams,
     clock,
     clockReading,
-    // The live node with the least NODE_ID deletes; two that briefly both think so delete the same streams.
-    leads: () => [...clockReading().liveNodes].sort()[0] === config.nodeId,
+    // Two nodes that briefly both think they lead delete the same streams.
+    leads,
     log,
     retentionMs: config.anonymousRetentionMs,
     keyTtlMs: config.idempotencyTtlMs,
@@ -206,6 +224,21 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
   });
   retention.start();
   snapshots?.start();
+  const webhookSender = new WebhookSender({ timeoutMs: config.webhooks.timeoutMs, allowPrivate: config.webhooks.allowPrivate, userAgent: `${USER_AGENT} (webhooks)` });
+  const webhooks = new WebhookDeliverer({
+    store,
+    runner,
+    webhooks: readModels.webhooks,
+    clock,
+    clockReading,
+    nodeId: config.nodeId,
+    leads,
+    sender: webhookSender,
+    box: webhookSecrets,
+    settings: config.webhooks,
+    log,
+  });
+  webhooks.start();
   metrics.countOpenConnections(() => deps.realtime.hub.size);
   const operatorConsole = config.console && consoleIndex && createConsole(config.console, config, deps, consoleIndex, log);
   handle = createRequestListener(deps, log, [operatorConsole ? operatorConsole.routes : consoleOffRoutes]);
@@ -215,6 +248,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     server,
     deps,
     retention,
+    webhooks,
     /**
      * Stops accepting, lets in-flight requests finish (up to the shutdown timeout less a margin
      * for flushing), then closes what is left, flushes the store and releases the platform.
@@ -242,6 +276,8 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
       stopSweeping();
       await retention.stop();
       await snapshots?.stop();
+      await webhooks.stop();
+      await webhookSender.close();
       await logClock!.leave();
       await runner.stop();
       await store.close();
@@ -302,6 +338,9 @@ function nextSteps(config: Config, url: string): string {
     `community-bridge ${version} listening on ${url} (store: ${describeStore(config)})`,
     `  API reference and "Try it out":  ${url}/docs`,
     `  Create an API key:               ${cliOnStore(config)} keys create --app-id <your-game> --app "<Your Game>" --permissions '*'`,
+    ...(passwordLeftOut(config)
+      ? ['                                    (put the password back in place of ***, or give the service EVENTSTORE_CONNECTION_STRING_FILE: then this line names the file)']
+      : []),
     ...(FROM_SOURCES ? ['  Everything with a simulated platform, no account needed: npm run dev'] : []),
     ...(missingKeys ? [`  Warning: ${missingKeys}.`] : []),
     ...(config.deprecatedNames ?? []).map((line) => `  Warning: ${line}.`),

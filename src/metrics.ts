@@ -61,6 +61,18 @@ export function createMetrics() {
       help: 'Platform operations whose outcome is unknown and not resolved by an operator (the whole log: every node reports the same)',
       registers: [registry],
     }),
+    connectionsRefused: new Counter({
+      name: 'http_connections_refused_total',
+      help: 'Sockets closed as soon as they were accepted, by the bound they were past (address or node)',
+      labelNames: ['bound'],
+      registers: [registry],
+    }),
+    realtimeConnectsRefused: new Counter({
+      name: 'realtime_connects_refused_total',
+      help: 'Realtime connects refused for their rate, by the bound they were past (address or node)',
+      labelNames: ['bound'],
+      registers: [registry],
+    }),
     signInPagesRefused: new Counter({
       name: 'sign_in_pages_refused_total',
       help: 'Login pages and sign-in callbacks refused, by the bound they were past (address or node)',

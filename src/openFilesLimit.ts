@@ -1,9 +1,11 @@
-// The default cap on realtime connections per node comes from the process's open-files limit:
-// every stream holds a socket, and the store, the platform client and the admin API need some too.
+// The default caps on sockets and realtime connections per node come from the process's
+// open-files limit: every socket holds a descriptor, and the store, the platform client and the
+// log need some too; below the sockets' cap, the streams' leaves sockets for the admin API.
 import { readFileSync } from 'node:fs';
 
 /** Used where the limit cannot be read (not Linux) or is unlimited. */
 const FALLBACK_MAX_CONNECTIONS = 10_000;
+const FALLBACK_MAX_SOCKETS = 11_000;
 
 /** The soft `Max open files` of this process (Linux /proc), or undefined. */
 export function openFilesSoftLimit(limitsText?: string): number | undefined {
@@ -26,3 +28,14 @@ export function maxConnectionsFor(softLimit: number | undefined): number {
 }
 
 export const defaultMaxConnections = () => maxConnectionsFor(openFilesSoftLimit());
+
+/**
+ * Sockets a node accepts: the soft limit less a twentieth (at least 64) for the store, the
+ * platform client and the log. Above the streams' cap by half of what that keeps back.
+ */
+export function maxSocketsFor(softLimit: number | undefined): number {
+  if (softLimit === undefined) return FALLBACK_MAX_SOCKETS;
+  return Math.max(2, softLimit - Math.max(64, Math.ceil(softLimit / 20)));
+}
+
+export const defaultMaxSockets = () => maxSocketsFor(openFilesSoftLimit());

@@ -1,18 +1,13 @@
 // Spec floor on PostgreSQL for pg-admin-write and pg-admin-read: a bare node:http server doing,
 // per request, the user sync (one platform lookup, bench/lib/userLookup.ts) and then what the
-// database must do for the request, in the database named by DATABASE_URL, on a pool of the
-// adapter's size with the adapter's connection settings (src/store/postgresPool.ts). The events
-// table is the adapter's own (its migration), so the insert maintains the same indexes.
+// database must do for the request, in the database named by DATABASE_URL, with the adapter's
+// connection settings (src/store/postgresPool.ts) on a pool of POOL_SIZE connections (the load's
+// connections: no request waits for a connection). The events table is the adapter's own (its
+// migration), so the insert maintains the same indexes.
 //
-// - MODE=write (POST /adm/vip/submit): one event inserted durably in its own transaction, as
-//   COMMIT says. `adapter`: as the adapter commits an append: BEGIN and the append lock in one
-//   round trip, the adapter's INSERT (positions drawn under the lock, pg_notify), COMMIT; so
-//   commits go one at a time across every process on the database. Diagnostics, for what each
-//   part costs (neither is what the adapter may do): `plain`, BEGIN, an INSERT drawing its
-//   position from the sequence, COMMIT, so commits overlap and share WAL flushes; `notify`, the
-//   same INSERT notifying as the adapter's does (PostgreSQL queues notifying commits one at a
-//   time); `adapter-async`, the adapter's way with synchronous_commit off for the transaction (the
-//   commit does not wait for its WAL flush: what the lock's hold time is without the disk).
+// - MODE=write (POST /adm/vip/submit): one event inserted durably, one INSERT in autocommit (its
+//   position from the sequence; the answer after its commit's WAL flush, synchronous_commit on).
+//   No lock, no NOTIFY, nothing of the adapter's design: commits overlap and share WAL flushes.
 // - MODE=read (GET /adm/vip/:oId): the user's events read from the table by stream, as
 //   readStream reads a stream (SEED=1 first writes two VIP events for each of BENCH_USERS users).
 //
@@ -20,43 +15,20 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { openPool } from '../../src/store/postgresPool.js';
-import { APPEND_LOCK, migrate } from '../../src/store/postgresSchema.js';
-import { transaction } from '../../src/store/postgresTransaction.js';
-import { APPENDED_CHANNEL } from '../../src/store/postgresListener.js';
+import { migrate } from '../../src/store/postgresSchema.js';
 import { userLookup } from '../lib/userLookup.js';
 import { benchOid } from '../lib/users.js';
 
 const mode = process.env.MODE === 'read' ? 'read' : 'write';
-const commit = (['adapter', 'adapter-async', 'notify', 'plain'] as const).find((c) => c === process.env.COMMIT) ?? 'adapter';
-const PRELUDE = {
-  adapter: `SELECT pg_advisory_xact_lock(${APPEND_LOCK})`,
-  'adapter-async': `SET LOCAL synchronous_commit = off; SELECT pg_advisory_xact_lock(${APPEND_LOCK})`,
-  notify: '',
-  plain: '',
-}[commit];
 const users = Number(process.env.BENCH_USERS ?? 1000);
 const platform = userLookup(process.env.SIM_URL!);
-const { pool } = openPool(process.env.DATABASE_URL!);
+const { pool } = openPool(process.env.DATABASE_URL!, { max: Number(process.env.POOL_SIZE ?? 64) });
 await migrate(pool);
 
-// The adapter's append statement (src/store/postgres.ts), for a one-event append.
-const ADAPTER_INSERT = `
-  WITH drawn AS MATERIALIZED (SELECT setval('events_position', nextval('events_position') + $1 - 1) AS last),
-  inserted AS (
-    INSERT INTO events (position, stream, revision, type, data, metadata, created)
-    SELECT drawn.last - $1 + e.n, e.stream, e.revision, e.type, e.data, e.metadata, statement_timestamp()
-    FROM unnest($2::text[], $3::int[], $4::text[], $5::json[], $6::json[]) WITH ORDINALITY AS e(stream, revision, type, data, metadata, n), drawn
-    RETURNING position
-  )
-  SELECT max(position) AS position, pg_notify('${APPENDED_CHANNEL}', max(position)::text) FROM inserted`;
-const PLAIN_INSERT = `
+const INSERT = `
   INSERT INTO events (position, stream, revision, type, data, metadata, created)
-  VALUES (nextval('events_position'), $1, $2, $3, $4, NULL, statement_timestamp())
+  VALUES (nextval('events_seq'), $1, $2, $3, $4, NULL, statement_timestamp())
   RETURNING position`;
-// Without the lock the adapter's setval would hand one position out twice: nextval, and the notification.
-const NOTIFYING_INSERT = `
-  WITH inserted AS (${PLAIN_INSERT})
-  SELECT position, pg_notify('${APPENDED_CHANNEL}', position::text) FROM inserted`;
 
 /** Revisions of this process's streams: each (stream, revision) is new, as the unique index requires. */
 const revisions = new Map<string, number>();
@@ -65,12 +37,7 @@ async function insertDurably(oId: string, event: object): Promise<number> {
   const stream = `floor-${process.pid}-${oId}`;
   const revision = (revisions.get(stream) ?? -1) + 1;
   revisions.set(stream, revision);
-  const data = JSON.stringify(event);
-  const { rows } = await transaction(pool, PRELUDE, (client) =>
-    commit === 'adapter' || commit === 'adapter-async'
-      ? client.query<{ position: number }>(ADAPTER_INSERT, [1, [stream], [revision], ['VipRenewed'], [data], [null]])
-      : client.query<{ position: number }>(commit === 'notify' ? NOTIFYING_INSERT : PLAIN_INSERT, [stream, revision, 'VipRenewed', data]),
-  );
+  const { rows } = await pool.query<{ position: number }>(INSERT, [stream, revision, 'VipRenewed', JSON.stringify(event)]);
   return rows[0]!.position;
 }
 
@@ -93,7 +60,7 @@ if (mode === 'read' && process.env.SEED === '1') {
   ).flat();
   await pool.query(
     `INSERT INTO events (position, stream, revision, type, data, metadata, created)
-     SELECT nextval('events_position'), e.stream, e.revision, 'VipGranted', e.data, NULL, now()
+     SELECT nextval('events_seq'), e.stream, e.revision, 'VipGranted', e.data, NULL, now()
      FROM unnest($1::text[], $2::int[], $3::json[]) AS e(stream, revision, data)`,
     [rows.map((r) => r.stream), rows.map((r) => r.revision), rows.map((r) => r.data)],
   );

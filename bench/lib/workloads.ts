@@ -4,7 +4,7 @@
 import { SIMULATOR_KEY } from '../../src/community/simulator.js';
 import { benchOid } from './users.js';
 
-export type WorkloadName = 'vip-submit' | 'vip-read' | 'points-edit' | 'points-direct' | 'push-one' | 'vip-submit-invalid' | 'login-page';
+export type WorkloadName = 'vip-submit' | 'vip-read' | 'points-edit' | 'points-direct' | 'push-one' | 'push-many' | 'vip-submit-invalid' | 'login-page';
 
 export interface WorkloadOptions {
   users: number;
@@ -13,6 +13,8 @@ export interface WorkloadOptions {
   keyPrefix?: string;
   /** login-page: the client_id of a connection the service holds. */
   clientId?: string;
+  /** push-many: oIds per push (the bench users first, then oIds nobody has). */
+  recipients?: number;
 }
 
 export interface Workload {
@@ -26,7 +28,7 @@ export interface Workload {
   request(i: number): { path: string; body?: string; headers?: Record<string, string> };
 }
 
-export function workload(name: WorkloadName, { users, apiKey = '', keyPrefix, clientId = '' }: WorkloadOptions): Workload {
+export function workload(name: WorkloadName, { users, apiKey = '', keyPrefix, clientId = '', recipients = 1 }: WorkloadOptions): Workload {
   const json = { 'content-type': 'application/json' };
   const oId = (i: number) => benchOid(i % users);
   const keyed = (i: number) => (keyPrefix === undefined ? {} : { headers: { 'idempotency-key': `${keyPrefix}-${i}` } });
@@ -79,6 +81,17 @@ export function workload(name: WorkloadName, { users, apiKey = '', keyPrefix, cl
           ...keyed(i),
         }),
       };
+    case 'push-many': {
+      // One push to `recipients` oIds, built once: what an app pushing at the service's bound sends.
+      // 429 is the bound on one app's pushes in progress, a refusal by design.
+      const oIds = JSON.stringify(Array.from({ length: recipients }, (_, j) => benchOid(j)));
+      return {
+        method: 'POST',
+        headers: { ...json, apikey: apiKey },
+        refusedStatus: 429,
+        request: (i) => ({ path: '/adm/message/push', body: `{"oIds":${oIds},"name":"bench-many","data":{"seq":${i}}}` }),
+      };
+    }
     case 'login-page':
       // An anonymous visitor opening the login page of a connected client: no cookie, so it is
       // not the browser holding the connection and gets the confirmation page (200), or 429 once

@@ -41,6 +41,8 @@ export async function startSimulator(users: number = SIM_USERS): Promise<Running
 
 export interface RunningService extends Running {
   apiKey: string;
+  /** Keys of the apps named in BENCH_MORE_APPS, by app. */
+  keys: Record<string, string>;
   memory: MemorySampler;
   dataDir: string;
 }
@@ -54,28 +56,32 @@ export async function startBenchService(
   childName = 'service',
 ): Promise<RunningService> {
   const dataDir = mkdtempSync(join(ctx.tmp, `${scenario}-`));
-  const child = startChild<{ url: string; apiKey: string }>(childName, 'bench/serve.ts', {
+  const child = startChild<{ url: string; apiKey: string; keys: Record<string, string> }>(childName, 'bench/serve.ts', {
     env: {
       DATA_DIR: dataDir,
       COMMUNITY_URL: simUrl,
       COMMUNITY_KEY: SIMULATOR_KEY,
       LOG_LEVEL: 'warn',
       SESSION_SECRET: 'bench-session-secret-0123456789abcdef',
-      // Every load generator connects from one loopback address: the per-address cap would
-      // refuse all but its first few hundred streams.
+      // Every load generator connects from one loopback address: the per-address caps would
+      // refuse all but its first few hundred streams, and its connects past their rate; the
+      // node's rate of connects would spread a scenario's thousands of them over minutes.
       REALTIME_MAX_CONNECTIONS_PER_IP: '1000000',
+      HTTP_MAX_CONNECTIONS_PER_IP: '1000000',
+      REALTIME_CONNECTS_PER_SECOND: '0',
+      REALTIME_CONNECTS_PER_NODE_PER_SECOND: '0',
       ...env,
     },
     nodeFlags: [...nodeFlags, ...(ctx.profile ? ['--cpu-prof', '--cpu-prof-dir', `bench/profiles/${scenario}`] : [])],
     // A node on PostgreSQL migrates the schema and catches up with the log before it listens.
     readyTimeoutMs: 120_000,
   });
-  const { url, apiKey } = await child.ready;
+  const { url, apiKey, keys } = await child.ready;
   const memory = new MemorySampler(child.pid);
   await sleep(300);
   memory.markRest();
   memory.start();
-  return { child, url, apiKey, memory, dataDir };
+  return { child, url, apiKey, keys, memory, dataDir };
 }
 
 export async function startBaseline(name: string, script: string, env: Record<string, string> = {}): Promise<Running & { memory: MemorySampler }> {

@@ -1,10 +1,12 @@
 // pg-admin-write, pg-admin-read and pg-replay: the admin API and the start-up catch-up on
 // PostgreSQL, on the run's throwaway cluster (bench/lib/postgres.ts: durable settings), each
-// measured run on a database of its own. The admin scenarios run one node, then two nodes (two
-// service processes on one database, the connections split evenly across them), each beside a
-// floor run the same way (one process, then two on one database): the user sync plus what the
-// database must do per request (bench/baselines/pg-floor-server.ts). pg-replay replays the same
-// generated log as replay, copied into PostgreSQL, beside a raw SELECT scan of it.
+// measured run on a database of its own. pg-admin-write runs one node, then three nodes (service
+// processes on one database, the connections split evenly across them), pg-admin-read one node,
+// then two; each beside a floor run the same way (one process, then as many as nodes on one
+// database): the user sync plus what the database must do per request
+// (bench/baselines/pg-floor-server.ts). pg-admin-write also runs the service on SQLite, the same
+// load, for the ratio between the two stores. pg-replay replays the same generated log as
+// replay, copied into PostgreSQL, beside a raw SELECT scan of it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { clusterCpuSeconds, freshDatabase, serverSettings, type PostgresCluster } from '../lib/postgres.js';
@@ -16,7 +18,8 @@ import { cpuNote, loadProblems, row, startBaseline, startBenchService, type Benc
 import { generatedStore, snapshotNote, startRows, startTwice } from './replay.js';
 
 const CONNECTIONS = 64;
-const NODE_COUNTS = [1, 2] as const;
+const WRITE_NODE_COUNTS = [1, 3] as const;
+const READ_NODE_COUNTS = [1, 2] as const;
 
 interface Server extends Running {
   apiKey?: string;
@@ -26,7 +29,7 @@ const nodesLabel = (count: number) => (count === 1 ? '1 node' : `${count} nodes`
 const processesLabel = (count: number) => (count === 1 ? '1 process' : `${count} processes`);
 
 /** `count` service processes on one database, each with its own NODE_ID (one shared SESSION_SECRET). */
-async function startNodes(ctx: BenchContext, scenario: string, simUrl: string, connectionString: string, count: number, first = 1): Promise<RunningService[]> {
+export async function startNodes(ctx: BenchContext, scenario: string, simUrl: string, connectionString: string, count: number, first = 1): Promise<RunningService[]> {
   const nodes: RunningService[] = [];
   // One after the other: the first migrates the schema, the others find it current.
   for (let k = first; k < first + count; k++) {
@@ -41,7 +44,7 @@ async function startFloors(name: string, script: string, count: number, env: (k:
   return floors;
 }
 
-async function stopAll(servers: Array<{ child: Child }>): Promise<void> {
+export async function stopAll(servers: Array<{ child: Child }>): Promise<void> {
   await Promise.all(servers.map((s) => s.child.stop()));
 }
 
@@ -72,15 +75,6 @@ async function measure(
   return run.result;
 }
 
-/** The floor's ways to commit (bench/baselines/pg-floor-server.ts) and how many processes run each. */
-const FLOOR_COMMITS = {
-  adapter: "the adapter's way",
-  'adapter-async': "the adapter's way, commits not waiting for the WAL flush",
-  notify: 'NOTIFY, no advisory lock',
-  plain: 'plain, no lock, no NOTIFY',
-} as const;
-type FloorCommit = keyof typeof FLOOR_COMMITS;
-
 export async function pgAdminWrite(ctx: BenchContext): Promise<ScenarioReport> {
   const durationS = ctx.quick ? 1 : 15;
   // As admin-write: every user once per quality first. Quick: a few, so that a one-second run
@@ -93,30 +87,31 @@ export async function pgAdminWrite(ctx: BenchContext): Promise<ScenarioReport> {
 
   const service: Record<number, LoadResult> = {};
   let memory: { restMb: number; peakMb: number; note?: string } | undefined;
-  for (const count of NODE_COUNTS) {
+  for (const count of WRITE_NODE_COUNTS) {
     const nodes = await startNodes(ctx, 'pg-admin-write', sim.url, await freshDatabase(cluster, `write_${count}n`), count);
     service[count] = await measure(`${nodesLabel(count)} run`, nodes, 'vip-submit', { durationS, warmupAmount }, pidsOf(nodes, 'node', sim), cluster, notes);
     const mem = nodes.map((n) => n.memory.stop());
     if (count === 1) memory = { ...mem[0]!, note: 'one node on PostgreSQL' };
     await stopAll(nodes);
   }
+  // The same service on SQLite (admin-write's run), under the same load in the same run.
+  const sqliteNode = await startBenchService(ctx, 'pg-admin-write-sqlite', sim.url);
+  const sqlite = await measure('SQLite run', [sqliteNode], 'vip-submit', { durationS, warmupAmount }, pidsOf([sqliteNode], 'service', sim), cluster, notes);
+  sqliteNode.memory.stop();
+  await sqliteNode.child.stop();
 
-  // The floor as the adapter commits, with as many processes as nodes; then (full runs) the
-  // diagnostic ways, for what the WAL flush, the advisory lock and NOTIFY each cost.
-  const diagnosticRuns: Array<[FloorCommit, number]> = [
-    ['adapter-async', 1],
-    ['notify', 1],
-    ['plain', 1],
-    ['plain', 2],
-  ];
-  const runs: Array<[FloorCommit, number]> = [['adapter', 1], ['adapter', 2], ...(ctx.quick ? [] : diagnosticRuns)];
-  const floor: Record<string, LoadResult> = {};
-  for (const [commit, count] of runs) {
-    const url = await freshDatabase(cluster, `write_floor_${commit}_${count}`);
-    const floors = await startFloors('pg-write-floor', 'bench/baselines/pg-floor-server.ts', count, () => ({ MODE: 'write', COMMIT: commit, DATABASE_URL: url, SIM_URL: sim.url }));
-    const label = `floor (${FLOOR_COMMITS[commit]}) ${processesLabel(count)} run`;
-    floor[`${commit}:${count}`] = await measure(
-      label,
+  // The spec floor, with as many processes as nodes.
+  const floor: Record<number, LoadResult> = {};
+  for (const count of WRITE_NODE_COUNTS) {
+    const url = await freshDatabase(cluster, `write_floor_${count}`);
+    const floors = await startFloors('pg-write-floor', 'bench/baselines/pg-floor-server.ts', count, () => ({
+      MODE: 'write',
+      DATABASE_URL: url,
+      SIM_URL: sim.url,
+      POOL_SIZE: String(CONNECTIONS),
+    }));
+    floor[count] = await measure(
+      `floor ${processesLabel(count)} run`,
       floors,
       'vip-submit',
       { durationS, warmupAmount: Math.min(warmupAmount, 500) },
@@ -129,31 +124,13 @@ export async function pgAdminWrite(ctx: BenchContext): Promise<ScenarioReport> {
   }
 
   notes.push(
-    `${FLOOR_NOTE} + one event inserted in its own transaction as the adapter commits an append (BEGIN and pg_advisory_xact_lock in one round trip, the adapter's INSERT ` +
-      `drawing the position under the lock and notifying, COMMIT: each answer after its own WAL flush), pool of 10 connections per process (the adapter's default pool_size)`,
-    "the adapter per append, under the lock: BEGIN + lock, the streams' current revisions (SELECT), the INSERT, COMMIT: four round trips and a WAL flush while every other append on the database waits; the floor skips the SELECT",
+    `${FLOOR_NOTE} + one event inserted durably: one INSERT in autocommit, its position from the sequence, no lock, no NOTIFY (commits overlap and share WAL flushes), ` +
+      `a pool of ${CONNECTIONS} connections per process (no request waits for one)`,
+    `SQLite run: the same service with its default store (SQLite, synchronous=FULL), one process, the same load`,
   );
-  const diagnostics = runs.filter(([commit]) => commit !== 'adapter');
-  // Each request appends once and every append takes the one lock, so in a saturated run one
-  // append's turn (from one grant of the lock to the next) lasts 1 / rate.
-  notes.push(
-    'time per append (1 / rate; appends go one at a time): ' +
-      NODE_COUNTS.map((count) => `${nodesLabel(count)} ${round(1000 / service[count]!.rps, 2)} ms, floor ${round(1000 / floor[`adapter:${count}`]!.rps, 2)} ms`).join('; '),
-  );
-  if (diagnostics.length) {
-    notes.push(
-      'floor diagnostics (not what the adapter may do): ' +
-        diagnostics
-          .map(([commit, count]) => {
-            const r = floor[`${commit}:${count}`]!;
-            return `${FLOOR_COMMITS[commit]}, ${processesLabel(count)}: ${round(r.rps)} req/s, p50 ${round(r.p50, 1)} ms, p99 ${round(r.p99, 1)} ms`;
-          })
-          .join('; '),
-    );
-  }
-  const rows = NODE_COUNTS.flatMap((count) => {
+  const rows = WRITE_NODE_COUNTS.flatMap((count) => {
     const measured = service[count]!;
-    const base = floor[`adapter:${count}`]!;
+    const base = floor[count]!;
     return [
       row({
         name: 'pg-admin-write',
@@ -164,7 +141,6 @@ export async function pgAdminWrite(ctx: BenchContext): Promise<ScenarioReport> {
         met: base.ok > 0 && measured.rps / base.rps >= 0.5,
         p50: measured.p50,
         floorP50: base.p50,
-        plainFloorRps: floor[`plain:${count}`]?.rps ?? null,
         errors: (measured.non2xx ?? 0) + measured.errors,
         baselineKind: 'spec floor',
       }),
@@ -182,7 +158,26 @@ export async function pgAdminWrite(ctx: BenchContext): Promise<ScenarioReport> {
     ];
   });
   rows.push(
-    row({ name: 'pg-admin-write', metric: 'req/s, 2 nodes (baseline: 1 node)', value: service[2]!.rps, baseline: service[1]!.rps, goal: '—', met: null, baselineKind: 'one node' }),
+    row({
+      name: 'pg-admin-write',
+      metric: 'req/s (64 conns), 1 node (baseline: the service on SQLite)',
+      value: service[1]!.rps,
+      baseline: sqlite.rps,
+      goal: 'ratio ≥ 0.6',
+      met: sqlite.ok > 0 && service[1]!.rps / sqlite.rps >= 0.6,
+      p99: service[1]!.p99,
+      sqliteP99: sqlite.p99,
+      baselineKind: 'SQLite',
+    }),
+    row({
+      name: 'pg-admin-write',
+      metric: 'req/s (64 conns), 3 nodes (baseline: 1 node)',
+      value: service[3]!.rps,
+      baseline: service[1]!.rps,
+      goal: 'ratio ≥ 1.0',
+      met: service[1]!.ok > 0 && service[3]!.rps >= service[1]!.rps,
+      baselineKind: 'one node',
+    }),
   );
   return { name: 'pg-admin-write', memory, notes, rows };
 }
@@ -216,7 +211,7 @@ export async function pgAdminRead(ctx: BenchContext): Promise<ScenarioReport> {
   // comparison, the same request answered by a SELECT of the user's VIP stream.
   const floor: Record<string, LoadResult> = {};
   for (const kind of ['memory', 'select'] as const) {
-    for (const count of NODE_COUNTS) {
+    for (const count of READ_NODE_COUNTS) {
       const db = kind === 'select' ? await freshDatabase(cluster, `read_floor_${count}`) : '';
       const floors =
         kind === 'memory'
@@ -243,9 +238,9 @@ export async function pgAdminRead(ctx: BenchContext): Promise<ScenarioReport> {
   }
   notes.push(
     `spec floor: ${FLOOR_NOTE.replace('spec floor: ', '')} + the user's records from a Map (the service answers reads from its read models: no query on the database per read)`,
-    `SELECT floor (comparison, not a goal): the same lookup + SELECT of the user's two VIP events by stream on PostgreSQL (readStream's query), pool of 10 per process`,
+    `SELECT floor (comparison, not a goal): the same lookup + SELECT of the user's two VIP events by stream on PostgreSQL (readStream's query), a pool of 64 connections per process`,
   );
-  const rows = NODE_COUNTS.flatMap((count) => {
+  const rows = READ_NODE_COUNTS.flatMap((count) => {
     const measured = service[count]!;
     const base = floor[`memory:${count}`]!;
     const select = floor[`select:${count}`]!;

@@ -4,7 +4,7 @@ import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { AppError } from '../domain/errors.js';
 import { ConfigError, loadConfig } from '../config.js';
-import { describeStore, openCore, openStore, readModelOptions, StoreOpenError, type CoreConfig } from '../core.js';
+import { describeStore, openCore, openStore, readModelOptions, StoreOpenError, webhookSecretBox, type CoreConfig } from '../core.js';
 import { createReadModels } from '../projections/readModels.js';
 import { ApiKeyService } from '../services/apiKeys.js';
 import { systemClock } from '../system/clock.js';
@@ -17,6 +17,8 @@ import { OperationOutcomes } from '../services/operationOutcomes.js';
 import { projectionsCommand, ReplayError } from './projections.js';
 import { storeCommand, StoreUsageError } from './store.js';
 import { runAsOperator } from '../system/requestContext.js';
+import { WebhookService } from '../services/webhooks.js';
+import { webhooksCommand } from './webhooks.js';
 
 const USAGE = `Usage: npm run --silent cli -- <command>
 
@@ -35,11 +37,23 @@ const USAGE = `Usage: npm run --silent cli -- <command>
   events [--stream <name>] [--json]  the log, oldest first (NDJSON with --json); a name without
                                      "-" (user, vip, operation, apikey, ...) is a whole category
   projections rebuild [--json]       replay the whole log through every read model, report events/s
-  operations list [--unknown|--conflicts] [--json]
-                                     platform operations without a known outcome, oldest first;
+  operations list [--unknown|--conflicts] [--search <text>] [--json]
+                                     platform operations without a known outcome, oldest first,
+                                     with the caller's Idempotency-Key and X-Request-Id; --search:
+                                     those whose key, request id or operation id holds <text>;
                                      --conflicts: resolved ones the platform answered afterwards
   operations resolve <id> --applied|--not-applied [--note <text>] [--by <name>] [--json]
                                      record what the platform shows for an unknown outcome
+  webhooks list [--app-id <id>] [--json]
+  webhooks add --app-id <id> --url <url> --events <t1,t2> [--description <text>] [--json]
+                                     an app's endpoint for signed events (client.signed_in,
+                                     client.disconnected, operation.outcome_known,
+                                     operation.outcome_unknown, operation.resolved); prints its
+                                     signing secret, once
+  webhooks remove <id> | webhooks disable <id> | webhooks enable <id> | webhooks rotate <id>
+  webhooks attempts <id> [--limit <n>] [--json]
+                                     the endpoint's latest attempts, newest first
+  webhooks resend <id> <eventId>     send an event to the endpoint again now
   store check                        look for damage: the SQLite file, or PostgreSQL's schema
                                      version and position sequence; prints "ok" (exit 0) or the
                                      problems (exit 1)
@@ -69,12 +83,17 @@ async function run(argv: string[]): Promise<void> {
       json: { type: 'boolean', default: false },
       unknown: { type: 'boolean', default: false },
       conflicts: { type: 'boolean', default: false },
+      search: { type: 'string' },
       applied: { type: 'boolean', default: false },
       'not-applied': { type: 'boolean', default: false },
       note: { type: 'string' },
       by: { type: 'string' },
       'data-dir': { type: 'string' },
       force: { type: 'boolean', default: false },
+      url: { type: 'string' },
+      events: { type: 'string' },
+      description: { type: 'string' },
+      limit: { type: 'string' },
       'accept-log-loss': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -84,7 +103,7 @@ async function run(argv: string[]): Promise<void> {
     process.stdout.write(`${USAGE}\n`);
     return;
   }
-  if (!['keys', 'audit', 'events', 'projections', 'operations', 'store'].includes(area)) throw new UsageError(`Unknown command "${area}"`);
+  if (!['keys', 'audit', 'events', 'projections', 'operations', 'store', 'webhooks'].includes(area)) throw new UsageError(`Unknown command "${area}"`);
   const dataDir = values['data-dir'];
   const config: CoreConfig = {
     ...loadConfig(dataDir === undefined ? process.env : { ...process.env, DATA_DIR: dataDir }),
@@ -118,6 +137,11 @@ async function run(argv: string[]): Promise<void> {
       const { store, runner, readModels, clock } = core;
       const outcomes = new OperationOutcomes({ store, runner, operations: readModels.operations, clock });
       await operationsCommand({ store, operations: readModels.operations, outcomes }, rest, values, print);
+    } else if (area === 'webhooks') {
+      const { store, runner, readModels, clock } = core;
+      const webhooks = new WebhookService({ store, runner, webhooks: readModels.webhooks, clock, box: webhookSecretBox(config), settings: config.webhooks });
+      const pendingCount = (endpointId: string) => readModels.webhooks.pendingCount(endpointId);
+      await webhooksCommand({ webhooks, keys: readModels.apiKeys, pendingCount, clock }, rest, values, print);
     } else {
       const service = new ApiKeyService({ store: core.store, runner: core.runner, keys: core.readModels.apiKeys, clock: core.clock });
       await keysCommand(service, rest, values, print);

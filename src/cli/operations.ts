@@ -2,6 +2,7 @@
 // outcome is not known, and the record of what someone who checked the platform decided.
 import { userInfo } from 'node:os';
 import { ValidationError } from '../domain/errors.js';
+import { operationMatches } from '../domain/operation.js';
 import { toSpecTimestamp } from '../domain/time.js';
 import { readOperation, type OperationRecord, type OperationsReadModel } from '../projections/operations.js';
 import type { EventStore } from '../store/port.js';
@@ -21,6 +22,8 @@ function describe(record: OperationRecord) {
     appId: record.appId,
     keyId: record.keyId,
     node: record.node ?? null,
+    idempotencyKey: record.idempotencyKey ?? null,
+    requestId: record.requestId ?? null,
     requestedAt: toSpecTimestamp(record.requestedAt),
     reason: record.unknownReason ?? null,
     ...(record.resolution && { resolution: { ...record.resolution, at: toSpecTimestamp(record.resolution.at) } }),
@@ -60,7 +63,7 @@ function operator(by: string | undefined): string {
 export async function operationsCommand(
   models: { store: Pick<EventStore, 'readStream'>; operations: OperationsReadModel; outcomes: OperationOutcomes },
   args: string[],
-  options: { unknown?: boolean; conflicts?: boolean; applied?: boolean; 'not-applied'?: boolean; note?: string; by?: string; json?: boolean },
+  options: { unknown?: boolean; conflicts?: boolean; search?: string; applied?: boolean; 'not-applied'?: boolean; note?: string; by?: string; json?: boolean },
   print: Print,
 ): Promise<void> {
   const [action, operationId] = args;
@@ -70,13 +73,26 @@ export async function operationsCommand(
       const records = options.unknown
         ? models.operations.withoutOutcome('unknown')
         : [...models.operations.withoutOutcome('pending'), ...models.operations.withoutOutcome('unknown')].sort((a, b) => a.position - b.position);
-      const listed = records.map(describe);
+      const search = options.search?.trim();
+      const listed = records.filter((record) => !search || operationMatches(record, search)).map(describe);
       if (options.json) return print(`${JSON.stringify(listed)}\n`);
+      if (listed.length === 0 && search) return print(`No operation without a known outcome matches "${search}".\n`);
       if (listed.length === 0) return print(options.unknown ? 'No operation has an unknown outcome.\n' : 'Every operation has a known outcome.\n');
       return print(
         table([
-          ['OPERATION', 'STATUS', 'KIND', 'OID', 'APP', 'NODE', 'REQUESTED', 'REASON'],
-          ...listed.map((o) => [o.operationId, o.status, o.kind.replace(/Requested$/, ''), o.oId, o.appId, o.node ?? '-', o.requestedAt, o.reason ?? '']),
+          ['OPERATION', 'IDEMPOTENCY-KEY', 'REQUEST-ID', 'STATUS', 'KIND', 'OID', 'APP', 'NODE', 'REQUESTED', 'REASON'],
+          ...listed.map((o) => [
+            o.operationId,
+            o.idempotencyKey ?? '-',
+            o.requestId ?? '-',
+            o.status,
+            o.kind.replace(/Requested$/, ''),
+            o.oId,
+            o.appId,
+            o.node ?? '-',
+            o.requestedAt,
+            o.reason ?? '',
+          ]),
         ]),
       );
     }

@@ -37,7 +37,7 @@ export type ConsoleSettings = NonNullable<Config['console']> & {
 
 /** `index`: what the console keeps beside the read models, folded by the service's runner. */
 export function createConsole(settings: ConsoleSettings, config: Config, http: HttpDeps, index: ConsoleIndex, log: Logger): Console {
-  const { store, runner, readModels, outcomes, metrics, clock, platform, userSync, pushLimits, api } = http;
+  const { store, runner, readModels, outcomes, metrics, clock, platform, userSync, pushLimits, api, liveness, webhooks } = http;
   const publicUrl = http.realtime.publicUrl;
   const admins = new Set(settings.admins);
   const sessions = new ConsoleSessions({ store, clock, ttlMs: settings.sessionTtlMs });
@@ -51,11 +51,12 @@ export function createConsole(settings: ConsoleSettings, config: Config, http: H
     stateTtlMs: config.loginStateTtlMs,
     secret: loadSessionSecret(config.sessionSecret, config.dataDir),
   });
-  const streams = new ConsoleStreams(new SessionWatch({ sessions, admins, clock }));
+  const streams = new ConsoleStreams(new SessionWatch({ sessions, admins, clock }), undefined, http.addressing);
   const follows = new EventFollows({ store, streams });
   const deps: ConsoleDeps = {
     store,
     pushLimits,
+    liveness,
     api,
     nodeId: config.nodeId,
     keys: new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock }),
@@ -65,6 +66,7 @@ export function createConsole(settings: ConsoleSettings, config: Config, http: H
     runner,
     readModels,
     outcomes,
+    webhooks,
     metrics,
     clock,
     admins,

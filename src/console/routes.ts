@@ -13,13 +13,22 @@ import { operationEndpoints } from './api/operations.js';
 import { overviewEndpoints } from './api/overview.js';
 import { sessionEndpoints } from './api/session.js';
 import { userEndpoints } from './api/users.js';
+import { webhookEndpoints } from './api/webhooks.js';
 import { changeStream } from './changes.js';
 import type { ConsoleDeps } from './deps.js';
 import { requireConsolePage, requireOperator, type OperatorState } from './guards.js';
 import { consoleHeaders } from './headers.js';
 import { consoleOffPage, refusalPage, shellPage } from './pages.js';
 
-export const ENDPOINTS: readonly ConsoleRoute[] = [...sessionEndpoints, ...overviewEndpoints, ...keyEndpoints, ...userEndpoints, ...operationEndpoints, ...eventEndpoints];
+export const ENDPOINTS: readonly ConsoleRoute[] = [
+  ...sessionEndpoints,
+  ...overviewEndpoints,
+  ...keyEndpoints,
+  ...userEndpoints,
+  ...operationEndpoints,
+  ...webhookEndpoints,
+  ...eventEndpoints,
+];
 
 export function consoleRouter(deps: ConsoleDeps, assets: ConsoleAssets): Router<OperatorState> {
   const { cookies, signIn } = deps;

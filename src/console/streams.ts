@@ -7,6 +7,7 @@
 import { PassThrough } from 'node:stream';
 import type { ParameterizedContext } from 'koa';
 import { ADMISSION_RETRY_AFTER_SECONDS, ConnectionAdmission } from '../realtime/admission.js';
+import { clientGroup, type ClientAddressing } from '../http/clientAddress.js';
 import type { OperatorState } from './guards.js';
 import type { SessionWatch } from './sessionWatch.js';
 
@@ -39,6 +40,7 @@ export class ConsoleStreams {
   constructor(
     private readonly watch: SessionWatch,
     private readonly limits: ConsoleStreamLimits = CONSOLE_STREAM_LIMITS,
+    private readonly addressing: ClientAddressing = { trustProxy: false, ipv6PrefixLength: 64 },
   ) {
     this.admission = new ConnectionAdmission({ perAddress: limits.perAddress, total: limits.perNode });
   }
@@ -49,7 +51,7 @@ export class ConsoleStreams {
    * then, for a client that reconnects by itself.
    */
   start(ctx: ParameterizedContext<OperatorState>, greeting: string, lifetimeMs?: number): ConsoleStream | undefined {
-    const address = ctx.ip;
+    const address = clientGroup(ctx.req, this.addressing);
     if (this.closed) return refuse(ctx, 503, 'The service is shutting down; reconnect in a moment');
     const refusal = this.admission.admit(address);
     if (refusal?.status === 503) return refuse(ctx, 503, `This node holds its maximum of ${this.limits.perNode} console streams; retry in a moment`);

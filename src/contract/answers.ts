@@ -2,6 +2,7 @@
 // schemas, the read side builds its answers as their types, and the e2e suites parse real
 // answers with them, so the documented shapes cannot drift from what the service sends.
 import * as v from 'valibot';
+import { WEBHOOK_EVENT_TYPES } from '../domain/events.js';
 
 const SPEC_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const int = v.pipe(v.number(), v.integer());
@@ -102,7 +103,7 @@ export const ERROR_REASONS = {
   rate_limited: { statuses: [429], description: "Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran", data: data('rate_limited', { retryAfterSeconds }) },
   too_many_connections: {
     statuses: [429],
-    description: 'This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)',
+    description: 'This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)',
     data: data('too_many_connections', { retryAfterSeconds }),
   },
   internal_error: { statuses: [500], description: 'The service failed unexpectedly (the log has the cause)', data: data('internal_error', {}) },
@@ -135,7 +136,7 @@ export const ERROR_REASONS = {
   not_ready: { statuses: [503], description: 'The node is starting: it is catching up with the event store', data: data('not_ready', { retryAfterSeconds }) },
   unavailable: {
     statuses: [503],
-    description: 'This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)',
+    description: 'This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)',
     data: data('unavailable', { retryAfterSeconds: v.optional(retryAfterSeconds) }),
   },
   platform_timeout: {
@@ -248,8 +249,81 @@ export const UserGetAnswer = v.union([
 /** `/adm/user/get`, an unknown or disconnected client: the spec's own body. */
 export const ClientNotFoundBody = v.object({ data: v.object({}), message: v.literal('Client not found or disconnected.'), status: v.literal(404) });
 
+const webhookEventType = v.picklist(WEBHOOK_EVENT_TYPES);
+/** An app's webhook endpoint as the API shows it (never its secret). */
+export const WebhookEndpoint = v.object({
+  id: v.string(),
+  appId: v.string(),
+  url: v.string(),
+  events: v.array(webhookEventType),
+  description: v.string(),
+  status: v.pipe(v.picklist(['enabled', 'disabled']), v.description('a disabled endpoint is sent nothing; its deliveries wait until it is enabled')),
+  disabled: v.optional(
+    v.pipe(
+      v.object({ reason: v.picklist(['requested', 'failing']), detail: v.string(), at: SpecTimestamp }),
+      v.description('`failing`: every delivery failed for the whole retry period; enable it once it answers again'),
+    ),
+  ),
+  created: SpecTimestamp,
+  previousSecretValidUntil: v.optional(v.pipe(SpecTimestamp, v.description('after a rotation: the previous secret also signs until then'))),
+  lastDelivered: v.optional(SpecTimestamp),
+  lastFailed: v.optional(v.object({ at: SpecTimestamp, why: v.string() })),
+  pending: v.pipe(int, v.description('deliveries not yet made nor given up')),
+});
+const secretShownOnce = v.optional(
+  v.pipe(v.string(), v.description('the signing secret (`whsec_…`), shown in this answer only; absent when an Idempotency-Key replays the answer (rotate to get a new one)')),
+);
+export const WebhookCreated = success({ data: v.object({ endpoint: WebhookEndpoint, secret: secretShownOnce }) });
+export const WebhookAnswer = success({ data: WebhookEndpoint });
+export const WebhookList = success({ data: v.object({ items: v.pipe(v.array(WebhookEndpoint), v.description('oldest first')) }) });
+export const WebhookRotated = success({ data: v.object({ endpoint: WebhookEndpoint, secret: secretShownOnce, previousValidUntil: SpecTimestamp }) });
+export const WebhookDeletedAnswer = success({ data: v.object({ id: v.string(), deleted: v.literal(true) }) });
+export const WebhookAttempt = v.object({
+  eventId: v.string(),
+  type: webhookEventType,
+  deliveryId: v.pipe(v.string(), v.description('the event to this endpoint')),
+  attempt: v.pipe(int, v.description('1 for the first attempt of the delivery')),
+  node: v.pipe(v.string(), v.description('the node that sent it')),
+  started: SpecTimestamp,
+  result: v.pipe(
+    v.picklist(['delivered', 'failed', 'sending', 'interrupted']),
+    v.description('`sending`: no result yet; `interrupted`: its node stopped while sending and a later attempt sent the event again'),
+  ),
+  status: v.optional(v.pipe(int, v.description("the receiver's HTTP status"))),
+  error: v.optional(v.pipe(v.string(), v.description('why it failed without a 2xx (a timeout, a refused address, a redirect not followed)'))),
+  response: v.optional(v.pipe(v.string(), v.description("the first 1 KiB of the receiver's answer"))),
+  durationMs: v.optional(int),
+  retryAt: v.optional(v.pipe(SpecTimestamp, v.description('after a failure: when the next attempt may start (absent: given up)'))),
+  ended: v.optional(SpecTimestamp),
+});
+export const WebhookAttempts = success({ data: v.object({ items: v.pipe(v.array(WebhookAttempt), v.description('newest first')) }) });
+export const WebhookResent = success({ data: v.object({ eventId: v.string(), deliveryId: v.string() }) });
+
 export const ResolveAnswer = success({
   data: v.object({ operationId: v.string(), status: v.pipe(v.picklist(['applied', 'failed']), v.description('what the operation now counts as')) }),
+});
+
+/** A platform operation without a known outcome, as `GET /adm/operations` lists it. */
+export const OperationEntry = v.object({
+  operationId: v.string(),
+  kind: v.picklist(['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested']),
+  status: v.pipe(v.picklist(['unknown', 'pending']), v.description('unknown: sent, then no trustworthy answer (resolve it); pending: its request may still be running')),
+  oId: v.string(),
+  userName: v.string(),
+  request: v.pipe(v.record(v.string(), v.unknown()), v.description('what was asked of the platform (the request body, less the user)')),
+  appId: text('the application that asked'),
+  keyId: text('the API key it used'),
+  requestedAt: SpecTimestamp,
+  node: v.optional(text('the node that sent it')),
+  idempotencyKey: v.optional(text('the Idempotency-Key the caller sent')),
+  requestId: v.optional(text('the X-Request-Id of the request that sent it')),
+  reason: v.optional(text('why its outcome is unknown')),
+});
+export const OperationListAnswer = success({
+  data: v.object({
+    operations: v.pipe(v.array(OperationEntry), v.description('oldest first, at most `limit`')),
+    more: v.pipe(v.boolean(), v.description('more operations matched than `limit`')),
+  }),
 });
 
 /** Any JSON object: what a push carries in `data`, delivered as it was given. */
@@ -283,10 +357,19 @@ export const MessageFrame = v.object({
 export const ServiceBody = v.object({ service: v.string(), version: v.string(), links: v.record(v.string(), v.string()) });
 
 export const HealthBody = v.object({ status: v.literal('ok') });
-const warnings = v.optional(v.pipe(v.array(v.string()), v.description('settings that leave some operations unavailable (e.g. no COMMUNITY_KEY)')));
-const clockOffsetMs = v.pipe(v.number(), v.description("this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS)"));
-export const ReadyBody = v.object({ status: v.literal('ready'), position: v.pipe(int, v.description('the log position the read models have applied')), clockOffsetMs, warnings });
-export const NotReadyBody = v.object({ status: v.literal('not ready'), reason: v.string(), position: int, clockOffsetMs, warnings });
+const warnings = v.optional(v.pipe(v.array(v.string()), v.description("settings that leave some operations unavailable (e.g. no COMMUNITY_KEY; with an operator's key)")));
+const clockOffsetMs = v.pipe(v.number(), v.description("this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS; with an operator's key)"));
+const position = v.optional(v.pipe(int, v.description("the log position the read models have applied (with an operator's key)")));
+/** Why a node is not ready, as anyone may learn it; the detail goes to the log and to operators. */
+export const NotReadyReason = v.pipe(
+  v.picklist(['starting', 'catching_up', 'store_unreachable', 'store_appends_failing', 'read_model_failed', 'clock_offset']),
+  v.description(
+    "starting: replaying the log at start; catching_up: the read models lag behind the store; store_unreachable: the store does not answer; store_appends_failing: appends fail; read_model_failed: a read model failed on an event; clock_offset: the clock is off the log's past CLOCK_MAX_OFFSET_MS",
+  ),
+);
+const detail = v.optional(v.pipe(v.string(), v.description("what went wrong, in words (with an operator's key; always in the node's log)")));
+export const ReadyBody = v.object({ status: v.literal('ready'), position, clockOffsetMs: v.optional(clockOffsetMs), warnings });
+export const NotReadyBody = v.object({ status: v.literal('not ready'), reason: NotReadyReason, detail, position, clockOffsetMs: v.optional(clockOffsetMs), warnings });
 
 const actor = {
   position: v.pipe(int, v.description('global log position: the cursor for `after` / `before`')),

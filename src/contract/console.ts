@@ -6,6 +6,8 @@ import { PERMISSIONS } from '../domain/permissions.js';
 import { FreeObject } from './requests.js';
 import { OID_PATTERN, OID_RULE } from '../domain/user.js';
 import { APP_ID, APP_ID_RULE } from '../domain/apiKey.js';
+import { WebhookAttempt, WebhookEndpoint } from './answers.js';
+import { WebhookId } from './requests.js';
 
 const isoInstant = v.pipe(v.string(), v.isoTimestamp());
 
@@ -54,7 +56,12 @@ export const TestPushBody = v.object({
   data: FreeObject,
 });
 
-export { OperationIdParam, ResolveBody } from './requests.js';
+export { OperationIdParam, ResolveBody, WebhookCreateBody, WebhookEventParams, WebhookIdParam } from './requests.js';
+
+export const WebhookActionParams = v.object({
+  id: WebhookId,
+  action: v.picklist(['disable', 'enable', 'rotate', 'delete'], 'must be disable, enable, rotate or delete'),
+});
 
 const position = (description: string) =>
   v.pipe(v.string('must be given once'), v.regex(/^\d{1,15}$/, 'must be a log position (a whole number)'), v.transform(Number), v.description(description));
@@ -122,7 +129,10 @@ export const OperationView = v.object({
   appId: v.string(),
   keyId: v.string(),
   node: v.optional(v.string()),
+  /** The Idempotency-Key stream (internal); `idempotencyKey` is the key the caller sent. */
   claim: v.optional(v.string()),
+  idempotencyKey: v.optional(v.string()),
+  requestId: v.optional(v.string()),
   status: v.picklist(['pending', 'applied', 'rejected', 'failed', 'unknown']),
   outcome: v.optional(v.object({ type: v.string(), detail: v.string(), at: isoInstant })),
   unknownReason: v.optional(v.string()),
@@ -155,7 +165,24 @@ const health = { ok: v.number(), rejected: v.number(), failed: v.number(), timeo
 export const Overview = v.object({
   at: isoInstant,
   node: v.string(),
-  nodes: v.array(v.object({ node: v.string(), lastSeen: isoInstant })),
+  /**
+   * Every node process from the store's heartbeats (several rows for a node that restarted), and
+   * nodes that wrote to the log with no heartbeat left (stopped cleanly, or long gone).
+   * `since`: started (live), or its last heartbeat (lapsed, gone), or its last write (no heartbeat).
+   */
+  nodes: v.array(
+    v.object({
+      node: v.string(),
+      instance: v.optional(v.string()),
+      state: v.picklist(['live', 'lapsed', 'gone']),
+      since: isoInstant,
+      lastBeat: v.optional(isoInstant),
+      /** Its last event in the log. */
+      lastWrite: v.optional(isoInstant),
+      /** The node serving this answer. */
+      self: v.boolean(),
+    }),
+  ),
   connections: v.object({ anonymous: v.number(), signedIn: v.number() }),
   outcomesPerMinute: v.array(v.object({ minute: isoInstant, ...counts })),
   platformCalls: v.object({ ...health, byEndpoint: v.array(v.object({ endpoint: v.string(), ...health })) }),
@@ -181,3 +208,16 @@ export const EventsPage = v.object({
   head: v.number(),
 });
 export type EventsPage = v.InferOutput<typeof EventsPage>;
+
+/** Webhooks: every app's endpoints, and the apps one can be added for. */
+export const WebhookPage = v.object({ apps: v.array(v.object({ appId: v.string(), app: v.string() })), endpoints: v.array(WebhookEndpoint) });
+export type WebhookPage = v.InferOutput<typeof WebhookPage>;
+export type WebhookEndpointView = v.InferOutput<typeof WebhookEndpoint>;
+export type WebhookAttemptView = v.InferOutput<typeof WebhookAttempt>;
+export const WebhookDetail = v.object({ endpoint: WebhookEndpoint, attempts: v.array(WebhookAttempt) });
+export type WebhookDetail = v.InferOutput<typeof WebhookDetail>;
+/** After registering or rotating: the secret, shown this once. Deleting answers no endpoint. */
+export const WebhookChanged = v.object({ endpoint: v.optional(WebhookEndpoint), secret: v.optional(v.string()), deleted: v.optional(v.literal(true)) });
+export type WebhookChanged = v.InferOutput<typeof WebhookChanged>;
+export const WebhookResentView = v.object({ eventId: v.string(), deliveryId: v.string() });
+export type WebhookResentView = v.InferOutput<typeof WebhookResentView>;

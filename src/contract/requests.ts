@@ -3,6 +3,9 @@
 import * as v from 'valibot';
 import { parseSpecDateTime } from '../domain/time.js';
 import { OID_PATTERN, OID_RULE } from '../domain/user.js';
+import { APP_ID, APP_ID_RULE } from '../domain/apiKey.js';
+import { WEBHOOK_EVENT_TYPES } from '../domain/events.js';
+import { ATTEMPTS_KEPT, EVENT_ID, WEBHOOK_DESCRIPTION_MAX_LENGTH, WEBHOOK_URL_MAX_LENGTH, webhookUrlProblem } from '../domain/webhook.js';
 
 // valibot's object() and record() take an array for an object: a JSON array is refused first.
 const isJsonObject = (x: unknown) => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -88,20 +91,37 @@ export const MAX_PAGE = 500;
 
 /** Paging of the audit endpoints: `limit` entries after or before a cursor (a global log position). */
 const cursor = v.pipe(v.string('must be a string'), v.regex(/^\d{1,15}$/, 'must be a log position (a whole number)'), v.transform(Number));
-export const AuditQuery = v.object({
-  limit: v.optional(
+/** `limit`: a whole number from 1 to `max` in a query, `fallback` when absent. */
+const limitQuery = (max: number, fallback: number, description: string) =>
+  v.optional(
     v.pipe(
       v.string('must be a string'),
-      v.regex(/^\d{1,6}$/, `must be a whole number from 1 to ${MAX_PAGE}`),
+      v.regex(/^\d{1,6}$/, `must be a whole number from 1 to ${max}`),
       v.transform(Number),
       v.minValue(1, 'must be at least 1'),
-      v.maxValue(MAX_PAGE, `must be at most ${MAX_PAGE}`),
-      v.description(`entries per page (default ${DEFAULT_PAGE}, at most ${MAX_PAGE})`),
+      v.maxValue(max, `must be at most ${max}`),
+      v.description(description),
     ),
-    String(DEFAULT_PAGE),
-  ),
+    String(fallback),
+  );
+export const AuditQuery = v.object({
+  limit: limitQuery(MAX_PAGE, DEFAULT_PAGE, `entries per page (default ${DEFAULT_PAGE}, at most ${MAX_PAGE})`),
   after: v.optional(v.pipe(cursor, v.description('only entries after this cursor (a `position`, or the `next` of a page)'))),
   before: v.optional(v.pipe(cursor, v.description('only entries before this cursor (a `position`, or the `prev` of a page); without `after`, the newest of them'))),
+});
+
+/** The operations without a known outcome: which ones, and how many at most. */
+export const OperationListQuery = v.object({
+  status: v.optional(v.pipe(v.picklist(['unknown', 'pending'], 'must be unknown or pending'), v.description('only these (default: both)'))),
+  search: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      v.minLength(1, 'must not be empty'),
+      v.maxLength(255, 'must be at most 255 characters'),
+      v.description('only operations whose Idempotency-Key, X-Request-Id or operation id holds this text (what a caller quotes)'),
+    ),
+  ),
+  limit: AuditQuery.entries.limit,
 });
 
 /** Resolving an unknown outcome: what the platform was found to hold, and why we believe it. */
@@ -115,4 +135,57 @@ export const OperationIdParam = body({
 export const ResolveBody = body({
   applied: v.boolean('must be true or false'),
   note: v.optional(v.pipe(v.string('must be a string'), v.trim(), v.maxLength(500, 'must be at most 500 characters')), ''),
+});
+
+/** Webhooks (docs/api.md, "Webhooks"). */
+export const WebhookId = v.pipe(
+  v.string('must be a string'),
+  v.regex(/^[a-z0-9]{15}$/, 'must be a webhook endpoint id (15 characters of a-z and 0-9)'),
+  v.description('from `POST /adm/webhooks` or `GET /adm/webhooks`'),
+);
+export const WebhookIdParam = body({ id: WebhookId });
+export const WebhookEventParams = body({
+  id: WebhookId,
+  eventId: v.pipe(
+    v.string('must be a string'),
+    v.regex(EVENT_ID, 'must be an event id (evt_ and digits)'),
+    v.description('the `id` of the event, as in its body and `Bridge-Event-Id`'),
+  ),
+});
+const AppIdOfEndpoint = v.pipe(
+  v.string('must be a string'),
+  v.trim(),
+  v.regex(APP_ID, `must be an app id (${APP_ID_RULE})`),
+  v.description("the app the endpoint belongs to: for a key created for every app (`--all-apps`); default: the key's own app"),
+);
+export const WebhookCreateBody = body({
+  url: v.pipe(
+    v.string('must be a string'),
+    v.trim(),
+    v.nonEmpty('must not be empty'),
+    v.maxLength(WEBHOOK_URL_MAX_LENGTH, `must be at most ${WEBHOOK_URL_MAX_LENGTH} characters`),
+    v.rawCheck(({ dataset, addIssue }) => {
+      const problem = dataset.typed ? webhookUrlProblem(dataset.value) : undefined;
+      if (problem) addIssue({ message: problem });
+    }),
+    v.description('where events are POSTed: https (http only to a loopback address, for development)'),
+  ),
+  events: v.pipe(
+    v.array(v.picklist(WEBHOOK_EVENT_TYPES, `must be one of ${WEBHOOK_EVENT_TYPES.join(', ')}`), 'must be an array of event types'),
+    v.nonEmpty('must name at least one event type'),
+    v.maxLength(WEBHOOK_EVENT_TYPES.length, `must hold at most ${WEBHOOK_EVENT_TYPES.length} event types`),
+    v.description('the event types the endpoint receives'),
+  ),
+  description: v.optional(
+    v.pipe(v.string('must be a string'), v.trim(), v.maxLength(WEBHOOK_DESCRIPTION_MAX_LENGTH, `must be at most ${WEBHOOK_DESCRIPTION_MAX_LENGTH} characters`)),
+    '',
+  ),
+  appId: v.optional(AppIdOfEndpoint),
+});
+export const WebhookListQuery = v.object({
+  appId: v.optional(v.pipe(AppIdOfEndpoint, v.description("only this app's endpoints (a key created for every app sees them all by default)"))),
+});
+export const DEFAULT_ATTEMPTS = 50;
+export const WebhookAttemptsQuery = v.object({
+  limit: limitQuery(ATTEMPTS_KEPT, DEFAULT_ATTEMPTS, `attempts, newest first (default ${DEFAULT_ATTEMPTS}, at most ${ATTEMPTS_KEPT}; older ones are in the log)`),
 });

@@ -1,6 +1,7 @@
 // One error hierarchy for the whole service. Each class says what went wrong in domain words and
 // keeps, as typed fields, what a caller needs to act on it; src/http/middleware/errors.ts is the
 // single place that maps a class to an HTTP status and a `data.reason` (src/contract/answers.ts).
+import type { Permission } from './permissions.js';
 
 export abstract class AppError extends Error {
   /** Extra, safe-to-show details (e.g. validation issues). Never a stack or a secret. */
@@ -43,7 +44,8 @@ export class InvalidApiKeyError extends AppError {
 
 /** The API key is valid but lacks the permission the endpoint needs. */
 export class PermissionDeniedError extends AppError {
-  constructor() {
+  /** `permission`: the one the key lacks, when a key was checked for one (answered in a header, never in the spec's body). */
+  constructor(readonly permission?: Permission) {
     super('No permission to access this resource');
   }
 }
@@ -135,6 +137,12 @@ export class StoreUnavailableError extends AppError {
   constructor(override readonly cause: unknown) {
     super('The event store is unavailable: the request may not have been recorded; retry it (with the same Idempotency-Key) in a moment');
   }
+}
+
+/** What the store itself said of a failure (which connection failed, how), for logs and operators. */
+export function storeFailureMessage(error: unknown): string {
+  const cause = error instanceof StoreUnavailableError ? error.cause : error;
+  return cause instanceof Error ? cause.message : String(cause);
 }
 
 /** An operator checked the platform and found that the operation did not happen. */

@@ -53,7 +53,8 @@ export type ItemsEditRequest = { item: string; sum: number };
  */
 type Requested<T extends string, R> = {
   type: T;
-  data: { operationId: string; oId: string; userId: string; userName: string; request: R; at: string; node?: string; claim?: string } & Actor;
+  /** `idempotencyKey`: the caller's Idempotency-Key as sent (`claim` names its stream), when it sent one. */
+  data: { operationId: string; oId: string; userId: string; userName: string; request: R; at: string; node?: string; claim?: string; idempotencyKey?: string } & Actor;
 };
 export type PointsEditRequested = Requested<'PointsEditRequested', PointsEditRequest>;
 export type MedalGiveRequested = Requested<'MedalGiveRequested', MedalGiveRequest>;
@@ -70,7 +71,7 @@ export type OperationRejected = Outcome<'OperationRejected', { message: string }
 export type OperationFailed = Outcome<'OperationFailed', { reason: string }>;
 /** Sent, then no answer in time: it may or may not have happened. */
 export type OperationOutcomeUnknown = Outcome<'OperationOutcomeUnknown', { reason: string }>;
-/** Who settled an unknown outcome: an operator at the CLI, or an app through the admin API. */
+/** Who settled an unknown outcome or changed a webhook endpoint: an operator, or an app through the admin API. */
 export type Resolver = Operator | ({ kind: 'app'; allApps?: true } & Actor);
 /** A person acting as operator: an OS user at the CLI, or `console:<oId>` in the console. */
 export type Operator = { kind: 'operator'; name: string };
@@ -176,13 +177,90 @@ export type IdempotentRequestCompleted = {
 export type IdempotentRequestReleased = { type: 'IdempotentRequestReleased'; data: { appId: string; at: string } };
 export type IdempotencyEvent = IdempotentRequestStarted | IdempotentOperationBound | IdempotentRequestCompleted | IdempotentRequestReleased;
 
+/** What an app's webhook endpoint hears of (docs/api.md, "Webhooks"). */
+export const WEBHOOK_EVENT_TYPES = ['client.signed_in', 'client.disconnected', 'operation.outcome_known', 'operation.outcome_unknown', 'operation.resolved'] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/**
+ * An app's webhook endpoint. `secret`: the signing secret sealed with a key derived from the
+ * session secret (src/system/sealed.ts), never in clear. `by`: the app's key or the operator that
+ * made the change, when one is known (absent for CLI changes, whose metadata names the operator).
+ */
+export type WebhookRegistered = {
+  type: 'WebhookRegistered';
+  data: { endpointId: string; appId: string; url: string; events: WebhookEventType[]; description: string; secret: string; at: string; by?: Resolver };
+};
+/** A new secret signs from now on; the previous one still signs, second, until `previousUntil`. */
+export type WebhookSecretRotated = { type: 'WebhookSecretRotated'; data: { endpointId: string; secret: string; previousUntil: string; at: string; by?: Resolver } };
+/** `failing`: every delivery failed for the whole retry period, and the last one was given up. */
+export type WebhookDisabled = { type: 'WebhookDisabled'; data: { endpointId: string; reason: 'requested' | 'failing'; detail: string; at: string; by?: Resolver } };
+export type WebhookEnabled = { type: 'WebhookEnabled'; data: { endpointId: string; at: string; by?: Resolver } };
+export type WebhookDeleted = { type: 'WebhookDeleted'; data: { endpointId: string; at: string; by?: Resolver } };
+export type WebhookEndpointEvent = WebhookRegistered | WebhookSecretRotated | WebhookDisabled | WebhookEnabled | WebhookDeleted;
+
+/** What one delivery sends (the same on every attempt): the event and the order it keeps. */
+export interface WebhookPayload {
+  eventId: string;
+  type: WebhookEventType;
+  /** The JSON body, exactly as sent. */
+  body: string;
+  /** Deliveries with the same key (one user's events) to one endpoint go one after another, in log order. */
+  orderKey?: string;
+}
+/**
+ * A node is about to send attempt `attempt` of a delivery (an event to one endpoint): recorded
+ * before sending, with the delivery stream's revision as expected, so that two nodes cannot both
+ * record (and send) the same attempt. The first attempt carries what is sent.
+ */
+export type WebhookAttemptStarted = {
+  type: 'WebhookAttemptStarted';
+  data: { deliveryId: string; endpointId: string; attempt: number; node: string; at: string; payload?: WebhookPayload };
+};
+/**
+ * How an attempt ended. `status`: the receiver's HTTP status, when it answered; `response`: the
+ * first bytes of its body; `retryAt`: when the next attempt may start (absent after a success, or
+ * when the retry period is over: the delivery is given up).
+ */
+export type WebhookAttemptFinished = {
+  type: 'WebhookAttemptFinished';
+  data: {
+    deliveryId: string;
+    endpointId: string;
+    attempt: number;
+    delivered: boolean;
+    status?: number;
+    error?: string;
+    response?: string;
+    durationMs: number;
+    retryAt?: string;
+    at: string;
+  };
+};
+/** Someone asked for a delivery to be sent again: it is due now, with a new retry period. `attempts`: those recorded before. */
+export type WebhookResendRequested = {
+  type: 'WebhookResendRequested';
+  data: { deliveryId: string; endpointId: string; payload: WebhookPayload; attempts: number; at: string; by?: Resolver };
+};
+export type WebhookDeliveryEvent = WebhookAttemptStarted | WebhookAttemptFinished | WebhookResendRequested;
+
 /**
  * Appends failed on `node` since `failedSince` and succeed again (the write that shows it). Not a
  * DomainEvent: no read model folds it; it is in the log for whoever reads about an outage.
  */
 export type StoreWritesRecovered = { type: 'StoreWritesRecovered'; data: { node: string; failedSince: string; at: string } };
 
-export type DomainEvent = ApiKeyEvent | UserEvent | VipEvent | OperationEvent | MessagePushed | ClientEvent | LoginEvent | SessionEvent | IdempotencyEvent;
+export type DomainEvent =
+  | ApiKeyEvent
+  | UserEvent
+  | VipEvent
+  | OperationEvent
+  | MessagePushed
+  | ClientEvent
+  | LoginEvent
+  | SessionEvent
+  | IdempotencyEvent
+  | WebhookEndpointEvent
+  | WebhookDeliveryEvent;
 export type DomainEventType = DomainEvent['type'];
 
 /** Stream names: `<category>-<id>` (docs/architecture.md, "Event store"). */
@@ -197,4 +275,7 @@ export const streams = {
   session: (sessionId: string) => `session-${sessionId}`,
   idempotency: (appId: string, keyHash: string) => `idempotency-${appId}-${keyHash}`,
   store: (nodeId: string) => `store-${nodeId}`,
+  webhook: (endpointId: string) => `webhook-${endpointId}`,
+  /** One event (by its log position) to one endpoint: its attempts. */
+  webhookDelivery: (deliveryId: string) => `webhookdelivery-${deliveryId}`,
 };

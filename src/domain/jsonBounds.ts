@@ -2,10 +2,12 @@
 // is measured without recursion, so the check itself cannot overflow the stack that a recursive
 // walk (JSON.stringify, a canonical form, a schema) would.
 
-/** Limits of a push's `data` (docs/api.md, `POST /adm/message/push`): nesting depth and size of its JSON text. */
+/** Limits of a push (docs/api.md, `POST /adm/message/push`): nesting depth and size of its `data`'s JSON text, and its recipients. */
 export interface PushLimits {
   maxDepth: number;
   maxBytes: number;
+  /** `oIds` and `userIds` together. */
+  maxRecipients: number;
 }
 
 /** True when `value` nests objects or arrays more than `maxDepth` levels (`{}` is 1, a scalar 0). */
@@ -20,6 +22,13 @@ export function exceedsDepth(value: unknown, maxDepth: number): boolean {
     }
   }
   return false;
+}
+
+/** What is wrong with a push's recipients under the limits, or undefined when they fit. */
+export function pushRecipientsProblem(oIds: readonly string[], userIds: readonly string[], { maxRecipients }: PushLimits): string | undefined {
+  const count = oIds.length + userIds.length;
+  if (count <= maxRecipients) return undefined;
+  return `names ${count} recipients (oIds and userIds together); a push reaches at most ${maxRecipients}: push to larger audiences in several pushes`;
 }
 
 /** What is wrong with a push's `data` under the limits, or undefined when it fits. */

@@ -22,7 +22,22 @@ export function statusAfter(outcome: OperationOutcome): OperationStatus {
   }
 }
 
-const REQUESTED_TYPES: ReadonlySet<string> = new Set<OperationRequested['type']>(['PointsEditRequested', 'MedalGiveRequested', 'MedalRemoveRequested', 'ItemsEditRequested']);
+/** The types of an operation's request, and of its outcomes. */
+export const OPERATION_REQUESTED_TYPES = [
+  'PointsEditRequested',
+  'MedalGiveRequested',
+  'MedalRemoveRequested',
+  'ItemsEditRequested',
+] as const satisfies readonly OperationRequested['type'][];
+export const OPERATION_OUTCOME_TYPES = [
+  'OperationApplied',
+  'OperationRejected',
+  'OperationFailed',
+  'OperationOutcomeUnknown',
+  'OperationResolved',
+] as const satisfies readonly OperationOutcome['type'][];
+
+const REQUESTED_TYPES: ReadonlySet<string> = new Set(OPERATION_REQUESTED_TYPES);
 
 export function isOperationRequested(event: { type: string }): event is OperationRequested {
   return REQUESTED_TYPES.has(event.type);
@@ -101,3 +116,11 @@ export const operationDecider: Decider<OperationState, OperationCommand, Operati
     return { ...state, status: statusAfter(event), ...(event.type === 'OperationResolved' && { resolved: true as const }) };
   },
 };
+
+/**
+ * Whether what a caller quotes names this operation: their Idempotency-Key, their X-Request-Id or
+ * the operation id, whole or a part of one (the CLI's `--search`, the console's search box).
+ */
+export function operationMatches(operation: { operationId: string; idempotencyKey?: string | undefined; requestId?: string | undefined }, text: string): boolean {
+  return [operation.operationId, operation.idempotencyKey, operation.requestId].some((value) => value?.includes(text));
+}

@@ -12,6 +12,7 @@ export const PERMISSIONS = [
   'user:get',
   'audit:read',
   'operations:resolve',
+  'webhooks:manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

@@ -10,6 +10,7 @@ import { requestLog } from './middleware/requestLog.js';
 import { mountRoutes } from './mount.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { noSniff } from './securityHeaders.js';
+import { realtimeConnectGate } from './realtimeConnectGate.js';
 import { signInPageGate } from './signInPageGate.js';
 
 /** `mounted`: routes served besides the API's (the operator console, when it is on). */
@@ -17,7 +18,7 @@ function buildApp(deps: HttpDeps, log: Logger, mounted: Middleware[]) {
   const app = new Koa();
   // TRUST_PROXY: one reverse proxy in front; ctx.ip is the right-most X-Forwarded-For entry, the
   // address that proxy saw (entries to its left are whatever the client wrote).
-  app.proxy = deps.trustProxy;
+  app.proxy = deps.addressing.trustProxy;
   app.maxIpsCount = 1;
   // What koa meets after the middlewares (a streamed body): a client that left in the middle of a
   // stream is ordinary; anything else goes to the log, never raw to stderr.
@@ -41,9 +42,9 @@ export function createHttpApp(deps: HttpDeps, log: Logger, mounted: Middleware[]
 }
 
 /**
- * The server's request listener. Sign-in pages past their address's rate are refused before koa
- * (src/http/signInPageGate.ts). A realtime stream is held for hours, and koa keeps a request's
- * context until its response finishes: `GET /api/realtime` goes through the same middlewares
+ * The server's request listener. Sign-in pages and realtime connects past their rates are
+ * refused before koa (src/http/signInPageGate.ts, src/http/realtimeConnectGate.ts). A realtime
+ * stream is held for hours, and koa keeps a request's context until its response finishes: `GET /api/realtime` goes through the same middlewares
  * and the same route on a koa context that nothing holds once the stream is handed over. Every
  * other request is koa's.
  */
@@ -53,12 +54,18 @@ export function createRequestListener(deps: HttpDeps, log: Logger, mounted: Midd
   const refused = signInPageGate({
     paths: [`/${deps.api.communityName}/login`, `/${deps.api.communityName}/callback`, '/console/login', '/console/callback'],
     rates: deps.signInPageRates,
-    trustProxy: deps.trustProxy,
+    addressing: deps.addressing,
     onRefused: (bound) => deps.metrics.signInPagesRefused.inc({ bound }),
+  });
+  const connectRefused = realtimeConnectGate({
+    rates: deps.realtimeConnectRates,
+    addressing: deps.addressing,
+    onRefused: (bound) => deps.metrics.realtimeConnectsRefused.inc({ bound }),
   });
   return (req: IncomingMessage, res: ServerResponse) => {
     if (refused(req, res)) return;
     if (req.method !== 'GET' || !isRealtimeStreamUrl(req.url)) return void koa(req, res);
+    if (connectRefused(req, res)) return;
     // As koa starts every response: not found until a route answers.
     res.statusCode = 404;
     const ctx = app.createContext(req, res);

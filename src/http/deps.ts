@@ -9,13 +9,16 @@ import type { RateLimit } from './middleware/rateLimit.js';
 import type { PlatformOperations } from '../services/platformOperations.js';
 import type { OperationOutcomes } from '../services/operationOutcomes.js';
 import type { Clock } from '../system/clock.js';
-import type { ClockReading } from '../services/logClock.js';
+import type { ClockReading, NodeLiveness } from '../services/logClock.js';
 import type { UserSync } from '../services/userSync.js';
 import type { EventStore } from '../store/port.js';
 import type { StoreWriteHealth } from '../services/storeHealth.js';
 import type { PushLimits } from '../domain/jsonBounds.js';
 import type { ApiSettings } from './route.js';
 import type { SignInPageRates } from './signInPageGate.js';
+import type { RealtimeConnectRates } from './realtimeConnectGate.js';
+import type { ClientAddressing } from './clientAddress.js';
+import type { WebhookService } from '../services/webhooks.js';
 
 export type { ReadModels };
 
@@ -42,14 +45,20 @@ export interface HttpDeps {
   clock: Clock;
   /** What this node knows of its clock's offset from the log's, and of the live nodes. */
   clockReading(): ClockReading;
+  /** Every node process as the store's heartbeats show it now (live, lapsed, gone). */
+  liveness(): Promise<NodeLiveness[]>;
   /** Realtime clients, sessions and sign-in. */
   realtime: RealtimeDeps;
   /** Bounds of a push's `data` (PUSH_MAX_DEPTH, PUSH_MAX_BYTES); the depth bounds every body. */
   pushLimits: PushLimits;
-  /** X-Forwarded-For names the client address (TRUST_PROXY). */
-  trustProxy: boolean;
+  /** Where the client address comes from (TRUST_PROXY) and how IPv6 addresses are grouped. */
+  addressing: ClientAddressing;
   /** Bounds of sign-in pages per client address and per node (SIGN_IN_PAGES_*). */
   signInPageRates: SignInPageRates;
+  /** Bounds of realtime connects per client address and per node (REALTIME_CONNECTS_*). */
+  realtimeConnectRates: RealtimeConnectRates;
   /** What the API says about itself: limits, lifetimes, where it lives. */
   api: ApiSettings;
+  /** Apps' webhook endpoints: registration, secrets, attempts, resends. */
+  webhooks: WebhookService;
 }

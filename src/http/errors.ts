@@ -4,13 +4,13 @@ import { RequestRefusedError } from '../domain/errors.js';
 /** The request body is larger than the service accepts. */
 export class PayloadTooLargeError extends RequestRefusedError {}
 
-/** The key used more requests than its rate limit allows; retry after `retryAfterSeconds`. */
+/** The key used more requests than its rate limit allows, or its app has as many in progress as it may; retry after `retryAfterSeconds`. */
 export class RateLimitedError extends RequestRefusedError {
   constructor(
-    perSecond: number,
+    message: string,
     readonly retryAfterSeconds: number,
   ) {
-    super(`Too many requests: this key is limited to ${perSecond} per second`);
+    super(message);
   }
 }
 

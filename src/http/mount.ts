@@ -1,6 +1,6 @@
 // Turns endpoint declarations into koa routes, each with the same chain in the same order: who
 // may call it (for the API: authenticate → authorize → the platform key it needs, the rate
-// limit; for the console: the operator's session and page) → read and bound the body → validate
+// limit, the app's requests in progress; for the console: the operator's session and page) → read and bound the body → validate
 // → (the API's POSTs: replay or claim the Idempotency-Key) → handle. Validation comes before the
 // claim, so that a request refused for its input records nothing. Every step is attached to the
 // route itself, so it applies to exactly the requests the router dispatches (paths match as
@@ -110,6 +110,7 @@ export function mountRoutes(routes: readonly Route[], deps: RouteDeps, errors: {
         requirePermission(deps.readModels.apiKeys, deps.clock, access.permission) as Middleware,
         ...(access.platformKey ? [requirePlatformKey(deps.platformKeys, access.platformKey)] : []),
         ...limit,
+        ...((route.guards ?? []) as Middleware[]),
       ],
       afterValidation: route.method === 'post' ? [claim(route.keptAnswer) as Middleware] : [],
     };

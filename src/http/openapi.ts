@@ -13,6 +13,7 @@ import * as answers from '../contract/answers.js';
 import { API_ERROR_STATUSES, ERROR_REASONS, reasonsOf, type ErrorDataOf, type ErrorReason } from '../contract/answers.js';
 import * as requests from '../contract/requests.js';
 import { version } from '../version.js';
+import { MISSING_PERMISSION_HEADER } from './middleware/errors.js';
 import { formatBytes, type Answer, type ApiSettings, type Route, type Schema } from './route.js';
 
 type Json = Record<string, unknown>;
@@ -33,6 +34,7 @@ const COMPONENTS = {
   VipBatchBody: requests.VipBatchBody,
   MessagePushBody: requests.MessagePushBody,
   ResolveBody: requests.ResolveBody,
+  WebhookCreateBody: requests.WebhookCreateBody,
   SuccessBody: answers.SuccessBody,
   OperationAnswer: answers.OperationAnswer,
   PushAnswer: answers.PushAnswer,
@@ -48,6 +50,8 @@ const COMPONENTS = {
   UserGetAnswer: answers.UserGetAnswer,
   ClientNotFoundBody: answers.ClientNotFoundBody,
   ResolveAnswer: answers.ResolveAnswer,
+  OperationEntry: answers.OperationEntry,
+  OperationListAnswer: answers.OperationListAnswer,
   ServiceBody: answers.ServiceBody,
   HealthBody: answers.HealthBody,
   ReadyBody: answers.ReadyBody,
@@ -64,6 +68,15 @@ const COMPONENTS = {
   PbConnectFrame: answers.PbConnectFrame,
   LoginFrame: answers.LoginFrame,
   MessageFrame: answers.MessageFrame,
+  WebhookEndpoint: answers.WebhookEndpoint,
+  WebhookCreated: answers.WebhookCreated,
+  WebhookAnswer: answers.WebhookAnswer,
+  WebhookList: answers.WebhookList,
+  WebhookRotated: answers.WebhookRotated,
+  WebhookDeletedAnswer: answers.WebhookDeletedAnswer,
+  WebhookAttempt: answers.WebhookAttempt,
+  WebhookAttempts: answers.WebhookAttempts,
+  WebhookResent: answers.WebhookResent,
 } satisfies Record<string, Schema>;
 
 const pascal = (reason: string) => reason.replace(/(?:^|_)([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -212,6 +225,7 @@ const REQUEST_EXAMPLES = new Map<Schema, unknown>([
   }),
   example(requests.MessagePushBody, { oIds: [ALICE], name: 'reward', data: { gold: 100, reason: 'daily login' } }),
   example(requests.ResolveBody, { applied: true, note: 'seen in the ledger' }),
+  example(requests.WebhookCreateBody, { url: 'https://game.example/hooks/bridge', events: ['client.signed_in', 'client.disconnected'], description: 'lobby server' }),
 ]);
 
 const answerExample = <S extends Schema>(schema: S, value: v.InferOutput<S>): [Schema, unknown] => [schema, value];
@@ -219,7 +233,7 @@ const answerExample = <S extends Schema>(schema: S, value: v.InferOutput<S>): [S
 /** Answers of other forms that routes declare for an error status. */
 const ANSWER_EXAMPLES = new Map<Schema, unknown>([
   answerExample(answers.ClientNotFoundBody, { data: {}, message: 'Client not found or disconnected.', status: 404 }),
-  answerExample(answers.NotReadyBody, { status: 'not ready', reason: 'catching up with the event store (at position 1200)', position: 1200, clockOffsetMs: 0 }),
+  answerExample(answers.NotReadyBody, { status: 'not ready', reason: 'store_unreachable' }),
 ]);
 
 /** What one status stands for, before the reasons that tell its cases apart. */
@@ -378,7 +392,15 @@ function operationObject(route: Route, settings: ApiSettings): Json {
   for (const status of impliedErrors(route)) {
     const spec = route.access.kind === 'apiKey' ? SPEC_ERRORS[status] : undefined;
     responses[status] = spec
-      ? { description: summaries[status], content: { 'application/json': { schema: ref(spec.component), example: spec.example } } }
+      ? {
+          description: summaries[status],
+          ...(status === 403 && {
+            headers: {
+              [MISSING_PERMISSION_HEADER]: { description: 'the permission the key lacks (the one in `x-permission`)', schema: { type: 'string', example: 'points:edit' } },
+            },
+          }),
+          content: { 'application/json': { schema: ref(spec.component), example: spec.example } },
+        }
       : errorObject(status, summaries[status] ?? `HTTP ${status}`);
   }
   const params = [
@@ -429,6 +451,7 @@ export function buildOpenApiDocument(routes: readonly Route[], settings: ApiSett
       { name: 'realtime', description: 'Realtime connections and pushes' },
       { name: 'sign-in', description: 'Signing a realtime client in through the platform' },
       { name: 'audit', description: 'The history of points edits and VIP grants, and unknown outcomes' },
+      { name: 'webhooks', description: "An app's webhook endpoints: signed events about its players, their attempts, sending again" },
       { name: 'meta', description: 'Health, metrics and this description' },
     ],
     paths,

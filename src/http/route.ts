@@ -2,7 +2,7 @@
 // answers, and its handler. The koa routes (src/http/mount.ts) and the OpenAPI document
 // (src/http/openapi.ts) are both built from the same declarations, so neither can drift. The
 // operator console's endpoints share the same core and mount, but not the document.
-import type { ParameterizedContext } from 'koa';
+import type { Middleware, ParameterizedContext } from 'koa';
 import type * as v from 'valibot';
 import type { GoldFingerType } from '../community/goldFinger.js';
 import type { Config } from '../config.js';
@@ -15,7 +15,7 @@ import type { ClaimedRequestState, KeptAnswer } from './middleware/idempotency.j
 export type Schema = v.GenericSchema;
 export type JsonSchema = Record<string, unknown>;
 
-export type Tag = 'points' | 'medals' | 'items' | 'liveness' | 'vip' | 'realtime' | 'sign-in' | 'audit' | 'meta';
+export type Tag = 'points' | 'medals' | 'items' | 'liveness' | 'vip' | 'realtime' | 'sign-in' | 'audit' | 'webhooks' | 'meta';
 
 /**
  * `apiKey`: the `apiKey` header with this permission (and the platform's key of this type, for
@@ -66,7 +66,7 @@ type Handled<Result> = Result | Promise<Result>;
  * the same bounds (body size and depth, Content-Type, validation) in the same order.
  */
 export interface Endpoint<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, A extends { kind: string }, Ctx, Deps, Result> {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'delete';
   /** koa-router syntax (`/adm/vip/:oId`), matched exactly: case and trailing slash included. */
   path: string;
   access: A;
@@ -96,6 +96,8 @@ export interface RouteDeclaration<P extends Schema | undefined, Q extends Schema
   undocumented?: true;
   /** What an Idempotency-Key keeps of this route's answer, to answer a retry with (default: all of it). */
   keptAnswer?: KeptAnswer;
+  /** Steps after the key's checks and before the body is read: bounds of the route's own (per app). */
+  guards?: Middleware<AuthState>[];
 }
 
 /**
@@ -144,7 +146,7 @@ export interface ApiSettings {
   publicUrl(): string;
   idempotencyTtlMs: number;
   maxBodyBytes: number;
-  push: { maxDepth: number; maxBytes: number };
+  push: Config['push'];
   replayMs: number;
   rateLimit: { perSecond: number; burst: number } | undefined;
 }

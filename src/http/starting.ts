@@ -1,6 +1,6 @@
 // What the node answers while it catches up with the log, before its read models can be trusted:
 // liveness (an orchestrator must not kill a node for replaying a long log), readiness "not
-// ready" with how far it got, and 503 with Retry-After for everything else. Plain node:http: the
+// ready" (reason `starting`), and 503 with Retry-After for everything else. Plain node:http: the
 // koa app and its dependencies do not exist yet.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { ErrorAnswer } from '../contract/answers.js';
@@ -14,14 +14,13 @@ function answer(res: ServerResponse, status: number, body: unknown, headers: Rec
   res.end(JSON.stringify(body));
 }
 
-/** `position`: the log position the read models have reached so far. */
-export function startingResponder(position: () => number): RequestListener {
+export function startingResponder(): RequestListener {
   return (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://starting').pathname;
     const read = req.method === 'GET' || req.method === 'HEAD';
     if (read && path === '/healthz') return answer(res, 200, { status: 'ok' });
     if (read && path === '/readyz') {
-      return answer(res, 503, { status: 'not ready', reason: `catching up with the event store (at position ${position()})`, position: position() });
+      return answer(res, 503, { status: 'not ready', reason: 'starting' });
     }
     const message = 'The service is starting: it is catching up with the event store; retry in a few seconds';
     answer(res, NOT_READY.status, { code: NOT_READY.status, message, data: NOT_READY.data }, { 'Retry-After': String(RETRY_AFTER_SECONDS) });

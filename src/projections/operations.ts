@@ -7,6 +7,7 @@ import type { Actor, OperationAnsweredAfterResolution, OperationOutcome, Operati
 import type { OperationView } from '../domain/idempotency.js';
 import { isOperationRequested, statusAfter, type OperationStatus } from '../domain/operation.js';
 import { streams } from '../domain/events.js';
+import { readEventMetadata } from '../system/eventMetadata.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { asDomain } from './recorded.js';
 import type { Projection } from './runner.js';
@@ -30,6 +31,10 @@ export interface OperationRecord extends Actor {
   node?: string;
   /** The Idempotency-Key stream of the request, when it sent one. */
   claim?: string;
+  /** That Idempotency-Key as the caller sent it (recorded from this version on). */
+  idempotencyKey?: string;
+  /** The X-Request-Id of the request that recorded it (the caller's, or one the service made up). */
+  requestId?: string;
   status: OperationStatus;
   /** The latest outcome; an operator's resolution or a late answer replaces an unknown one. */
   outcome?: { type: OperationOutcome['type']; detail: string; at: string };
@@ -64,6 +69,7 @@ function detailOf(event: OperationOutcome): string {
 /** A request event's record, before any outcome. */
 function requestedRecord(recorded: RecordedEvent): OperationRecord {
   const { type, data } = recorded as unknown as OperationRequested;
+  const { requestId } = readEventMetadata(recorded.metadata);
   return {
     operationId: data.operationId,
     position: recorded.position,
@@ -78,6 +84,8 @@ function requestedRecord(recorded: RecordedEvent): OperationRecord {
     keyId: data.keyId,
     ...(data.node !== undefined && { node: data.node }),
     ...(data.claim !== undefined && { claim: data.claim }),
+    ...(data.idempotencyKey !== undefined && { idempotencyKey: data.idempotencyKey }),
+    ...(requestId !== undefined && { requestId }),
     status: 'pending',
   };
 }

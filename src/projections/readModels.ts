@@ -11,6 +11,7 @@ import type { Projection } from './runner.js';
 import { SessionsReadModel } from './sessions.js';
 import { UsersReadModel } from './users.js';
 import { VipReadModel } from './vip.js';
+import { WebhooksReadModel } from './webhooks.js';
 
 export interface ReadModels {
   apiKeys: ApiKeysReadModel;
@@ -24,6 +25,8 @@ export interface ReadModels {
   recentMessages: RecentMessagesReadModel;
   idempotency: IdempotencyReadModel;
   disposableStreams: DisposableStreamsReadModel;
+  /** Webhook endpoints and the deliveries still to make (after users: events carry their profile). */
+  webhooks: WebhooksReadModel;
 }
 
 export interface ReadModelOptions {
@@ -50,6 +53,7 @@ export function createReadModels(clock: Clock, { replayMs, replayMaxBytes, keyRe
     medals,
     idempotency: new IdempotencyReadModel(clock.now),
     disposableStreams: new DisposableStreamsReadModel(),
+    webhooks: new WebhooksReadModel(users),
   };
 }
 

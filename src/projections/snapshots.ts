@@ -159,7 +159,7 @@ export interface SnapshotWriterOptions {
   everyEvents: number;
   /** …and at least this often while events arrive. */
   intervalMs: number;
-  /** The age past which a start does not use a snapshot: one is taken by half that age, events or not. */
+  /** The age past which a start does not use a snapshot: one is taken by half that age, events or not, when that is no more often than `intervalMs`. */
   maxAgeMs: number;
   /** The snapshot the start used, if it is to count as the last one (its position and age). */
   used?: { position: number; ageMs: number };
@@ -185,7 +185,8 @@ const CHECK_EVERY_MS = 5000;
 /**
  * Takes snapshots in the background: when `everyEvents` positions have been applied since the
  * last one, when `intervalMs` has passed with any, when the last is half as old as a start takes
- * (with or without events: an idle node's snapshot stays usable), and at a clean stop.
+ * (with or without events: an idle node's snapshot stays usable; not more often than
+ * `intervalMs`), and at a clean stop.
  */
 export class SnapshotWriter {
   private lastPosition: number;
@@ -235,7 +236,10 @@ export class SnapshotWriter {
   private due(): boolean {
     const moved = this.options.runner.position - this.lastPosition;
     const elapsed = performance.now() - this.lastAt;
-    const refresh = this.options.maxAgeMs > 0 && elapsed >= this.options.maxAgeMs / 2;
+    // Kept usable by age only where that costs no more than the interval does: with a short
+    // retention the snapshot a clean stop writes still serves the restart that follows it.
+    const refreshEvery = this.options.maxAgeMs / 2;
+    const refresh = refreshEvery >= this.options.intervalMs && elapsed >= refreshEvery;
     return moved >= this.options.everyEvents || (moved > 0 && elapsed >= this.options.intervalMs) || refresh;
   }
 

@@ -149,7 +149,7 @@ async function decideAndAppend<State, Command, Event extends { type: string; dat
 }
 
 /** The events as appended: each with the context's metadata (one object shared by the append). */
-function stamped(events: EventToAppend[], metadata: Readonly<EventMetadata> | undefined): EventToAppend[] {
+export function stamped(events: EventToAppend[], metadata: Readonly<EventMetadata> | undefined): EventToAppend[] {
   return metadata ? events.map(({ type, data }) => ({ type, data, metadata })) : events;
 }
 

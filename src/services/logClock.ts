@@ -83,6 +83,23 @@ export interface ClockReading {
   liveNodes: ReadonlySet<string>;
 }
 
+/**
+ * One process as its heartbeats show it. `live`: it beat within one and a half intervals (its
+ * interval is jittered up to a quarter over); `lapsed`: it stopped beating since, for less than
+ * the lease (stopped, frozen, cut off, or killed a moment ago); `gone`: past the lease, as every
+ * node judges it (its work may be taken over). `since`: when it started (live), or its last beat.
+ */
+export interface NodeLiveness {
+  node: string;
+  instance: string;
+  state: 'live' | 'lapsed' | 'gone';
+  /** On the log's clock, ISO-8601 UTC. */
+  since: string;
+  lastBeat: string;
+  /** This process. */
+  self: boolean;
+}
+
 /** Another live process holds this NODE_ID: the two would act on each other's work. */
 export class DuplicateNodeError extends Error {}
 
@@ -111,6 +128,29 @@ export class LogClock implements Clock {
     const liveNodes = new Set([this.options.nodeId]);
     for (const peer of this.livePeers()) liveNodes.add(peer.beat.node);
     return { offsetMs: this.offsetMs, trusted: this.measured && Math.abs(this.offsetMs) <= this.options.maxOffsetMs, liveNodes };
+  }
+
+  /**
+   * Every process in the store's heartbeats, read now (this one beats to read them): how long ago
+   * each last beat, on this process's clock corrected by what it measured of the other's.
+   */
+  async liveness(): Promise<NodeLiveness[]> {
+    await this.beat();
+    const { heartbeatMs } = this.options;
+    const local = this.localMs();
+    const logTime = (localMs: number) => new Date(localMs - this.offsetMs).toISOString();
+    const own = logTime(local);
+    const nodes: NodeLiveness[] = [
+      { node: this.options.nodeId, instance: this.instance, state: 'live', since: this.started === MEASURING ? own : this.started, lastBeat: own, self: true },
+    ];
+    for (const { beat, offset } of this.peers.values()) {
+      const written = beat.clockMs + offset.estimate();
+      const age = local - written;
+      const state = age <= heartbeatMs * 1.5 + READ_SLACK_MS ? 'live' : age <= heartbeatMs * 1.5 * LEASE_BEATS ? 'lapsed' : 'gone';
+      const lastBeat = logTime(written);
+      nodes.push({ node: beat.node, instance: beat.instance, state, since: state === 'live' && beat.started !== MEASURING ? beat.started : lastBeat, lastBeat, self: false });
+    }
+    return nodes.sort((a, b) => a.node.localeCompare(b.node) || b.lastBeat.localeCompare(a.lastBeat));
   }
 
   /** The last beat that failed (the store unreachable), cleared by the next one that works. */

@@ -36,6 +36,8 @@ export type CallResult = { applied: true; result: OutcomeData } | { applied: fal
  */
 export interface OperationClaim {
   stream: string;
+  /** The Idempotency-Key as the caller sent it (what they will quote to an operator). */
+  key: string;
   bind(operationId: string): Promise<void>;
 }
 
@@ -65,7 +67,7 @@ export class PlatformOperations {
         request,
         at: clock.now(),
         node: nodeId,
-        ...(claim && { claim: claim.stream }),
+        ...(claim && { claim: claim.stream, idempotencyKey: claim.key }),
         ...actor,
       },
     } as OperationRequested;

@@ -1,7 +1,7 @@
 // Whether the event store takes appends. Reads can succeed while writes fail (disk full, a
 // read-only file system, a store that lost its quorum), and a node that cannot record anything
 // should leave the load balancer: /readyz asks here.
-import { StoreUnavailableError } from '../domain/errors.js';
+import { storeFailureMessage } from '../domain/errors.js';
 import { streams } from '../domain/events.js';
 import { storeOutageDecider } from '../domain/storeOutage.js';
 import type { EventStore } from '../store/port.js';
@@ -36,8 +36,7 @@ export class StoreWriteHealth implements AppendObserver {
 
   /** An append failed because of the store (isStoreFailure). */
   appendFailed(error: unknown): void {
-    const cause = error instanceof StoreUnavailableError ? error.cause : error;
-    this.failing = { since: this.failing?.since ?? this.clock.now(), message: cause instanceof Error ? cause.message : String(cause) };
+    this.failing = { since: this.failing?.since ?? this.clock.now(), message: storeFailureMessage(error) };
   }
 
   /**

@@ -74,8 +74,8 @@ const bytesOf = (rows: NewRow[]) => rows.reduce((sum, row) => sum + Buffer.byteL
 // back); one statement, no lock: an append committing meanwhile only moves the head further.
 const DELETE = `
   WITH newest AS (SELECT stream FROM events ORDER BY position DESC LIMIT 1),
-  gone AS (DELETE FROM events WHERE stream = ANY($1::text[]) AND stream IS DISTINCT FROM (SELECT stream FROM newest) RETURNING 1)
-  SELECT (SELECT stream FROM newest WHERE stream = ANY($1::text[])) AS kept, (SELECT count(*) FROM gone) AS deleted`;
+  gone AS (DELETE FROM events WHERE stream = ANY($1::text[]) AND stream IS DISTINCT FROM (SELECT stream FROM newest))
+  SELECT (SELECT stream FROM newest WHERE stream = ANY($1::text[])) AS kept`;
 
 /** The NOTIFY channel of this schema's appends (channels are per database, schemas are not). */
 const CHANNEL = "SELECT 'community_bridge_appended_' || 'events'::regclass::oid AS channel";

@@ -92,12 +92,20 @@ export class PostgresAppender {
     });
   }
 
+  /**
+   * The appends at the head of the queue, in order, up to the bounds and up to the first that
+   * names a stream an earlier one in the batch names: append_batch reads each stream's revision
+   * once per batch.
+   */
   private take(): Waiting[] {
     let bytes = 0;
     let count = 0;
+    const streams = new Set<string>();
     while (count < this.waiting.length && count < MAX_BATCH_APPENDS) {
-      const size = this.waiting[count]!.request.bytes;
-      if (count > 0 && bytes + size > MAX_BATCH_BYTES) break;
+      const { bytes: size, stream, side } = this.waiting[count]!.request;
+      if (count > 0 && (bytes + size > MAX_BATCH_BYTES || streams.has(stream) || (side && streams.has(side.stream)))) break;
+      streams.add(stream);
+      if (side) streams.add(side.stream);
       bytes += size;
       count++;
     }

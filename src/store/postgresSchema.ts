@@ -72,48 +72,62 @@ const MIGRATIONS: readonly Migration[] = [
       ) RETURNS TABLE (outcome text, conflict_stream text, actual_revision int, last_position bigint, next_revision int, side_revision int)
       LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
       DECLARE
-        i int;
-        offs int := 0;
-        n int;
-        sn int;
-        cur int;
-        side_cur int;
-        first bigint;
         recorded timestamptz;
+        accepted bool[];
+        curs int[];
+        side_curs int[];
+        offsets int[];
+        through int[];
+        total int;
+        first bigint;
       BEGIN
         -- Held until this statement's commit: positions are drawn and committed in one order.
         PERFORM pg_advisory_xact_lock(${APPEND_LOCK}, hashtext(current_schema()));
         recorded := clock_timestamp();
-        FOR i IN 1 .. coalesce(array_length(streams, 1), 0) LOOP
-          n := counts[i];
-          sn := side_counts[i];
-          outcome := 'ok'; conflict_stream := NULL; actual_revision := NULL; last_position := NULL; next_revision := NULL; side_revision := NULL;
-          SELECT coalesce(max(e.revision), -1) INTO cur FROM events e WHERE e.stream = streams[i];
-          side_cur := -1;
-          IF side_streams[i] IS NOT NULL THEN
-            SELECT coalesce(max(e.revision), -1) INTO side_cur FROM events e WHERE e.stream = side_streams[i];
-          END IF;
-          -- expected: -2 any revision, -1 no stream, else the stream's last revision.
-          IF expected[i] <> -2 AND expected[i] <> cur THEN
-            outcome := 'conflict'; conflict_stream := streams[i]; actual_revision := cur;
-          ELSIF side_streams[i] IS NOT NULL AND side_expected[i] <> side_cur THEN
-            outcome := 'conflict'; conflict_stream := side_streams[i]; actual_revision := side_cur;
-          ELSE
-            first := nextval('events_seq');
-            IF n + sn > 1 THEN PERFORM setval('events_seq', first + n + sn - 1); END IF;
-            INSERT INTO events (position, stream, revision, type, data, metadata, created)
-            SELECT first + g - 1,
-                   CASE WHEN g <= n THEN streams[i] ELSE side_streams[i] END,
-                   CASE WHEN g <= n THEN cur + g ELSE side_cur + g - n END,
-                   types[offs + g], datas[offs + g], metadatas[offs + g], recorded
-            FROM generate_series(1, n + sn) AS g;
-            last_position := first + n + sn - 1;
-            next_revision := cur + n;
-            IF side_streams[i] IS NOT NULL THEN side_revision := side_cur + sn; END IF;
-          END IF;
-          offs := offs + n + sn;
-          RETURN NEXT;
-        END LOOP;
+        -- Each append judged on its streams' last revisions, read once for the batch (a stream is
+        -- in one append of a batch at most). expected: -2 any revision, -1 no stream, else the
+        -- stream's last revision. offsets: the append's first row in the input; through: the rows
+        -- accepted up to and including this append.
+        WITH a AS (
+          SELECT * FROM unnest(streams, expected, side_streams, side_expected, counts, side_counts)
+            WITH ORDINALITY AS a(stream, expected, side_stream, side_expected, n, sn, i)
+        ), last AS (
+          SELECT ev.stream, max(ev.revision) AS revision FROM events ev WHERE ev.stream = ANY (streams || side_streams) GROUP BY ev.stream
+        ), judged AS (
+          SELECT a.i, a.n, a.sn, coalesce(l.revision, -1) AS cur, coalesce(sl.revision, -1) AS side_cur,
+            (a.expected = -2 OR a.expected = coalesce(l.revision, -1)) AND (a.side_stream IS NULL OR a.side_expected = coalesce(sl.revision, -1)) AS ok,
+            (sum(a.n + a.sn) OVER (ORDER BY a.i) - a.n - a.sn)::int AS offs
+          FROM a LEFT JOIN last l ON l.stream = a.stream LEFT JOIN last sl ON sl.stream = a.side_stream
+        )
+        SELECT array_agg(j.ok ORDER BY j.i), array_agg(j.cur ORDER BY j.i), array_agg(j.side_cur ORDER BY j.i), array_agg(j.offs ORDER BY j.i),
+               array_agg(j.through ORDER BY j.i)
+        INTO accepted, curs, side_curs, offsets, through
+        FROM (SELECT judged.*, (sum(CASE WHEN judged.ok THEN judged.n + judged.sn ELSE 0 END) OVER (ORDER BY judged.i))::int AS through FROM judged) AS j;
+        total := coalesce(through[array_length(through, 1)], 0);
+        IF total > 0 THEN
+          first := nextval('events_seq');
+          IF total > 1 THEN PERFORM setval('events_seq', first + total - 1); END IF;
+          INSERT INTO events (position, stream, revision, type, data, metadata, created)
+          SELECT first + x.through - x.n - x.sn + g - 1,
+                 CASE WHEN g <= x.n THEN x.stream ELSE x.side_stream END,
+                 CASE WHEN g <= x.n THEN x.cur + g ELSE x.side_cur + g - x.n END,
+                 src.type, src.data, src.metadata, recorded
+          FROM unnest(streams, side_streams, counts, side_counts, accepted, curs, side_curs, offsets, through)
+                 AS x(stream, side_stream, n, sn, ok, cur, side_cur, offs, through)
+          CROSS JOIN LATERAL generate_series(1, x.n + x.sn) AS g
+          JOIN unnest(types, datas, metadatas) WITH ORDINALITY AS src(type, data, metadata, at) ON src.at = x.offs + g
+          WHERE x.ok;
+        END IF;
+        RETURN QUERY
+        SELECT CASE WHEN x.ok THEN 'ok' ELSE 'conflict' END,
+               CASE WHEN x.ok THEN NULL WHEN x.expected <> -2 AND x.expected <> x.cur THEN x.stream ELSE x.side_stream END,
+               CASE WHEN x.ok THEN NULL WHEN x.expected <> -2 AND x.expected <> x.cur THEN x.cur ELSE x.side_cur END,
+               CASE WHEN x.ok THEN first + x.through - 1 END,
+               CASE WHEN x.ok THEN x.cur + x.n END,
+               CASE WHEN x.ok AND x.side_stream IS NOT NULL THEN x.side_cur + x.sn END
+        FROM unnest(streams, expected, side_streams, counts, side_counts, accepted, curs, side_curs, through)
+               WITH ORDINALITY AS x(stream, expected, side_stream, n, sn, ok, cur, side_cur, through, i)
+        ORDER BY x.i;
       END
       $$;
     `,

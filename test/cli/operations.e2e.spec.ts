@@ -14,7 +14,7 @@ test('list --unknown shows what a restart closed out; resolve --applied records 
   try {
     const { key } = await h.key();
     const body = { oId: ALICE.oId, point: 8, memo: 'who knows' };
-    const send = () => h.request('POST', '/adm/points/edit', { body, apiKey: key, headers: { 'Idempotency-Key': 'cli-1' } });
+    const send = () => h.request('POST', '/adm/points/edit', { body, apiKey: key, headers: { 'Idempotency-Key': 'cli-1', 'X-Request-Id': 'trace-cli-1' } });
     const undo = failAppendsOf(h.service.deps.store, 'OperationApplied');
     const first = await send();
     undo();
@@ -30,8 +30,21 @@ test('list --unknown shows what a restart closed out; resolve --applied records 
       [operationId, 'unknown', 'PointsEditRequested', ALICE.oId, 'node-cli', { point: 8, memo: 'who knows' }],
     );
     assert.match(entry.reason, /restarted/);
+    // What the caller sent, beside the internal id: what a developer reports.
+    assert.equal([entry.idempotencyKey, entry.requestId], ['cli-1', 'trace-cli-1']);
     const human = await cli(h.dataDir, 'list', '--unknown');
-    assert.match(human.stdout, new RegExp(`^OPERATION +STATUS[^\\n]*\\n${operationId} +unknown +PointsEdit +${ALICE.oId}`));
+    assert.match(human.stdout, new RegExp(`^OPERATION +IDEMPOTENCY-KEY +REQUEST-ID +STATUS[^\\n]*\\n${operationId} +cli-1 +trace-cli-1 +unknown +PointsEdit +${ALICE.oId}`));
+    // Found by what the caller quotes: the key, the request id, or a part of either.
+    for (const text of ['cli-1', 'trace-cli', operationId]) {
+      const found = await cli(h.dataDir, 'list', '--unknown', '--search', text, '--json');
+      assert.equal(
+        JSON.parse(found.stdout).map((o: { operationId: string }) => o.operationId),
+        [operationId],
+        `--search ${text}`,
+      );
+    }
+    const none = await cli(h.dataDir, 'list', '--unknown', '--search', 'someone-else');
+    assert.match(none.stdout, /No operation without a known outcome matches "someone-else"/);
 
     const resolved = await cli(h.dataDir, 'resolve', operationId, '--applied', '--note', 'seen in the ledger', '--by', 'carol', '--json');
     assert.is(resolved.code, 0, resolved.stderr);

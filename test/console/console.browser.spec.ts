@@ -160,17 +160,33 @@ browserTest('a user is found by name, and their page shows the points edit with 
   await shot(operator, 'user');
 });
 
-browserTest('an unknown outcome is resolved as applied, with a note', async () => {
+browserTest("an unknown outcome shows the caller's Idempotency-Key and request id, is found by either, and is resolved as applied, with a note", async () => {
   const { h } = world;
   const { key } = await h.key(['points:edit']);
   const undo = failAppendsOf(h.service.deps.store, 'OperationApplied');
-  const sent = await h.request('POST', '/adm/points/edit', { body: { oId: BOB.oId, point: 7, memo: 'lost answer' }, apiKey: key });
+  const sent = await h.request('POST', '/adm/points/edit', {
+    body: { oId: BOB.oId, point: 7, memo: 'lost answer' },
+    apiKey: key,
+    headers: { 'Idempotency-Key': 'game-order-4711', 'X-Request-Id': 'trace-4711' },
+  });
   undo();
   assert.is(sent.status, 504, sent.text);
   await h.restart(); // node-a closes out what it left pending: the outcome is now unknown
   await operator.goto(`${world.base}/console/#/unknown`);
   const operation = operator.getByRole('article').filter({ hasText: sent.body.data.operationId });
   await operation.getByText('node-a stopped before the platform answered').waitFor({ timeout: STEP_MS });
+  await operation.locator('code', { hasText: /^game-order-4711$/ }).waitFor({ timeout: STEP_MS });
+  await operation.locator('code', { hasText: /^trace-4711$/ }).waitFor({ timeout: STEP_MS });
+  // What a developer quotes finds it; anything else finds nothing.
+  for (const text of ['game-order-4711', 'trace-47']) {
+    await operator.getByLabel('Find').fill(text);
+    await operation.waitFor({ timeout: STEP_MS });
+  }
+  await operator.getByLabel('Find').fill('another-key');
+  await operator.getByText('No unknown outcome matches “another-key”.').waitFor({ timeout: STEP_MS });
+  assert.is(await operation.count(), 0);
+  await operator.getByLabel('Find').fill('');
+  await operation.waitFor({ timeout: STEP_MS });
   await assertTimesSayUtc(operator);
   await shot(operator, 'unknown');
   await operation.getByLabel('Applied', { exact: true }).check();

@@ -8,18 +8,20 @@ import * as assert from 'uvu/assert';
 import { eventually } from '../support/eventually.js';
 import { ALICE } from '../support/harness.js';
 import { libfaketimeMissing, skewedClock } from '../support/faketime.js';
-import type { ServiceProcess } from '../support/serviceProcess.js';
+import { issueKey, type ServiceProcess } from '../support/serviceProcess.js';
 import { connect, signIn } from '../support/streamsAndSignIn.js';
 import { assertReplayed, openWorld, POINTS_PATH, pointsArrivals, pointsEdit, type World } from './world.js';
 
 const HOUR_MS = 3_600_000;
 const SUITE_ENV = { NODE_HEARTBEAT_MS: '200', COMMUNITY_TIMEOUT_MS: '15000', OPERATION_PENDING_GRACE_MS: '8000' };
 
-const skewed = suite<{ world: World; nodes: Record<string, ServiceProcess> }>('one node with a skewed clock');
+const skewed = suite<{ world: World; nodes: Record<string, ServiceProcess>; operatorKey: string }>('one node with a skewed clock');
 
 skewed.before(async (context) => {
   if (libfaketimeMissing) return;
   context.world = await openWorld(SUITE_ENV);
+  // /readyz shows the offset and the position to an operator's key (one that reaches every app).
+  context.operatorKey = (await issueKey(context.world.dataDir, 'audit:read', 'ops', '--all-apps')).key;
   context.nodes = {};
   // The node with the true clock first: the ones that join later align with it.
   context.nodes.steady = await context.world.start('steady');
@@ -36,21 +38,22 @@ skewed.after(async ({ world }) => {
   await world?.close();
 });
 
-const readiness = async (node: ServiceProcess) => (await node.request('GET', '/readyz')).body;
+const readiness = async (node: ServiceProcess, operatorKey: string) => (await node.request('GET', '/readyz', { apiKey: operatorKey })).body;
 
 const run = libfaketimeMissing ? skewed.skip : skewed;
 if (libfaketimeMissing) console.log(`skipped: skewed-clock suite — ${libfaketimeMissing}`);
 
-run('each skewed node reports its offset and is not ready; the steady one is ready', async ({ nodes }) => {
-  const steady = await readiness(nodes.steady!);
+run('each skewed node reports its offset and is not ready; the steady one is ready', async ({ nodes, operatorKey }) => {
+  const steady = await readiness(nodes.steady!, operatorKey);
   assert.is(steady.status, 'ready', JSON.stringify(steady));
   assert.ok(Math.abs(steady.clockOffsetMs) < 1000, `steady offset ${steady.clockOffsetMs}`);
   const expected = { dayAhead: 25 * HOUR_MS, minuteAhead: 60_000, quarterBehind: -HOUR_MS / 4, quarterAhead: HOUR_MS / 4 };
   for (const [name, offset] of Object.entries(expected)) {
-    const body = await readiness(nodes[name]!);
+    const body = await readiness(nodes[name]!, operatorKey);
     assert.is(body.status, 'not ready', `${name}: ${JSON.stringify(body)}`);
     assert.ok(Math.abs(body.clockOffsetMs - offset) < 1000, `${name}: offset ${body.clockOffsetMs}, expected about ${offset}`);
-    assert.match(body.reason, /clock/);
+    assert.is(body.reason, 'clock_offset');
+    assert.match(body.detail, /clock/);
   }
   const metrics = await nodes.dayAhead!.request('GET', '/metrics');
   const gauge = Number(/^clock_offset_seconds (\S+)$/m.exec(metrics.text)?.[1]);
@@ -85,7 +88,7 @@ run("a node 60 s ahead does not sweep a live node's operation as unknown", async
   void held;
 });
 
-run('messages pushed through one node are replayed by a node a quarter of an hour off, both ways', async ({ world, nodes }) => {
+run('messages pushed through one node are replayed by a node a quarter of an hour off, both ways', async ({ world, nodes, operatorKey }) => {
   for (const [pusher, replayer] of [
     [nodes.quarterBehind!, nodes.steady!],
     [nodes.steady!, nodes.quarterAhead!],
@@ -98,7 +101,7 @@ run('messages pushed through one node are replayed by a node a quarter of an hou
     const pushed = await pusher.request('POST', '/adm/message/push', { body: { oIds: [ALICE.oId], name, data: { name } }, apiKey: world.key });
     assert.is(pushed.status, 200, pushed.text);
     const recorded = await eventually(() => world.log.ofType('MessagePushed').find((e) => e.data.name === name), { what: 'the push is recorded' });
-    await eventually(async () => (await replayer.request('GET', '/readyz')).body.position >= recorded.position, { what: 'the replaying node has applied the push' });
+    await eventually(async () => (await readiness(replayer, operatorKey)).position >= recorded.position, { what: 'the replaying node has applied the push' });
     const back = await connect({ url: replayer.url }, { cookie, lastEventId: String(login.id) });
     const message = await back.stream.next('message');
     assert.equal(message.data.data, { name }, `${replayer.nodeId} replayed ${JSON.stringify(message.data)}`);

@@ -1,6 +1,7 @@
 // docs/api.md "Conventions" and docs/decisions.md "API keys and permissions": every admin endpoint checks the
 // `apiKey` header in order — exists, enabled, not expired (401 Invalid apiKey for each, and for a
-// revoked key) — then the endpoint's permission (403). Generated from one table of endpoints.
+// revoked key) — then the endpoint's permission (403, naming it in X-Missing-Permission, the body
+// the spec's). Generated from one table of endpoints.
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PERMISSIONS, type Permission } from '../../src/domain/permissions.js';
@@ -113,8 +114,10 @@ for (const endpoint of ENDPOINTS) {
     });
   }
 
-  auth(`${name}: a valid key without ${endpoint.permission} → 403 No permission`, async ({ h, keys }) => {
-    assertExactly(await call(h, endpoint, keys.allBut.get(endpoint.permission)), 403, FORBIDDEN, name);
+  auth(`${name}: a valid key without ${endpoint.permission} → 403 No permission, the spec's body, the permission in X-Missing-Permission`, async ({ h, keys }) => {
+    const res = await call(h, endpoint, keys.allBut.get(endpoint.permission));
+    assertExactly(res, 403, FORBIDDEN, name);
+    assert.is(res.headers.get('x-missing-permission'), endpoint.permission, name);
   });
 
   auth(`${name}: a key with exactly ${endpoint.permission} is let through`, async ({ h, keys }) => {

@@ -347,7 +347,7 @@ test('limits: the rate limit, the platform refusing, a missing key, the stream c
 
 test('a node that is starting answers 503 not_ready with Retry-After, as the document says for every admin route', () =>
   withHarness({}, async (_h, doc) => {
-    const server = createServer(startingResponder(() => 7));
+    const server = createServer(startingResponder());
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     try {

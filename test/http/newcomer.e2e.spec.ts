@@ -44,7 +44,8 @@ test('without COMMUNITY_KEY, operations that need it answer 503 naming the setti
     assert.is(h.sim.calls('/api/user/getInfoById'), 0, 'not even a lookup');
     const vip = await h.post('/adm/vip/submit', { oId: ALICE.oId, quality: 'vip', expired: '2030-01-01 00:00:00' }, key);
     assert.is(vip.status, 200, 'what needs no platform key still works');
-    const ready = await h.get('/readyz');
+    const operator = await h.key(['audit:read'], 'ops', { allApps: true });
+    const ready = await h.get('/readyz', operator.key);
     assert.is(ready.status, 200);
     assert.is(
       ready.body.warnings[0],

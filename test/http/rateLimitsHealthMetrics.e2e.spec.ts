@@ -2,7 +2,8 @@
 // real HTTP against the simulator.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ALICE, withHarness } from '../support/harness.js';
+import { capturedLog } from '../support/capturedLog.js';
+import { ALICE, startHarness, withHarness } from '../support/harness.js';
 
 const POINTS = '/adm/points/edit';
 
@@ -35,17 +36,37 @@ test('/healthz answers while the process lives; /readyz once the read models hav
     await h.post('/adm/vip/submit', { oId: ALICE.oId, quality: 'vip', expired: '2030-01-01 00:00:00' }, key);
     const ready = await h.get('/readyz');
     assert.is(ready.status, 200);
-    assert.is(ready.body.status, 'ready');
-    assert.is(ready.body.position, (await h.events()).at(-1)!.position);
+    assert.equal(ready.body, { status: 'ready' }, 'anonymous callers learn only that');
+    const operator = await h.key(['audit:read'], 'ops', { allApps: true });
+    const told = await h.get('/readyz', operator.key);
+    assert.is(told.body.status, 'ready');
+    assert.is(told.body.position, (await h.events()).at(-1)!.position, "an operator's key also gets the position");
+    assert.equal((await h.get('/readyz', key)).body, { status: 'ready' }, "an app's own key is no operator's");
   }));
 
-test('/readyz answers 503 when the store is gone', () =>
-  withHarness({}, async (h) => {
+test('/readyz answers 503 when the store is gone: a reason code to anyone, the detail to an operator and to the log', async () => {
+  const { log, lines } = capturedLog('info');
+  const h = await startHarness({ log });
+  try {
+    const operator = await h.key(['audit:read'], 'ops', { allApps: true });
     await h.service.deps.store.close();
     const res = await h.get('/readyz');
     assert.is(res.status, 503);
-    assert.is(res.body.status, 'not ready');
-  }));
+    assert.equal(res.body, { status: 'not ready', reason: 'store_unreachable' });
+    const told = await h.get('/readyz', operator.key);
+    assert.is(told.body.reason, 'store_unreachable');
+    assert.type(told.body.detail, 'string');
+    await h.get('/readyz');
+    const logged = lines().filter((line) => line.msg === 'not ready');
+    assert.equal(
+      logged.map((line) => [line.reason, line.detail]),
+      [['store_unreachable', told.body.detail]],
+      'logged once, however often it is asked',
+    );
+  } finally {
+    await h.close().catch(() => undefined);
+  }
+});
 
 test('/metrics has request counts and durations by route and status, platform calls by endpoint and outcome, appends and lag', () =>
   withHarness({}, async (h) => {

@@ -1,7 +1,6 @@
 // docs/api.md's Python retry example, run as written against a running service: it sends each
 // write once whatever it meets on the way (the rate limit's 429s), stops at an unknown outcome
 // without sending it again, and stops at a refusal that a retry cannot fix.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -9,8 +8,7 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ALICE, withHarness } from '../support/harness.js';
-
-const PYTHON_TIMEOUT_MS = 60_000;
+import { runPython } from '../support/python.js';
 
 /** The first ```python block of the "Retrying" section. */
 function documentedExample(): string {
@@ -21,21 +19,9 @@ function documentedExample(): string {
   return block![1]!;
 }
 
-/** Runs python3 without blocking the event loop (the service under test runs in this process). */
-function python(file: string, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('python3', [file], { cwd, stdio: ['ignore', 'pipe', 'pipe'], timeout: PYTHON_TIMEOUT_MS });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 const DRIVER = (oId: string) => `
 import json
+from example import *
 out = {"applied": [], "refused": None, "unknown": None}
 try:
     post("/adm/points/edit", {"oId": "${oId}", "point": 5, "memo": "docs unknown"})
@@ -56,12 +42,13 @@ test('the Python example of docs/api.md retries what it may, once, and never res
     const example = documentedExample();
     const settings = /^URL, KEY = .*$/m;
     assert.match(example, settings);
-    const script = `${example.replace(settings, `URL, KEY = ${JSON.stringify(h.url)}, ${JSON.stringify(key)}`)}\n${DRIVER(ALICE.oId)}`;
     const dir = await mkdtemp(join(tmpdir(), 'community-bridge-retry-'));
     try {
-      await writeFile(join(dir, 'example.py'), script);
+      // The example as a module (its own main part does not run), the driver beside it.
+      await writeFile(join(dir, 'example.py'), example.replace(settings, `URL, KEY = ${JSON.stringify(h.url)}, ${JSON.stringify(key)}`));
+      await writeFile(join(dir, 'driver.py'), DRIVER(ALICE.oId));
       h.sim.faultNext('/user/edit/points', { kind: 'hang' });
-      const run = await python('example.py', dir);
+      const run = await runPython(['driver.py'], { cwd: dir });
       assert.is(run.code, 0, `python3:\n${run.stdout}${run.stderr}`);
       const out = JSON.parse(run.stdout);
       assert.match(out.unknown, /^[a-z0-9]{15}$/, 'the unknown outcome names its operation');

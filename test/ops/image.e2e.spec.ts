@@ -274,7 +274,11 @@ test('docker-compose.yml: nginx is the only published port (8090), mounts deploy
   );
   const { nginx } = services;
   assert.match(nginx.image!, /^nginx:1\.\d+/);
-  assert.equal(nginx.volumes, ['./deploy/nginx.conf:/etc/nginx/nginx.conf:ro']);
+  assert.equal(nginx.volumes, [
+    './deploy/nginx.conf:/etc/nginx/nginx.conf:ro',
+    './deploy/community-bridge-nodes.conf:/etc/nginx/community-bridge-nodes.conf:ro',
+    './deploy/community-bridge-listen.conf:/etc/nginx/community-bridge-listen.conf:ro',
+  ]);
   assert.equal(nginx.depends_on, {
     'community-bridge-1': { condition: 'service_healthy' },
     'community-bridge-2': { condition: 'service_healthy' },
@@ -300,7 +304,7 @@ test('docker-compose.yml: --profile eventstoredb keeps a healthy, unpublished Ku
     assert.equal(s.networks, { eventstoredb: { aliases: [`community-bridge-${n}`] } }, 'the name nginx.conf balances over, on this network only');
   }
   const proxy = services['nginx-eventstoredb']!;
-  assert.equal(proxy.volumes, ['./deploy/nginx.conf:/etc/nginx/nginx.conf:ro']);
+  assert.equal(proxy.volumes, services.nginx.volumes, 'the same files as the PostgreSQL pair');
   assert.equal(proxy.networks, ['eventstoredb'], 'not on the default network, where the names are the PostgreSQL pair');
   assert.equal(proxy.ports, ['8091:8090']);
   assert.equal(eventstore.networks, ['eventstoredb']);

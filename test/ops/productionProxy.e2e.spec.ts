@@ -1,11 +1,11 @@
-// docs/production.md, "Reverse proxy and TLS": deploy/nginx.conf with the guide's one change for
-// TLS (the `listen` line made `ssl`, with a certificate), in front of a node run with TRUST_PROXY
+// docs/production.md, "Reverse proxy and TLS": deploy/nginx.conf with the guide's listen include
+// for TLS (`listen … ssl`, with a certificate), in front of a node run with TRUST_PROXY
 // and an https PUBLIC_URL. Over https through nginx the realtime stream gets its frames as they
 // are written (PB_CONNECT, then heartbeats), its cookie is Secure, and a client that writes its own
 // X-Forwarded-For is still counted at the address nginx saw. Debian's nginx and openssl; without
 // them the suite says it was skipped.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request, type RequestOptions } from 'node:https';
 import type { IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -14,33 +14,29 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { eventually } from '../support/eventually.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { nginxMissing, shippedConfig } from '../support/nginx.js';
+import { NGINX, nginxMissing, writeShippedConfig } from '../support/nginx.js';
 import { freePort } from '../support/ports.js';
+import { OPENSSL, selfSignedCertificate } from '../support/tls.js';
 
-const NGINX = ['/usr/sbin/nginx', '/usr/local/sbin/nginx', '/usr/bin/nginx'].find((path) => existsSync(path));
-const OPENSSL = ['/usr/bin/openssl', '/usr/local/bin/openssl'].find((path) => existsSync(path));
 const SHIPPED = new URL('../../deploy/nginx.conf', import.meta.url);
 
-/** The guide's change for TLS: the server's `listen` line takes `ssl`, and the certificate is named under it. */
-function withTls(config: string, certificate: string, key: string): string {
-  const listen = /^(\s*)listen (\S+);$/m;
-  if (!listen.test(config)) throw new Error('no listen line to make ssl');
-  return config.replace(listen, (_, indent: string, address: string) =>
-    [`${indent}listen ${address} ssl;`, `${indent}ssl_certificate ${certificate};`, `${indent}ssl_certificate_key ${key};`].join('\n'),
+/**
+ * The guide's listen include for TLS (the ```nginx block of "Reverse proxy and TLS"), listening on
+ * this address with this certificate instead of 443 and /etc/nginx/tls.
+ */
+function guideTlsListen(address: string, certificate: string, key: string): string[] {
+  const guide = readFileSync(new URL('../../docs/production.md', import.meta.url), 'utf8');
+  const section = guide.slice(guide.indexOf('\n## Reverse proxy and TLS\n'), guide.indexOf('\n## ', guide.indexOf('\n## Reverse proxy and TLS\n') + 1));
+  const block = /```nginx\n([\s\S]*?)```/.exec(section)?.[1];
+  if (!block) throw new Error('no nginx block in "Reverse proxy and TLS"');
+  const lines = block.trim().split('\n');
+  assert.equal(
+    lines.map((line) => line.split(/\s+/)[0]),
+    ['listen', 'ssl_certificate', 'ssl_certificate_key'],
+    'the listen line and the certificate',
   );
-}
-
-/** A self-signed certificate for 127.0.0.1, and the CA a client trusts it by (itself). */
-function selfSigned(dir: string): { certificate: string; key: string; ca: Buffer } {
-  const certificate = join(dir, 'cert.pem');
-  const key = join(dir, 'key.pem');
-  const made = spawnSync(
-    OPENSSL!,
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', certificate, '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'],
-    { encoding: 'utf8' },
-  );
-  if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr}`);
-  return { certificate, key, ca: readFileSync(certificate) };
+  assert.match(lines[0]!, /^listen 443 ssl;$/);
+  return [`listen ${address} ssl;`, `ssl_certificate ${certificate};`, `ssl_certificate_key ${key};`];
 }
 
 interface Stream {
@@ -130,16 +126,14 @@ if (missing) {
   for (const title of Object.keys(TESTS)) test.skip(title);
 } else {
   const dir = mkdtempSync(join(tmpdir(), 'community-bridge-tls-'));
-  const { certificate, key, ca } = selfSigned(dir);
+  const { certificate, key, ca } = selfSignedCertificate(dir);
   const proxyPort = await freePort();
   const h = await startHarness({
     env: { TRUST_PROXY: 'true', PUBLIC_URL: `https://127.0.0.1:${proxyPort}`, REALTIME_MAX_CONNECTIONS_PER_IP: '1', REALTIME_HEARTBEAT_MS: '100' },
   });
   const upstream = new URL(h.url).host;
-  const configFile = join(dir, 'nginx.conf');
-  writeFileSync(configFile, withTls(shippedConfig([upstream], proxyPort), certificate, key));
-  const errorLog = join(dir, 'error.log');
-  const nginx: ChildProcess = spawn(NGINX!, ['-p', dir, '-c', configFile, '-g', `daemon off; pid ${join(dir, 'nginx.pid')}; error_log ${errorLog} warn;`], { stdio: 'ignore' });
+  const { file, errorLog } = writeShippedConfig(dir, [upstream], guideTlsListen(`127.0.0.1:${proxyPort}`, certificate, key));
+  const nginx: ChildProcess = spawn(NGINX!, ['-p', dir, '-c', file, '-g', 'daemon off;'], { stdio: 'ignore' });
   const stopNginx = () => nginx.exitCode === null && nginx.signalCode === null && nginx.kill('SIGQUIT');
   process.once('exit', stopNginx);
   const nginxErrors = () => (existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : '');

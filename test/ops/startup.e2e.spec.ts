@@ -36,9 +36,7 @@ test('while it catches up with the log, a starting node answers /healthz 200, /r
     const health = await firstAnswer(`${base}/healthz`);
     assert.equal([health.status, await health.json()], [200, { status: 'ok' }]);
     const ready = await fetch(`${base}/readyz`);
-    const readyBody = (await ready.json()) as { status: string; reason: string; position: number };
-    assert.equal([ready.status, readyBody.status, readyBody.position], [503, 'not ready', 0]);
-    assert.match(readyBody.reason, /catching up with the event store/);
+    assert.equal([ready.status, await ready.json()], [503, { status: 'not ready', reason: 'starting' }]);
     const edit = await fetch(`${base}/adm/points/edit`, {
       method: 'POST',
       headers: { apiKey: 'cbk_anything', 'Content-Type': 'application/json' },

@@ -31,6 +31,7 @@ const metric = (text: string, name: string) => Number(new RegExp(`^${name} (\\d+
 test('/readyz answers 503 naming the cause while appends fail, and 200 again once the store takes one; the recovery is in the log once', () =>
   withFaults(async (h, faults) => {
     const { key } = await h.key();
+    const operator = await h.key(['audit:read'], 'ops', { allApps: true });
     assert.is((await h.get('/readyz')).status, 200);
 
     faults.appendFailure = diskFull();
@@ -38,10 +39,11 @@ test('/readyz answers 503 naming the cause while appends fail, and 200 again onc
     assert.is(push.status, 503, push.text);
     assert.is(push.body.data.reason, 'store_unavailable');
     for (let i = 0; i < 2; i++) {
-      const notReady = await h.get('/readyz');
+      const notReady = await h.get('/readyz', operator.key);
       assert.is(notReady.status, 503);
       assert.is(notReady.body.status, 'not ready');
-      assert.match(notReady.body.reason, /^Appends to the event store fail \(since \d{4}-\d\d-\d\dT[\d:.]+Z\): database or disk is full$/);
+      assert.is(notReady.body.reason, 'store_appends_failing');
+      assert.match(notReady.body.detail, /^Appends to the event store fail \(since \d{4}-\d\d-\d\dT[\d:.]+Z\): database or disk is full$/);
     }
     assert.ok(metric((await h.get('/metrics')).text, 'store_append_failures_total') >= 1);
 
@@ -90,11 +92,13 @@ test('a dropped live subscription resumes: later writes reach the read models, a
 test('a read model that throws on an event: the others apply it and the service goes on, /readyz answers 503 naming it, also after a restart', async () => {
   const h = await startHarness();
   try {
+    const operator = await h.key(['audit:read'], 'ops', { allApps: true });
     const { position } = await h.service.deps.store.append('vip-u1', [{ type: 'VipGranted', data: null }]);
     await h.service.deps.runner.waitFor(position);
-    const notReady = await h.get('/readyz');
+    const notReady = await h.get('/readyz', operator.key);
     assert.is(notReady.status, 503);
-    assert.match(notReady.body.reason, new RegExp(`^Read model "[\\w-]+" failed on event #${position} \\(VipGranted in vip-u1@0\\): `));
+    assert.is(notReady.body.reason, 'read_model_failed');
+    assert.match(notReady.body.detail, new RegExp(`^Read model "[\\w-]+" failed on event #${position} \\(VipGranted in vip-u1@0\\): `));
     assert.match((await h.get('/metrics')).text, /projection_errors_total\{read_model="[\w-]+"\} [1-9]/);
     const { key } = await h.key();
     assert.is((await h.get(`/adm/vip/${ALICE.oId}`, key)).status, 200, 'later events are applied');

@@ -1,12 +1,13 @@
 // Read-model snapshots of a node on PostgreSQL: it keeps its snapshot in its own DATA_DIR and
 // starts from it; one older than retention allows is not used (other nodes may have deleted
 // streams meanwhile). On a throwaway cluster (test/support/postgres.ts).
+import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { snapshotFile } from '../../src/core.js';
 import { readSnapshotFile, writeSnapshotFile } from '../../src/projections/snapshotFile.js';
 import { capturedLog } from '../support/capturedLog.js';
 import { startHarness } from '../support/harness.js';
-import { runOnCluster, type ClusterTests } from '../support/postgres.js';
+import { testsOnCluster, type ClusterTests, type PostgresCluster } from '../support/postgres.js';
 import { assertSameAsFullReplay, snapshotLine, traffic, TRAFFIC_USERS } from '../support/snapshots.js';
 
 /**
@@ -50,4 +51,6 @@ const TESTS: ClusterTests = {
   },
 };
 
-await runOnCluster('read-model snapshots on PostgreSQL', TESTS);
+const test = suite<{ cluster: PostgresCluster }>('read-model snapshots on PostgreSQL');
+await testsOnCluster(test, 'read-model snapshots on PostgreSQL', TESTS);
+test.run();

@@ -49,7 +49,7 @@ function openRaw(h: Harness, cookie: string): RawStream {
 }
 
 test('pushes and a logout committed together reach every one of many connections in log order; the logout ends them after the pushes', async () => {
-  const h = await startHarness({ env: { REALTIME_MAX_CONNECTIONS_PER_IP: String(CONNECTIONS + 10) } });
+  const h = await startHarness({ env: { REALTIME_MAX_CONNECTIONS_PER_IP: String(CONNECTIONS + 10), REALTIME_CONNECTS_PER_SECOND: '0' } });
   const popup = await connect(h);
   let streams: RawStream[] = [];
   try {

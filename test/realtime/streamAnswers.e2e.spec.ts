@@ -67,7 +67,7 @@ test('a refused stream answers the JSON error form with Retry-After, and is logg
     first.close();
   }));
 
-test('a store failure while opening: 500 in the error form, nothing internal said, the error logged, the address’s slot given back', async () => {
+test('a store failure while opening: 503 store_unavailable in the error form with Retry-After, nothing internal said, the outage logged once, the address’s slot given back', async () => {
   let faults: FaultyStore | undefined;
   await withLog(
     {
@@ -77,13 +77,22 @@ test('a store failure while opening: 500 in the error form, nothing internal sai
     async (h, lines) => {
       faults!.appendFailure = Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
       const failed = await get(h, '/api/realtime');
-      assert.is(failed.status, 500);
-      assert.equal(JSON.parse(failed.text), { code: 500, message: 'Internal error: the service could not complete the request', data: { reason: 'internal_error' } });
+      assert.is(failed.status, 503);
+      assert.equal(JSON.parse(failed.text), {
+        code: 503,
+        message: 'The event store is unavailable: the request may not have been recorded; retry it (with the same Idempotency-Key) in a moment',
+        data: { reason: 'store_unavailable', retryAfterSeconds: 1 },
+      });
+      assert.is(failed.headers['retry-after'], '1');
       assert.is(failed.headers['x-content-type-options'], 'nosniff');
-      assert.ok(lines().some((l) => l.msg === 'unexpected error' && l.path === '/api/realtime'));
+      assert.is(lines().filter((l) => /the event store is unavailable/.test(String(l.msg))).length, 1, 'the outage is logged once');
+      assert.not.ok(
+        lines().some((l) => l.msg === 'unexpected error'),
+        'no stack for it',
+      );
       assert.equal(
         requestLines(lines()).map((l) => l.status),
-        ['500'],
+        ['503'],
       );
       faults!.appendFailure = undefined;
       const again = await eventually(async () => {

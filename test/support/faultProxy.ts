@@ -1,18 +1,25 @@
-// A transparent HTTP proxy between the service and the community simulator that can spoil one
-// platform path at a time. The simulator's own failNext() hits the next request whatever its
-// path, and every admin operation starts with the user lookup, so it can only fail the lookup;
-// this fails the write that follows it (an HTTP 500, garbage, a delay past the timeout, or the
-// platform going away between the lookup and the write).
-import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+// A transparent HTTP proxy that can spoil one path at a time. Between the service and the
+// community simulator: the simulator's own failNext() hits the next request whatever its path, and
+// every admin operation starts with the user lookup, so it can only fail the lookup; this fails the
+// write that follows it (an HTTP 500, garbage, a delay past the timeout, or the platform going away
+// between the lookup and the write). Between a client and the service: a reverse proxy's HTML 502,
+// or an answer lost on the way back, after the service did the work or while it still does.
+import { Agent, createServer, request, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type Fault =
   | { kind: 'http500' }
+  /** What nginx answers when it cannot reach a node: an HTML 502 page, the request not forwarded. */
+  | { kind: 'badGateway' }
   | { kind: 'garbage' }
   /** Forwarded after `ms` (it still takes effect, as a slow platform's write would). */
   | { kind: 'delay'; ms: number }
   /** This request is answered normally, then the proxy stops listening: later connections are refused. */
-  | { kind: 'goDownAfter' };
+  | { kind: 'goDownAfter' }
+  /** Forwarded; once the whole answer has come back the client's connection is cut instead of answered. */
+  | { kind: 'loseAnswer' }
+  /** Forwarded; the client's connection is cut after `ms`, while the target still works on it (its answer is dropped). */
+  | { kind: 'cutAfter'; ms: number };
 
 export interface FaultProxy {
   url: string;
@@ -22,19 +29,27 @@ export interface FaultProxy {
   failNext(path: string, fault: Fault): void;
   /** Requests seen per path, spoiled ones included. */
   calls(path: string): number;
+  /** The headers of the requests seen for `path`, oldest first. */
+  headers(path: string): IncomingHttpHeaders[];
   close(): Promise<void>;
 }
 
 export async function startFaultProxy(): Promise<FaultProxy> {
   const faults = new Map<string, Fault[]>();
   const counts = new Map<string, number>();
+  const seen = new Map<string, IncomingHttpHeaders[]>();
   const agent = new Agent({ keepAlive: false });
   const timers = new Set<NodeJS.Timeout>();
   let listening = true;
 
-  function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, closeAfter: boolean) {
+  function forward(req: IncomingMessage, res: ServerResponse, body: Buffer, closeAfter: boolean, loseAnswer = false) {
     const target = new URL(req.url ?? '/', proxy.target);
     const outgoing = request(target, { method: req.method, headers: { ...req.headers, host: target.host }, agent }, (answer) => {
+      if (loseAnswer || res.destroyed) {
+        answer.resume();
+        answer.on('end', () => res.destroy());
+        return;
+      }
       const headers = { ...answer.headers };
       if (closeAfter) headers.connection = 'close';
       res.writeHead(answer.statusCode ?? 502, headers);
@@ -47,6 +62,7 @@ export async function startFaultProxy(): Promise<FaultProxy> {
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://proxy').pathname;
     counts.set(path, (counts.get(path) ?? 0) + 1);
+    seen.set(path, [...(seen.get(path) ?? []), req.headers]);
     const fault = faults.get(path)?.shift();
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -56,6 +72,11 @@ export async function startFaultProxy(): Promise<FaultProxy> {
         case 'http500':
           res.writeHead(500, { 'content-type': 'text/html' }).end('<h1>500 Internal Server Error</h1>');
           return;
+        case 'badGateway':
+          res
+            .writeHead(502, { 'content-type': 'text/html' })
+            .end('<html>\n<head><title>502 Bad Gateway</title></head>\n<body>\n<center><h1>502 Bad Gateway</h1></center>\n<hr><center>nginx</center>\n</body>\n</html>\n');
+          return;
         case 'garbage':
           res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>维护中 {"code":');
           return;
@@ -63,6 +84,18 @@ export async function startFaultProxy(): Promise<FaultProxy> {
           const timer = setTimeout(() => {
             timers.delete(timer);
             forward(req, res, body, false);
+          }, fault.ms);
+          timers.add(timer);
+          return;
+        }
+        case 'loseAnswer':
+          forward(req, res, body, false, true);
+          return;
+        case 'cutAfter': {
+          forward(req, res, body, false);
+          const timer = setTimeout(() => {
+            timers.delete(timer);
+            res.destroy();
           }, fault.ms);
           timers.add(timer);
           return;
@@ -88,6 +121,7 @@ export async function startFaultProxy(): Promise<FaultProxy> {
       faults.set(path, [...(faults.get(path) ?? []), fault]);
     },
     calls: (path) => counts.get(path) ?? 0,
+    headers: (path) => [...(seen.get(path) ?? [])],
     async close() {
       for (const timer of timers) clearTimeout(timer);
       agent.destroy();

@@ -45,6 +45,8 @@ export interface Media {
 export interface Operation {
   operationId: string;
   summary?: string;
+  /** The permission an admin operation needs; absent for the others. */
+  'x-permission'?: string;
   security?: unknown[];
   parameters?: Parameter[];
   requestBody?: { content: Record<string, Media> };

@@ -12,7 +12,7 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { suite } from 'uvu';
+import type * as uvu from 'uvu';
 import { freePort } from './ports.js';
 
 const SUPERUSER = 'postgres';
@@ -197,22 +197,20 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Postgr
 export type ClusterTests = Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>>;
 
 /**
- * Runs `tests` as one suite on one throwaway cluster, destroyed after them; without PostgreSQL's
- * binaries each test is skipped, and the reason printed.
+ * Registers each of `tests` on `test` with one throwaway cluster for them all (destroyed after),
+ * or, without the server binaries, skips each after printing why.
  */
-export async function runOnCluster(name: string, tests: ClusterTests): Promise<void> {
-  const test = suite<{ cluster: PostgresCluster }>(name);
+export async function testsOnCluster(test: uvu.Test<{ cluster: PostgresCluster }>, what: string, tests: ClusterTests): Promise<void> {
   const binaries = postgresBinaries();
   if ('missing' in binaries) {
-    console.log(`skipped: ${name} — ${binaries.missing}`);
+    console.log(`skipped: ${what} — ${binaries.missing}`);
     for (const title of Object.keys(tests)) test.skip(title);
-  } else {
-    const cluster = await startCluster();
-    test.before.each((ctx) => {
-      ctx.cluster = cluster;
-    });
-    test.after(() => cluster.destroy());
-    for (const [title, run] of Object.entries(tests)) test(title, run);
+    return;
   }
-  test.run();
+  const cluster = await startCluster();
+  test.before.each((ctx) => {
+    ctx.cluster = cluster;
+  });
+  test.after(() => cluster.destroy());
+  for (const [title, run] of Object.entries(tests)) test(title, run);
 }

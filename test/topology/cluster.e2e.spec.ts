@@ -1,9 +1,12 @@
 // The production topology, end to end: nginx (deploy/nginx.conf) in front of three service nodes
 // with their own NODE_IDs on one PostgreSQL, the simulator as the platform. Under a mixed load
 // (points edits and VIP submits with Idempotency-Keys, pushes, 200 signed-in SSE clients
-// connected through nginx), one node is killed (SIGKILL) and then PostgreSQL is restarted.
-// Nothing acknowledged is lost, the platform's ledger shows nothing applied twice, and every SSE
-// client, reconnecting through nginx as a browser does, receives every push exactly once, in order.
+// connected through nginx), one node is killed (SIGKILL), another frozen (SIGSTOP), the third cut
+// off from the database (its connections black-holed by a proxy of the test's own, past its query
+// timeout), and then PostgreSQL is restarted. Nothing acknowledged is lost, the platform's ledger
+// shows nothing applied twice, the other nodes acknowledge writes while one is frozen or cut off,
+// no answer is a 500, and every SSE client, reconnecting through nginx as a browser does, receives
+// every push exactly once, in order.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,14 +19,21 @@ import { defaultUsers } from '../support/harness.js';
 import { nginxMissing, startProxy, type NginxProxy } from '../support/nginx.js';
 import { freePort } from '../support/ports.js';
 import { postgresBinaries, startCluster, type PostgresCluster } from '../support/postgres.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.js';
 import { cli, issueKey, killServiceProcesses, requestOrNoAnswer, startServiceProcess, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
 import { connect, signIn } from '../support/streamsAndSignIn.js';
 import { ReconnectingStream } from './reconnectingStream.js';
 
 const CLIENTS = 200;
-const LOAD_S = 24;
-const KILL_AT_S = 6;
-const RESTART_DB_AT_S = 13;
+const LOAD_S = 40;
+const KILL_AT_S = 5;
+/** node-3 is stopped (SIGSTOP) for FREEZE_S, then continued. */
+const FREEZE_AT_S = 10;
+const FREEZE_S = 6;
+/** node-1's database connections are black-holed for BLACK_HOLE_S: longer than its 7 s query timeout. */
+const BLACK_HOLE_AT_S = 19;
+const BLACK_HOLE_S = 9;
+const RESTART_DB_AT_S = 32;
 /** Users the points edits and VIP submits go to (the SSE clients' users are the first CLIENTS). */
 const WRITE_USERS = 40;
 const NODE_ENV = {
@@ -51,6 +61,8 @@ interface World {
   dataDir: string;
   nodes: ServiceProcess[];
   proxy: NginxProxy;
+  /** node-1's way to the database. */
+  dbLink: TcpProxy;
   key: string;
   streams: ReconnectingStream[];
 }
@@ -72,8 +84,15 @@ topology.before(async (world) => {
   world.key = (await issueKey(world.dataDir)).key;
   const proxyPort = await freePort();
   const env = { ...NODE_ENV, EVENTSTORE_CONNECTION_STRING: world.cluster.connectionString, PUBLIC_URL: `http://127.0.0.1:${proxyPort}` };
+  world.dbLink = await startTcpProxy({ host: '127.0.0.1', port: world.cluster.port });
+  const linked = world.cluster.connectionString.replace(`:${world.cluster.port}/`, `:${world.dbLink.port}/`);
   world.nodes = [];
-  for (const nodeId of ['node-1', 'node-2', 'node-3']) world.nodes.push(await startServiceProcess({ dataDir: world.dataDir, communityUrl: running.url, nodeId, env }));
+  for (const nodeId of ['node-1', 'node-2', 'node-3']) {
+    // Each node's sessions carry its name (pg_stat_activity.application_name).
+    const connectionString = `${nodeId === 'node-1' ? linked : world.cluster.connectionString}&application_name=${nodeId}`;
+    const nodeEnv = { ...env, EVENTSTORE_CONNECTION_STRING: connectionString };
+    world.nodes.push(await startServiceProcess({ dataDir: world.dataDir, communityUrl: running.url, nodeId, env: nodeEnv }));
+  }
   world.proxy = await startProxy(
     world.nodes.map((node) => new URL(node.url).host),
     proxyPort,
@@ -85,16 +104,21 @@ topology.after(async (world) => {
   await Promise.all((world.streams ?? []).map((stream) => stream.close()));
   await world.proxy?.stop();
   await killServiceProcesses();
+  await world.dbLink?.close();
   await world.closeSim?.();
   await world.cluster?.destroy();
   if (world.dataDir) await rm(world.dataDir, { recursive: true, force: true });
 });
 
+/** Every answer any request got, with when it came (ms since the epoch). */
+const answered: Array<{ status: number; reason: string | undefined; at: number }> = [];
+
 /** Sends until an answer that settles the request: 200, or an outcome that must not be resent. */
 async function settled(send: () => Promise<Answer>): Promise<Answer> {
   let answer: Answer = { status: 0, body: undefined, text: 'never sent', headers: new Headers() };
-  for (let attempt = 0; attempt < 120; attempt++) {
+  for (let attempt = 0; attempt < 160; attempt++) {
     answer = await send();
+    answered.push({ status: answer.status, reason: answer.body?.data?.reason, at: Date.now() });
     if (answer.status === 200 || /^Outcome unknown/.test(answer.body?.message ?? '') || answer.status === 422) return answer;
     await sleep(250);
   }
@@ -160,10 +184,41 @@ run(`${CLIENTS} signed-in clients, writes and pushes through nginx survive a kil
         }
       }),
     );
+  // While a node is frozen or cut off, a write sent straight to a healthy node is acknowledged
+  // before the fault ends (the fault lasts until it is), and every database session the held
+  // node had still lives then: the write did not wait for the server to end one. The probes are
+  // VIP submits like the others: their checks below apply to them too.
+  const probes: Record<string, Answer> = {};
+  /** The database sessions of a node that still live, by backend pid. */
+  const sessionsOf = async (node: ServiceProcess) =>
+    (await world.cluster.sql<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE application_name = $1', [node.nodeId])).map((row) => row.pid);
+  const heldSessions: Record<string, { before: number[]; after: number[] }> = {};
+  const probe = async (fault: string, node: ServiceProcess, held: ServiceProcess) => {
+    const before = await sessionsOf(held);
+    const answer = await node.request('POST', '/adm/vip/submit', {
+      body: { oId: oIdOf(0), quality: 'vip', expired: '2031-06-01 00:00:00' },
+      apiKey: key,
+      idempotencyKey: `probe-${fault.replace(' ', '-')}`,
+    });
+    heldSessions[fault] = { before, after: await sessionsOf(held) };
+    probes[fault] = answer;
+    vips.push({ key: `probe-${fault}`, answer });
+  };
+  const started = Date.now();
+  const at = (s: number) => sleep(Math.max(0, started + s * 1000 - Date.now()));
   const faults = (async () => {
-    await sleep(KILL_AT_S * 1000);
+    await at(KILL_AT_S);
     await world.nodes[1]!.kill();
-    await sleep((RESTART_DB_AT_S - KILL_AT_S) * 1000);
+    await at(FREEZE_AT_S);
+    const frozen = world.nodes[2]!;
+    process.kill(frozen.pid, 'SIGSTOP');
+    await Promise.all([probe('frozen', world.nodes[0]!, frozen), at(FREEZE_AT_S + FREEZE_S)]);
+    process.kill(frozen.pid, 'SIGCONT');
+    await at(BLACK_HOLE_AT_S);
+    world.dbLink.blackHole();
+    await Promise.all([probe('cut off', world.nodes[2]!, world.nodes[0]!), at(BLACK_HOLE_AT_S + BLACK_HOLE_S)]);
+    world.dbLink.restore();
+    await at(RESTART_DB_AT_S);
     await world.cluster.restart();
   })();
   await Promise.all([pushes, writes('points'), writes('vip'), faults]);
@@ -208,10 +263,22 @@ run(`${CLIENTS} signed-in clients, writes and pushes through nginx survive a kil
     .filter((e) => e.type === 'VipGranted' || e.type === 'VipRenewed');
   assert.is(vipEvents.length, vips.length, `${vipEvents.length} VIP events for ${vips.length} acknowledged submits`);
   assert.ok(ackedPushes.length > 20 && points.length > 20, `load too light: ${ackedPushes.length} pushes, ${points.length} points edits`);
+  for (const fault of ['frozen', 'cut off']) {
+    assert.is(probes[fault]?.status, 200, `a write to a healthy node while another was ${fault}: ${probes[fault]?.text}`);
+    const { before, after } = heldSessions[fault]!;
+    assert.ok(
+      before.length > 0 && before.every((pid) => after.includes(pid)),
+      `the ${fault} node's sessions all live on after the write (${before.join(', ')} then, ${after.join(', ')} after)`,
+    );
+  }
+  const failures = answered.filter((a) => a.status === 500);
+  assert.equal(failures, [], "no answer was a 500: the store's trouble answers 503");
+  const storeTrouble = answered.filter((a) => a.reason === 'store_unavailable').length;
   const unknown = points.filter(({ answer }) => answer.status !== 200).length;
   console.log(
     `topology: ${ackedPushes.length} pushes × ${CLIENTS} clients delivered once each, in order (${reconnected} clients reconnected); ` +
-      `${points.length} points edits (${unknown} unknown outcomes, none applied twice), ${vips.length} VIP submits, all recorded once`,
+      `${points.length} points edits (${unknown} unknown outcomes, none applied twice), ${vips.length} VIP submits, all recorded once; ` +
+      `${answered.length} answers, ${storeTrouble} of them 503 store_unavailable, none 500`,
   );
 });
 

@@ -12,6 +12,14 @@ export interface CallOptions {
   idempotencyKey?: string;
 }
 
+/** Which operations `operations.list` answers: by status (default both), by what a caller quotes, at most `limit` (default 50, at most 500). */
+export interface OperationFilter {
+  status?: 'unknown' | 'pending';
+  /** Text of an Idempotency-Key, X-Request-Id or operation id. */
+  search?: string;
+  limit?: number;
+}
+
 /** Audit paging: `limit` entries (default 50, at most 500) after or before a log position (`next` / `prev` of a page). */
 export interface AuditPaging {
   limit?: number;
@@ -51,6 +59,12 @@ export interface AdminClient {
     vip(oId: string, page?: AuditPaging): Promise<api.VipAuditPage>;
     medals(oId: string, page?: AuditPaging): Promise<api.MedalAuditPage>;
     items(oId: string, page?: AuditPaging): Promise<api.ItemsAuditPage>;
+  };
+  operations: {
+    /** Operations whose outcome is not known (`GET /adm/operations`), oldest first, with the Idempotency-Key and X-Request-Id their callers sent. */
+    list(filter?: OperationFilter): Promise<api.OperationListAnswer>;
+    /** Records what someone who checked the platform found for an unknown outcome (`POST /adm/operations/:operationId/resolve`). */
+    resolve(operationId: string, body: api.ResolveBody, options?: CallOptions): Promise<api.ResolveAnswer>;
   };
 }
 
@@ -104,6 +118,10 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
       vip: (oId, page) => get(oIdPath('/adm/audit/vip', oId), { ...page }),
       medals: (oId, page) => get(oIdPath('/adm/audit/medals', oId), { ...page }),
       items: (oId, page) => get(oIdPath('/adm/audit/items', oId), { ...page }),
+    },
+    operations: {
+      list: (filter) => get('/adm/operations', { ...filter }),
+      resolve: (operationId, body, call) => post(`/adm/operations/${encodeURIComponent(operationId)}/resolve`, body, call),
     },
   };
 }

@@ -7,8 +7,8 @@ type ErrorData = components['schemas']['ErrorBody']['data'];
 
 /** Every `data.reason` the service answers with (its closed list, from its OpenAPI document). */
 export type ServiceErrorReason = Extract<ErrorData, { reason: string }>['reason'];
-/** Why a call failed on the client's side: no answer came, or the answer was a redirect. */
-export type ClientErrorReason = 'connection_failed' | 'timeout' | 'redirect';
+/** Why a call failed on the client's side: no answer came (or not in time), the answer was a redirect, or larger than the client reads. */
+export type ClientErrorReason = 'connection_failed' | 'timeout' | 'redirect' | 'answer_too_large';
 export type BridgeErrorReason = ServiceErrorReason | ClientErrorReason;
 
 /** What the service says about a failure: `data` of its `{code, message, data}` error body. */
@@ -142,6 +142,23 @@ export class PlatformError extends BridgeError {
  */
 export class ConnectionError extends BridgeError {
   override readonly name: string = 'ConnectionError';
+}
+
+/**
+ * The answer's body was larger than `maxAnswerBytes` (by its Content-Length, or as it arrived):
+ * the client stopped reading it and did not retry. `status` is the answer's; `reason` is
+ * `answer_too_large`. No answer of the service comes near the default (4 MiB): something else
+ * answers at `baseUrl`, or the bound is set too low for the call.
+ */
+export class AnswerTooLargeError extends BridgeError {
+  override readonly name: string = 'AnswerTooLargeError';
+  /** The bound the answer was past, in bytes. */
+  readonly maxAnswerBytes: number;
+
+  constructor(message: string, init: BridgeErrorInit & { maxAnswerBytes: number }) {
+    super(message, { ...init, reason: 'answer_too_large' });
+    this.maxAnswerBytes = init.maxAnswerBytes;
+  }
 }
 
 /**

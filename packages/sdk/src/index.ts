@@ -1,6 +1,8 @@
-// @community-bridge/sdk: the admin client for application servers, the realtime client for browsers.
-export { createAdminClient, type AdminClient, type AdminClientOptions, type AuditPaging, type CallOptions } from './admin.js';
+// @community-bridge/sdk: the admin client for application servers, the realtime client for browsers,
+// the webhook signature check.
+export { createAdminClient, type AdminClient, type AdminClientOptions, type AuditPaging, type CallOptions, type OperationFilter } from './admin.js';
 export {
+  AnswerTooLargeError,
   AuthError,
   BridgeError,
   BridgeRedirectError,
@@ -19,4 +21,13 @@ export {
 export type { LoginFrame, MessageFrame, PbConnectFrame, RealtimeUser } from './frames.js';
 export { connectRealtime, type EventSourceConstructor, type EventSourceLike, type RealtimeConnection, type RealtimeOptions } from './realtime.js';
 export type { Fetch, FetchResponse } from './transport.js';
+export {
+  DEFAULT_TOLERANCE_SECONDS,
+  MAX_SIGNATURE_HEADER_LENGTH,
+  SIGNATURE_HEADER,
+  verifyWebhookSignature,
+  WebhookSignatureError,
+  type VerifyWebhookOptions,
+  type WebhookSignatureFailure,
+} from './webhooks.js';
 export type * from './types.js';

@@ -5,6 +5,10 @@ import type { Fetch, TransportOptions } from './transport.js';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_ATTEMPTS = 3;
+/** The largest answer body read (4 MiB): the service's largest, a page of 500 audit entries, is far below. */
+export const DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+/** An answer is held in memory whole: at most this bound can be asked for (1 GiB). */
+const MAX_ANSWER_BYTES = 1024 * 1024 * 1024;
 /** Timers take at most a signed 32-bit count of milliseconds (a longer one fires at once). */
 const MAX_TIMEOUT_MS = 2_147_483_647;
 const MAX_ATTEMPTS = 10;
@@ -18,6 +22,7 @@ export interface Settings {
   fetch: Fetch;
   timeoutMs: number;
   maxAttempts: number;
+  maxAnswerBytes: number;
 }
 
 export function readSettings(options: TransportOptions): Settings {
@@ -30,6 +35,7 @@ export function readSettings(options: TransportOptions): Settings {
     fetch: options.fetch ?? ((url, init) => globalThis.fetch(url, init)),
     timeoutMs: wholeNumber('timeoutMs', options.timeoutMs ?? DEFAULT_TIMEOUT_MS, 1, MAX_TIMEOUT_MS),
     maxAttempts: wholeNumber('maxAttempts', options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, 1, MAX_ATTEMPTS),
+    maxAnswerBytes: wholeNumber('maxAnswerBytes', options.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES, 1024, MAX_ANSWER_BYTES),
   };
 }
 

@@ -1,9 +1,11 @@
-// One admin API call: JSON in and out, the apiKey header, one deadline over every attempt, and
+// One admin API call: JSON in and out, the apiKey header, one deadline over every attempt (the
+// answer's body included), an answer read up to maxAnswerBytes and no further, and
 // retries (retry.ts) of the failures that sending again can mend, with the same Idempotency-Key
 // and X-Request-Id, so the service answers from its record instead of acting twice and its log
 // ties the attempts together. The key is sent to baseUrl's origin only (redirects are not
 // followed) and kept out of every error.
 import {
+  AnswerTooLargeError,
   AuthError,
   BridgeError,
   ConnectionError,
@@ -19,7 +21,7 @@ import {
 import { createRedactor, type Redactor } from './redact.js';
 import { isRedirect, redirectError } from './redirect.js';
 import { backoff, retryAfterSecondsOf, retryDelay } from './retry.js';
-import { readSettings } from './settings.js';
+import { DEFAULT_MAX_ANSWER_BYTES, readSettings } from './settings.js';
 
 /** The part of a fetch Response the client reads. */
 export interface FetchResponse {
@@ -28,8 +30,17 @@ export interface FetchResponse {
   text(): Promise<string>;
   /** `'opaqueredirect'` is how a browser answers a redirect it was told not to follow. */
   readonly type?: string;
-  /** Cancelled when the answer is not read (a redirect). */
-  readonly body?: { cancel(): Promise<void> } | null;
+  /**
+   * Read chunk by chunk when it has a reader (fetch's ReadableStream), so that no more than the
+   * bound is ever held; cancelled when the answer is not read (a redirect, one too large).
+   */
+  readonly body?: { cancel(): Promise<void>; getReader?(): BodyReader } | null;
+}
+
+/** The part of a ReadableStream reader the client uses. */
+export interface BodyReader {
+  read(): Promise<{ done: boolean; value?: Uint8Array }>;
+  cancel(reason?: unknown): Promise<void>;
 }
 
 /**
@@ -48,6 +59,8 @@ export interface TransportOptions {
   timeoutMs?: number;
   /** How many times one call is sent at most (default 3, at most 10; 1 turns retries off). */
   maxAttempts?: number;
+  /** The largest answer body read, in bytes (default 4 MiB, from 1 KiB to 1 GiB): past it the call throws AnswerTooLargeError. */
+  maxAnswerBytes?: number;
 }
 
 export interface Answer {
@@ -97,8 +110,13 @@ export function createTransport(options: TransportOptions): Send {
       try {
         const response = await settings.fetch(url, { method: input.method, headers, ...(body !== undefined && { body }), signal: deadline, redirect: 'manual' });
         if (isRedirect(response)) redirected = response;
-        else answer = cleaned(await readAnswer(response, requestId), redact);
+        else answer = cleaned(await readAnswer(response, requestId, { maxBytes: settings.maxAnswerBytes, signal: deadline }), redact);
       } catch (error) {
+        // Sending again would bring the same answer.
+        if (error instanceof AnswerTooLargeError) {
+          const { message, status, requestId: answeredId, maxAnswerBytes } = error;
+          throw new AnswerTooLargeError(message, { status, requestId: answeredId, maxAnswerBytes, idempotencyKey: input.idempotencyKey });
+        }
         if (deadline.aborted) throw timedOut(error);
         failure = error;
       }
@@ -158,24 +176,103 @@ function queryString(query: RequestInput['query']): string {
   return text ? `?${text}` : '';
 }
 
+/** How much of an answer is read, and until when. */
+export interface ReadLimits {
+  /** Bytes of body read at most; past them AnswerTooLargeError. */
+  maxBytes: number;
+  /** Reading stops when it aborts (the call's deadline); the read rejects with its reason. */
+  signal?: AbortSignal;
+}
+
 /** A response as an Answer (its body undefined when not JSON); `sentRequestId` stands when it carries no X-Request-Id. */
-export async function readAnswer(response: FetchResponse, sentRequestId: string | undefined): Promise<Answer> {
-  const text = await response.text();
+export async function readAnswer(response: FetchResponse, sentRequestId: string | undefined, limits: ReadLimits = { maxBytes: DEFAULT_MAX_ANSWER_BYTES }): Promise<Answer> {
+  const answered = response.headers.get('x-request-id');
+  const requestId = answered !== null && REQUEST_ID.test(answered) ? answered : sentRequestId;
+  const text = await readBody(
+    response,
+    limits,
+    () =>
+      new AnswerTooLargeError(`The answer (HTTP ${response.status}) is larger than maxAnswerBytes (${limits.maxBytes}); it was not read`, {
+        status: response.status,
+        requestId,
+        maxAnswerBytes: limits.maxBytes,
+      }),
+  );
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
     body = undefined;
   }
-  const answered = response.headers.get('x-request-id');
   const data = isObject(body) && isObject(body.data) ? body.data : {};
   const dataSeconds = typeof data.retryAfterSeconds === 'number' && Number.isInteger(data.retryAfterSeconds) && data.retryAfterSeconds >= 0 ? data.retryAfterSeconds : undefined;
   return {
     status: response.status,
     body,
-    requestId: answered !== null && REQUEST_ID.test(answered) ? answered : sentRequestId,
+    requestId,
     retryAfterSeconds: retryAfterSecondsOf(response.headers.get('retry-after')) ?? dataSeconds,
   };
+}
+
+/**
+ * The body as text, read until it ends, passes `maxBytes` (a Content-Length past it is refused
+ * before reading) or the signal aborts; what was read stays in memory only that long.
+ */
+async function readBody(response: FetchResponse, { maxBytes, signal }: ReadLimits, tooLarge: () => AnswerTooLargeError): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
+  if (declared > maxBytes) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  const reader = response.body?.getReader?.();
+  if (!reader) {
+    // A fetch without a stream (a test double): bounded once read.
+    const text = await untilAborted(response.text(), signal);
+    if (new TextEncoder().encode(text).byteLength > maxBytes) throw tooLarge();
+    return text;
+  }
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await untilAborted(reader.read(), signal);
+      if (done) break;
+      if (!value) continue;
+      size += value.byteLength;
+      if (size > maxBytes) throw tooLarge();
+      chunks.push(value);
+    }
+  } catch (error) {
+    reader.cancel().catch(() => undefined);
+    throw error;
+  }
+  const whole = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    whole.set(chunk, at);
+    at += chunk.byteLength;
+  }
+  return new TextDecoder().decode(whole);
+}
+
+/** The promise, or a rejection as soon as the signal aborts (a body that drips stops there). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', abort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', abort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /** Resolves after `ms`, or as soon as the signal aborts. */

@@ -28,6 +28,10 @@ export type PointsAuditPage = Schemas['PointsAuditPage'];
 export type VipAuditPage = Schemas['VipAuditPage'];
 export type MedalAuditPage = Schemas['MedalAuditPage'];
 export type ItemsAuditPage = Schemas['ItemsAuditPage'];
+export type ResolveBody = Schemas['ResolveBody'];
+export type ResolveAnswer = Schemas['ResolveAnswer'];
+export type OperationEntry = Schemas['OperationEntry'];
+export type OperationListAnswer = Schemas['OperationListAnswer'];
 export type ErrorBody = Schemas['ErrorBody'];
 
 export type { components, paths } from './generated/openapi.js';

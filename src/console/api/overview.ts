@@ -1,4 +1,4 @@
-// The overview: nodes seen in the log, open connections, platform operations per minute by
+// The overview: every node from its heartbeats (live, lapsed, gone), open connections, platform operations per minute by
 // outcome, platform call health (this node's metrics), and how far the read models lag.
 import type { Overview } from '../../contract/console.js';
 import type { ConsoleDeps } from '../deps.js';
@@ -22,6 +22,24 @@ async function platformHealth({ metrics }: ConsoleDeps): Promise<Overview['platf
   return { ...total, byEndpoint: [...byEndpoint].map(([endpoint, counts]) => ({ endpoint, ...counts })).sort((a, b) => a.endpoint.localeCompare(b.endpoint)) };
 }
 
+/** The heartbeats' view of every node process, with each node's last write to the log beside it. */
+async function nodes({ liveness, index }: ConsoleDeps): Promise<Overview['nodes']> {
+  const lastWrites = new Map(index.nodes().map(({ node, lastSeen }) => [node, lastSeen]));
+  const beating = (await liveness()).map(({ node, instance, state, since, lastBeat, self }) => ({
+    node,
+    instance,
+    state,
+    since,
+    lastBeat,
+    self,
+    ...(lastWrites.has(node) && { lastWrite: lastWrites.get(node)! }),
+  }));
+  const silent = [...lastWrites]
+    .filter(([node]) => !beating.some((row) => row.node === node))
+    .map(([node, lastWrite]) => ({ node, state: 'gone' as const, since: lastWrite, lastWrite, self: false }));
+  return [...beating, ...silent];
+}
+
 async function overview(deps: ConsoleDeps): Promise<Overview> {
   const { store, runner, index, readModels, clock, nodeId } = deps;
   const connections = { anonymous: 0, signedIn: 0 };
@@ -30,7 +48,7 @@ async function overview(deps: ConsoleDeps): Promise<Overview> {
   return {
     at: clock.now(),
     node: nodeId,
-    nodes: index.nodes(),
+    nodes: await nodes(deps),
     connections,
     outcomesPerMinute: index.outcomesPerMinute(),
     platformCalls: await platformHealth(deps),

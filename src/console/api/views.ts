@@ -3,8 +3,26 @@ import type { OperationView } from '../../contract/console.js';
 import type { OperationRecord } from '../../projections/operations.js';
 
 export function operationView(record: OperationRecord): OperationView {
-  const { operationId, position, kind, oId, userName, request, requestedAt, appId, keyId, node, claim, status, outcome, unknownReason, resolution, answeredAfterResolution } =
-    record;
+  const {
+    operationId,
+    position,
+    kind,
+    oId,
+    userName,
+    request,
+    requestedAt,
+    appId,
+    keyId,
+    node,
+    claim,
+    idempotencyKey,
+    requestId,
+    status,
+    outcome,
+    unknownReason,
+    resolution,
+    answeredAfterResolution,
+  } = record;
   return {
     operationId,
     position,
@@ -18,6 +36,8 @@ export function operationView(record: OperationRecord): OperationView {
     status,
     ...(node !== undefined && { node }),
     ...(claim !== undefined && { claim }),
+    ...(idempotencyKey !== undefined && { idempotencyKey }),
+    ...(requestId !== undefined && { requestId }),
     ...(outcome !== undefined && { outcome }),
     ...(unknownReason !== undefined && { unknownReason }),
     ...(resolution !== undefined && { resolution: { ...resolution, by: { ...resolution.by } } }),

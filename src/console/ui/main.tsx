@@ -1,6 +1,6 @@
 // The console's front-end: who is signed in, the navigation, and the page the location's hash
-// names (#/overview, #/keys, #/users, #/users/<oId>, #/unknown, #/events), with the page's
-// query after a `?` (#/users?q=…, #/events?category=…).
+// names (#/overview, #/keys, #/users, #/users/<oId>, #/unknown, #/webhooks, #/webhooks/<id>,
+// #/events), with the page's query after a `?` (#/users?q=…, #/webhooks?app=…, #/events?category=…).
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Me } from '../../contract/console.js';
@@ -10,6 +10,7 @@ import { KeysPage } from './pages/keys.js';
 import { OverviewPage } from './pages/overview.js';
 import { UnknownPage } from './pages/unknown.js';
 import { UserPage, UsersPage } from './pages/users.js';
+import { WebhookEndpointPage, WebhooksPage } from './pages/webhooks.js';
 import { Failure, Loading } from './states.js';
 import './console.css';
 
@@ -18,6 +19,7 @@ const NAV = [
   ['#/keys', 'Keys'],
   ['#/users', 'Users'],
   ['#/unknown', 'Unknown outcomes'],
+  ['#/webhooks', 'Webhooks'],
   ['#/events', 'Event log'],
 ] as const;
 
@@ -35,6 +37,8 @@ function Page({ hash }: { hash: string }) {
   const [path, search = ''] = hash.slice(1).split('?');
   const user = /^\/users\/([A-Za-z0-9]+)$/.exec(path!);
   if (user) return <UserPage oId={user[1]!} />;
+  const endpoint = /^\/webhooks\/([a-z0-9]{15})$/.exec(path!);
+  if (endpoint) return <WebhookEndpointPage id={endpoint[1]!} key={endpoint[1]} />;
   switch (path) {
     case '/keys':
       return <KeysPage />;
@@ -42,6 +46,8 @@ function Page({ hash }: { hash: string }) {
       return <UsersPage query={new URLSearchParams(search).get('q') ?? ''} key={search} />;
     case '/unknown':
       return <UnknownPage />;
+    case '/webhooks':
+      return <WebhooksPage app={new URLSearchParams(search).get('app') ?? undefined} key={search} />;
     case '/events':
       return <EventsPageView filter={filterOf(new URLSearchParams(search))} key={search} />;
     default:

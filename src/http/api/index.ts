@@ -10,6 +10,7 @@ import { platformRoutes } from './platform.js';
 import { realtimeRoutes } from './realtime.js';
 import { signInRoutes } from './signIn.js';
 import { vipRoutes } from './vip.js';
+import { webhookRoutes } from './webhooks.js';
 
 export function apiRoutes(settings: ApiSettings): Route[] {
   return [
@@ -19,6 +20,7 @@ export function apiRoutes(settings: ApiSettings): Route[] {
     ...clientRoutes,
     ...operationRoutes,
     ...auditRoutes,
+    ...webhookRoutes,
     ...realtimeRoutes(settings),
     ...signInRoutes(settings),
     ...metaRoutes,

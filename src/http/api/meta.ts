@@ -1,12 +1,14 @@
 // For whoever runs or integrates the service: what it is, whether it is alive and ready, its
 // metrics, and its own description.
-import { HealthBody, NotReadyBody, ReadyBody, ServiceBody } from '../../contract/answers.js';
+import type * as v from 'valibot';
+import { HealthBody, NotReadyBody, type NotReadyReason, ReadyBody, ServiceBody } from '../../contract/answers.js';
 import { missingKeysWarning } from '../../community/goldFinger.js';
-import { StoreUnavailableError } from '../../domain/errors.js';
+import { storeFailureMessage } from '../../domain/errors.js';
 import { describeFailure } from '../../projections/runner.js';
 import { docsAsset, docsPage } from '../pages/docs.js';
 import { homePage } from '../pages/home.js';
-import { route, type RouteDeps } from '../route.js';
+import { authenticate } from '../middleware/apiKey.js';
+import { route, type RouteContext, type RouteDeps } from '../route.js';
 
 const READY_WAIT_MS = 1000;
 
@@ -18,31 +20,68 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** Why a node is not ready: a code anyone may read, and words for the log and operators. */
+export interface NotReady {
+  reason: v.InferOutput<typeof NotReadyReason>;
+  detail: string;
+}
+
 /** Why the node cannot be trusted with requests even though the store answers, if it cannot. */
-async function degraded({ store, runner, storeHealth, clockReading }: RouteDeps): Promise<string | undefined> {
+async function degraded({ store, runner, storeHealth, clockReading }: RouteDeps): Promise<NotReady | undefined> {
   const [failure] = runner.failures;
   // A read model that threw may answer wrong: it stays so until a fixed version folds the log.
-  if (failure) return describeFailure(failure);
+  if (failure) return { reason: 'read_model_failed', detail: describeFailure(failure) };
   const clock = clockReading();
   if (!clock.trusted) {
-    return `This node's clock is ${clock.offsetMs} ms off the log's clock (more than CLOCK_MAX_OFFSET_MS): it judges no other node's work until its clock is set right`;
+    return {
+      reason: 'clock_offset',
+      detail: `This node's clock is ${clock.offsetMs} ms off the log's clock (more than CLOCK_MAX_OFFSET_MS): it judges no other node's work until its clock is set right`,
+    };
   }
   if (!storeHealth.failure) return undefined;
   await withTimeout(storeHealth.probe(store), READY_WAIT_MS, 'the event store').catch(() => undefined);
   const still = storeHealth.failure;
-  return still && `Appends to the event store fail (since ${still.since}): ${still.message}`;
+  return still && { reason: 'store_appends_failing', detail: `Appends to the event store fail (since ${still.since}): ${still.message}` };
 }
 
 /** Why this node is not ready, or undefined when it is (/readyz, and service_ready in /metrics). */
-async function notReady(deps: RouteDeps): Promise<string | undefined> {
+async function notReady(deps: RouteDeps): Promise<NotReady | undefined> {
+  let head: number;
   try {
-    const head = await withTimeout(deps.store.headPosition(), READY_WAIT_MS, 'the event store');
-    await deps.runner.waitFor(head, READY_WAIT_MS);
-    return await degraded(deps);
+    head = await withTimeout(deps.store.headPosition(), READY_WAIT_MS, 'the event store');
   } catch (error) {
     // The store's own words (which connection failed, how), not the answer a request gets.
-    const cause = error instanceof StoreUnavailableError ? error.cause : error;
-    return cause instanceof Error ? cause.message : String(cause);
+    return { reason: 'store_unreachable', detail: storeFailureMessage(error) };
+  }
+  try {
+    await deps.runner.waitFor(head, READY_WAIT_MS);
+  } catch (error) {
+    return { reason: 'catching_up', detail: (error as Error).message };
+  }
+  return degraded(deps);
+}
+
+/** The last detail logged per node, so that a probe every few seconds logs a change once. */
+const lastLogged = new WeakMap<RouteDeps['runner'], string | undefined>();
+
+/** Readiness as it changes, in the node's log: the words /readyz keeps from anonymous callers. */
+function logChange(deps: RouteDeps, state: NotReady | undefined): void {
+  const detail = state?.detail;
+  if (lastLogged.get(deps.runner) === detail) return;
+  const was = lastLogged.has(deps.runner);
+  lastLogged.set(deps.runner, detail);
+  if (state) deps.realtime.log.warn({ reason: state.reason, detail }, 'not ready');
+  else if (was) deps.realtime.log.info('ready again');
+}
+
+/** Whether the request carries an operator's key (enabled, reaching every app): it may see the details. */
+function fromOperator(ctx: RouteContext, { readModels, clock }: RouteDeps): boolean {
+  const presented = ctx.get('apikey');
+  if (!presented) return false;
+  try {
+    return authenticate(readModels.apiKeys, clock, presented).allApps;
+  } catch {
+    return false;
   }
 }
 
@@ -82,15 +121,21 @@ export const metaRoutes = [
     path: '/readyz',
     tag: 'meta',
     summary: 'Readiness: the store answers and the read models have caught up with it',
+    description:
+      "No apiKey: the status and, when not ready, a reason code. With the apiKey of a key that reaches every app (an operator's), also the detail, the position, the clock offset and the settings' warnings; the node's log has the detail too.",
     access: { kind: 'public' },
     ok: { description: 'Ready', json: ReadyBody },
-    answers: { 503: { description: 'Not ready (store unreachable or failing, read models behind or failed); `reason` says why', json: NotReadyBody } },
+    answers: { 503: { description: 'Not ready (store unreachable or failing, read models behind or failed); `reason` says why in a code', json: NotReadyBody } },
     async handle(ctx, _input, deps) {
-      const reason = await notReady(deps);
-      const { runner } = deps;
-      if (reason === undefined) return { status: 'ready' as const, position: runner.position, clockOffsetMs: deps.clockReading().offsetMs, ...warningsOf(deps) };
+      const state = await notReady(deps);
+      logChange(deps, state);
+      ctx.set('Cache-Control', 'no-store');
+      // Anyone may probe readiness; what the store is and where stays with operators and the log.
+      const operator = fromOperator(ctx, deps);
+      const details = operator ? { position: deps.runner.position, clockOffsetMs: deps.clockReading().offsetMs, ...warningsOf(deps) } : {};
+      if (state === undefined) return { status: 'ready' as const, ...details };
       ctx.status = 503;
-      ctx.body = { status: 'not ready', reason, position: runner.position, clockOffsetMs: deps.clockReading().offsetMs, ...warningsOf(deps) };
+      ctx.body = { status: 'not ready', reason: state.reason, ...(operator && { detail: state.detail }), ...details };
     },
   }),
 
@@ -108,7 +153,9 @@ export const metaRoutes = [
       } catch {
         // The lag stays at its last value; the store's own trouble shows on /readyz and in service_ready.
       }
-      metrics.ready.set((await notReady(deps)) === undefined ? 1 : 0);
+      const state = await notReady(deps);
+      logChange(deps, state);
+      metrics.ready.set(state === undefined ? 1 : 0);
       metrics.unknownOutcomes.set(readModels.operations.withoutOutcome('unknown').length);
       ctx.type = metrics.registry.contentType;
       ctx.body = await metrics.registry.metrics();

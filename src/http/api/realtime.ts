@@ -9,6 +9,7 @@ import { ADMISSION_RETRY_AFTER_SECONDS } from '../../realtime/admission.js';
 import { hashBinding, newBinding } from '../../realtime/browserCookies.js';
 import { type ClientHandle, HubClosedError } from '../../realtime/hub.js';
 import { formatFrame, parseLastEventId, SSE_HEADERS } from '../../realtime/sse.js';
+import { clientGroup } from '../clientAddress.js';
 import { route, type ApiSettings, type RouteContext, type RouteDeps } from '../route.js';
 
 const STREAM_PATH = '/api/realtime';
@@ -25,11 +26,11 @@ function pageOrigin(header: string): { origin?: string } {
 }
 
 /** Admits the connection, records the client, then hands the response over to its frames. */
-async function openStream(ctx: RouteContext, { realtime }: RouteDeps): Promise<void> {
+async function openStream(ctx: RouteContext, { realtime, addressing }: RouteDeps): Promise<void> {
   const { hub, sessions, cookies, browserCookies, log, admission } = realtime;
   const { req, res } = ctx;
-  // ctx.ip: the socket's address, or with TRUST_PROXY the proxy's X-Forwarded-For entry.
-  const address = ctx.ip;
+  // The socket's address, or with TRUST_PROXY the proxy's X-Forwarded-For entry; IPv6 by network.
+  const address = clientGroup(req, addressing);
   const refused = admission.admit(address);
   if (refused) {
     ctx.status = refused.status;
@@ -154,8 +155,16 @@ export const realtimeRoutes = ({ replayMs }: ApiSettings) => [
       },
     },
     answers: {
-      429: { description: 'This address holds REALTIME_MAX_CONNECTIONS_PER_IP streams already; retry after `Retry-After` seconds', json: ErrorBody },
-      503: { description: 'The service is shutting down, or the node holds REALTIME_MAX_CONNECTIONS streams; reconnect in a moment', json: ErrorBody },
+      429: {
+        description:
+          'This address holds REALTIME_MAX_CONNECTIONS_PER_IP streams already, or opened streams faster than REALTIME_CONNECTS_PER_SECOND (after REALTIME_CONNECTS_BURST at once); retry after `Retry-After` seconds',
+        json: ErrorBody,
+      },
+      503: {
+        description:
+          'The service is shutting down, the node holds REALTIME_MAX_CONNECTIONS streams, or it takes no more than REALTIME_CONNECTS_PER_NODE_PER_SECOND new ones; reconnect in a moment',
+        json: ErrorBody,
+      },
     },
     handle: (ctx, _input, deps) => openStream(ctx, deps),
   }),

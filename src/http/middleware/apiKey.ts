@@ -1,5 +1,5 @@
 // The `apiKey` header is checked in order — exists, enabled, not expired — (401 for any of these)
-// and then for the endpoint's permission (403), as docs/api.md says.
+// and then for the endpoint's permission (403, naming it in `X-Missing-Permission`), as docs/api.md says.
 import type { Middleware } from 'koa';
 import { InvalidApiKeyError, PermissionDeniedError } from '../../domain/errors.js';
 import type { Actor } from '../../domain/events.js';
@@ -26,7 +26,7 @@ const passedHashes = new Map<string, string>();
 const PASSED_HASHES_MAX = 1000;
 
 /** The key presented in the `apiKey` header, if it exists, is enabled and has not expired. */
-function authenticate(keys: ApiKeysReadModel, clock: Clock, presented: string): ApiKeyRecord {
+export function authenticate(keys: ApiKeysReadModel, clock: Clock, presented: string): ApiKeyRecord {
   const passed = presented ? passedHashes.get(presented) : undefined;
   const key = presented ? keys.byHash(passed ?? hashApiKey(presented)) : undefined;
   if (key?.status !== 'enabled' || (key.expires !== null && key.expires <= clock.now())) {
@@ -43,7 +43,7 @@ function authenticate(keys: ApiKeysReadModel, clock: Clock, presented: string): 
 export function requirePermission(keys: ApiKeysReadModel, clock: Clock, permission: Permission): Middleware<AuthState> {
   return (ctx, next) => {
     const key = authenticate(keys, clock, ctx.get('apikey'));
-    if (!allows(key.permissions, permission)) throw new PermissionDeniedError();
+    if (!allows(key.permissions, permission)) throw new PermissionDeniedError(permission);
     ctx.state.apiKey = key;
     ctx.state.actor = { appId: key.appId, keyId: key.keyId, app: key.app, allApps: key.allApps };
     // What the request appends names the app and key.

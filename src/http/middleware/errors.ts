@@ -30,6 +30,9 @@ import { ForeignOriginError, PayloadTooLargeError, RateLimitedError } from '../e
 import { formatBytes } from '../route.js';
 import { invalid } from '../validation.js';
 
+/** On a 403 for an API key: the permission the key lacks (the body is the spec's, `data: {}`). */
+export const MISSING_PERMISSION_HEADER = 'X-Missing-Permission';
+
 /** The spec's own bodies: a status and `data: {}`, whatever went wrong in detail. */
 type SpecAnswer = { status: 401 | 403; spec: true };
 type Answer = ErrorAnswer | SpecAnswer;
@@ -127,6 +130,8 @@ export function errorRenderer(onUnexpected: OnUnexpected, maxBodyBytes: number):
       send(ctx, INTERNAL, 'Internal error: the service could not complete the request');
       return;
     }
+    // The spec's 403 body stays as it is; the permission the key lacks goes in a header.
+    if (error instanceof PermissionDeniedError && error.permission) ctx.set(MISSING_PERMISSION_HEADER, error.permission);
     send(ctx, answerOf(error), publicMessage(error));
   };
 }

@@ -78,6 +78,7 @@ export function idempotency(
     ctx.state.idempotencyKey = idempotencyKey;
     ctx.state.operationClaim = {
       stream: claim.stream,
+      key: idempotencyKey,
       bind: async (operationId) => {
         claim = await service.bind(claim, operationId);
         bound = true;

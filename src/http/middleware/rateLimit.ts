@@ -18,7 +18,7 @@ export function rateLimitByKey(limit: RateLimit, now: () => number = () => perfo
     bucket.tokens = Math.min(limit.burst, bucket.tokens + ((t - bucket.at) / 1000) * limit.perSecond);
     bucket.at = t;
     buckets.set(key.keyId, bucket);
-    if (bucket.tokens < 1) throw new RateLimitedError(limit.perSecond, Math.ceil((1 - bucket.tokens) / limit.perSecond));
+    if (bucket.tokens < 1) throw new RateLimitedError(`Too many requests: this key is limited to ${limit.perSecond} per second`, Math.ceil((1 - bucket.tokens) / limit.perSecond));
     bucket.tokens -= 1;
     return next();
   };

@@ -180,7 +180,7 @@ export interface paths {
         put?: never;
         /**
          * Push a realtime message to online users
-         * @description Each open connection of every targeted user receives an SSE `message` frame `{app_id, name, data}` (component `MessageFrame`). `oIds` are the platform's user ids; `userIds` are this service's own user ids (`user.id` in `PB_CONNECT` and `login` frames); give either or both. `data` may nest at most 32 levels and be at most 64 KiB as JSON. A signed-in client that reconnects with `Last-Event-ID` within 600 s gets the messages it missed.
+         * @description Each open connection of every targeted user receives an SSE `message` frame `{app_id, name, data}` (component `MessageFrame`). `oIds` are the platform's user ids; `userIds` are this service's own user ids (`user.id` in `PB_CONNECT` and `login` frames); give either or both. `data` may nest at most 32 levels and be at most 64 KiB as JSON; `oIds` and `userIds` together name at most 10000 recipients. An app pushes to at most 50000 recipients per second on a node: a push takes what its size could name and gives back what it did not, and one that finds the app in debt gets 429 with `Retry-After`. A signed-in client that reconnects with `Last-Event-ID` within 600 s gets the messages it missed.
          */
         post: operations["postAdmMessagePush"];
         delete?: never;
@@ -198,6 +198,26 @@ export interface paths {
         };
         /** The user behind a realtime client id */
         get: operations["getAdmUserGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/operations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Operations whose outcome is not known
+         * @description Oldest first: the operations whose outcome is unknown (sent, then no trustworthy answer: resolve each after checking the platform) and, unless `status` says otherwise, those still pending. Each with the Idempotency-Key and X-Request-Id its caller sent, so that `search` finds what a caller quotes. A key lists its own app's operations only, unless it was created for every app (`--all-apps`).
+         */
+        get: operations["getAdmOperations"];
         put?: never;
         post?: never;
         delete?: never;
@@ -300,6 +320,154 @@ export interface paths {
         get: operations["getAdmAuditVipOId"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The app's webhook endpoints
+         * @description A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        get: operations["getAdmWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint
+         * @description Events of the listed types are POSTed to `url`, signed (`Bridge-Signature`), at least once. The signing secret is in this answer only: the service keeps it sealed and never shows it again. A retry with the same Idempotency-Key answers without it (rotate to get a new one). A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        post: operations["postAdmWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One webhook endpoint
+         * @description A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        get: operations["getAdmWebhooksId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook endpoint
+         * @description Nothing more is sent to it; its deliveries still to make are dropped, and its attempts stay in the log. A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        delete: operations["deleteAdmWebhooksId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/webhooks/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an endpoint's signing secret
+         * @description A new secret signs from now on; the previous one signs too (a second `v1=`) until `previousValidUntil`. The signing secret is in this answer only: the service keeps it sealed and never shows it again. A retry with the same Idempotency-Key answers without it (rotate to get a new one). A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        post: operations["postAdmWebhooksIdRotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/webhooks/{id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Disable a webhook endpoint
+         * @description Nothing is sent to it while it is disabled; its deliveries wait (each until its retry period is over). A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        post: operations["postAdmWebhooksIdDisable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/webhooks/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Enable a webhook endpoint
+         * @description Also after the service disabled it for failing for the whole retry period: the deliveries that waited go out. A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        post: operations["postAdmWebhooksIdEnable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/webhooks/{id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's latest delivery attempts
+         * @description Every attempt: when, by which node, the receiver's status, how long it took, the first 1 KiB of its answer, and when the next attempt is due. A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        get: operations["getAdmWebhooksIdAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/webhooks/{id}/events/{eventId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send an event to an endpoint again
+         * @description The event goes out again now (same id and body, a new signature), retried for a new retry period; its user's later events do not wait for it. 409 while an attempt of it is in progress or the endpoint is disabled. A key reaches its own app's endpoints only, unless it was created for every app (`--all-apps`); another app's endpoint answers 404.
+         */
+        post: operations["postAdmWebhooksIdEventsEventIdResend"];
         delete?: never;
         options?: never;
         head?: never;
@@ -427,7 +595,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the store answers and the read models have caught up with it */
+        /**
+         * Readiness: the store answers and the read models have caught up with it
+         * @description No apiKey: the status and, when not ready, a reason code. With the apiKey of a key that reaches every app (an operator's), also the detail, the position, the clock offset and the settings' warnings; the node's log has the detail too.
+         */
         get: operations["getReadyz"];
         put?: never;
         post?: never;
@@ -560,6 +731,16 @@ export interface components {
             applied: boolean;
             /** @description defaults to "" */
             note?: string;
+        };
+        WebhookCreateBody: {
+            /** @description where events are POSTed: https (http only to a loopback address, for development) */
+            url: string;
+            /** @description the event types the endpoint receives */
+            events: ("client.signed_in" | "client.disconnected" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved")[];
+            /** @description defaults to "" */
+            description?: string;
+            /** @description the app the endpoint belongs to: for a key created for every app (`--all-apps`); default: the key's own app */
+            appId?: string;
         };
         SuccessBody: {
             /** @constant */
@@ -714,6 +895,46 @@ export interface components {
                 status: "applied" | "failed";
             };
         };
+        OperationEntry: {
+            operationId: string;
+            /** @enum {string} */
+            kind: "PointsEditRequested" | "MedalGiveRequested" | "MedalRemoveRequested" | "ItemsEditRequested";
+            /**
+             * @description unknown: sent, then no trustworthy answer (resolve it); pending: its request may still be running
+             * @enum {string}
+             */
+            status: "unknown" | "pending";
+            oId: string;
+            userName: string;
+            /** @description what was asked of the platform (the request body, less the user) */
+            request: {
+                [key: string]: unknown;
+            };
+            /** @description the application that asked */
+            appId: string;
+            /** @description the API key it used */
+            keyId: string;
+            requestedAt: components["schemas"]["SpecTimestamp"];
+            /** @description the node that sent it */
+            node?: string;
+            /** @description the Idempotency-Key the caller sent */
+            idempotencyKey?: string;
+            /** @description the X-Request-Id of the request that sent it */
+            requestId?: string;
+            /** @description why its outcome is unknown */
+            reason?: string;
+        };
+        OperationListAnswer: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                /** @description oldest first, at most `limit` */
+                operations: components["schemas"]["OperationEntry"][];
+                /** @description more operations matched than `limit` */
+                more: boolean;
+            };
+        };
         ServiceBody: {
             service: string;
             version: string;
@@ -728,21 +949,28 @@ export interface components {
         ReadyBody: {
             /** @constant */
             status: "ready";
-            /** @description the log position the read models have applied */
-            position: number;
-            /** @description this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS) */
-            clockOffsetMs: number;
-            /** @description settings that leave some operations unavailable (e.g. no COMMUNITY_KEY) */
+            /** @description the log position the read models have applied (with an operator's key) */
+            position?: number;
+            /** @description this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS; with an operator's key) */
+            clockOffsetMs?: number;
+            /** @description settings that leave some operations unavailable (e.g. no COMMUNITY_KEY; with an operator's key) */
             warnings?: string[];
         };
         NotReadyBody: {
             /** @constant */
             status: "not ready";
-            reason: string;
-            position: number;
-            /** @description this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS) */
-            clockOffsetMs: number;
-            /** @description settings that leave some operations unavailable (e.g. no COMMUNITY_KEY) */
+            /**
+             * @description starting: replaying the log at start; catching_up: the read models lag behind the store; store_unreachable: the store does not answer; store_appends_failing: appends fail; read_model_failed: a read model failed on an event; clock_offset: the clock is off the log's past CLOCK_MAX_OFFSET_MS
+             * @enum {string}
+             */
+            reason: "starting" | "catching_up" | "store_unreachable" | "store_appends_failing" | "read_model_failed" | "clock_offset";
+            /** @description what went wrong, in words (with an operator's key; always in the node's log) */
+            detail?: string;
+            /** @description the log position the read models have applied (with an operator's key) */
+            position?: number;
+            /** @description this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS; with an operator's key) */
+            clockOffsetMs?: number;
+            /** @description settings that leave some operations unavailable (e.g. no COMMUNITY_KEY; with an operator's key) */
             warnings?: string[];
         };
         PointsAuditEntry: {
@@ -1045,6 +1273,132 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        WebhookEndpoint: {
+            id: string;
+            appId: string;
+            url: string;
+            events: ("client.signed_in" | "client.disconnected" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved")[];
+            description: string;
+            /**
+             * @description a disabled endpoint is sent nothing; its deliveries wait until it is enabled
+             * @enum {string}
+             */
+            status: "enabled" | "disabled";
+            /** @description `failing`: every delivery failed for the whole retry period; enable it once it answers again */
+            disabled?: {
+                /** @enum {string} */
+                reason: "requested" | "failing";
+                detail: string;
+                at: components["schemas"]["SpecTimestamp"];
+            };
+            created: components["schemas"]["SpecTimestamp"];
+            /**
+             * @description after a rotation: the previous secret also signs until then
+             * @example 2027-01-01 00:00:00.000Z
+             */
+            previousSecretValidUntil?: string;
+            lastDelivered?: components["schemas"]["SpecTimestamp"];
+            lastFailed?: {
+                at: components["schemas"]["SpecTimestamp"];
+                why: string;
+            };
+            /** @description deliveries not yet made nor given up */
+            pending: number;
+        };
+        WebhookCreated: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                endpoint: components["schemas"]["WebhookEndpoint"];
+                /** @description the signing secret (`whsec_…`), shown in this answer only; absent when an Idempotency-Key replays the answer (rotate to get a new one) */
+                secret?: string;
+            };
+        };
+        WebhookAnswer: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: components["schemas"]["WebhookEndpoint"];
+        };
+        WebhookList: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                /** @description oldest first */
+                items: components["schemas"]["WebhookEndpoint"][];
+            };
+        };
+        WebhookRotated: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                endpoint: components["schemas"]["WebhookEndpoint"];
+                /** @description the signing secret (`whsec_…`), shown in this answer only; absent when an Idempotency-Key replays the answer (rotate to get a new one) */
+                secret?: string;
+                previousValidUntil: components["schemas"]["SpecTimestamp"];
+            };
+        };
+        WebhookDeletedAnswer: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                id: string;
+                /** @constant */
+                deleted: true;
+            };
+        };
+        WebhookAttempt: {
+            eventId: string;
+            /** @enum {string} */
+            type: "client.signed_in" | "client.disconnected" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved";
+            /** @description the event to this endpoint */
+            deliveryId: string;
+            /** @description 1 for the first attempt of the delivery */
+            attempt: number;
+            /** @description the node that sent it */
+            node: string;
+            started: components["schemas"]["SpecTimestamp"];
+            /**
+             * @description `sending`: no result yet; `interrupted`: its node stopped while sending and a later attempt sent the event again
+             * @enum {string}
+             */
+            result: "delivered" | "failed" | "sending" | "interrupted";
+            /** @description the receiver's HTTP status */
+            status?: number;
+            /** @description why it failed without a 2xx (a timeout, a refused address, a redirect not followed) */
+            error?: string;
+            /** @description the first 1 KiB of the receiver's answer */
+            response?: string;
+            durationMs?: number;
+            /**
+             * @description after a failure: when the next attempt may start (absent: given up)
+             * @example 2027-01-01 00:00:00.000Z
+             */
+            retryAt?: string;
+            ended?: components["schemas"]["SpecTimestamp"];
+        };
+        WebhookAttempts: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                /** @description newest first */
+                items: components["schemas"]["WebhookAttempt"][];
+            };
+        };
+        WebhookResent: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                eventId: string;
+                deliveryId: string;
+            };
+        };
         /** @description Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran */
         ValidationFailedData: {
             /** @constant */
@@ -1170,7 +1524,7 @@ export interface components {
             /** @description seconds to wait before sending it again (the `Retry-After` header says the same) */
             retryAfterSeconds: number;
         };
-        /** @description This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP) */
+        /** @description This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND) */
         TooManyConnectionsData: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1236,7 +1590,7 @@ export interface components {
             /** @description seconds to wait before sending it again (the `Retry-After` header says the same) */
             retryAfterSeconds: number;
         };
-        /** @description This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node) */
+        /** @description This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node) */
         UnavailableData: {
             /**
              * @description discriminator enum property added by openapi-typescript
@@ -1474,6 +1828,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1547,7 +1903,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -1589,7 +1945,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -1682,6 +2038,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1755,7 +2113,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -1797,7 +2155,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -1888,6 +2246,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1961,7 +2321,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2003,7 +2363,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2093,6 +2453,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2166,7 +2528,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2208,7 +2570,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2300,6 +2662,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2373,7 +2737,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2415,7 +2779,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2497,6 +2861,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2527,7 +2893,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2569,7 +2935,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2651,6 +3017,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2681,7 +3049,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2723,7 +3091,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -2815,6 +3183,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2888,7 +3258,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -2930,7 +3300,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3030,6 +3400,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3103,7 +3475,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3145,7 +3517,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3242,6 +3614,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3301,7 +3675,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3330,7 +3704,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3396,6 +3770,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3428,7 +3804,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3457,7 +3833,124 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getAdmOperations: {
+        parameters: {
+            query?: {
+                /** @description only these (default: both) */
+                status?: "unknown" | "pending";
+                /** @description only operations whose Idempotency-Key, X-Request-Id or operation id holds this text (what a caller quotes) */
+                search?: string;
+                /** @description entries per page (default 50, at most 500); defaults to "50" */
+                limit?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The operations, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperationListAnswer"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3541,6 +4034,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3614,7 +4109,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3643,7 +4138,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3719,6 +4214,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3735,7 +4232,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3764,7 +4261,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3840,6 +4337,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3856,7 +4355,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -3885,7 +4384,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -3961,6 +4460,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3977,7 +4478,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -4006,7 +4507,7 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -4082,6 +4583,8 @@ export interface operations {
             /** @description The key lacks the permission */
             403: {
                 headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4098,7 +4601,7 @@ export interface operations {
             /**
              * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -4127,7 +4630,1330 @@ export interface operations {
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getAdmWebhooks: {
+        parameters: {
+            query?: {
+                /** @description only this app's endpoints (a key created for every app sees them all by default) */
+                appId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    postAdmWebhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry safely: the same key from the same app with the same body answers the first answer again without calling the platform (kept 24 h, across restarts); with another body, 422. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://game.example/hooks/bridge",
+                 *       "events": [
+                 *         "client.signed_in",
+                 *         "client.disconnected"
+                 *       ],
+                 *       "description": "lobby server"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookCreateBody"];
+            };
+        };
+        responses: {
+            /** @description Registered */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
+            409: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /**
+             * @description Body over 1 MiB. `data.reason`:
+             *     - `payload_too_large`: The body, or the events it would record, are larger than the service takes; nothing was recorded
+             */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error413"];
+                };
+            };
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getAdmWebhooksId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description from `POST /adm/webhooks` or `GET /adm/webhooks` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookAnswer"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    deleteAdmWebhooksId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description from `POST /adm/webhooks` or `GET /adm/webhooks` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeletedAnswer"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    postAdmWebhooksIdRotate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry safely: the same key from the same app with the same body answers the first answer again without calling the platform (kept 24 h, across restarts); with another body, 422. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description from `POST /adm/webhooks` or `GET /adm/webhooks` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Rotated */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookRotated"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
+            409: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    postAdmWebhooksIdDisable: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry safely: the same key from the same app with the same body answers the first answer again without calling the platform (kept 24 h, across restarts); with another body, 422. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description from `POST /adm/webhooks` or `GET /adm/webhooks` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Disabled */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookAnswer"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
+            409: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    postAdmWebhooksIdEnable: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry safely: the same key from the same app with the same body answers the first answer again without calling the platform (kept 24 h, across restarts); with another body, 422. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description from `POST /adm/webhooks` or `GET /adm/webhooks` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Enabled */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookAnswer"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
+            409: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getAdmWebhooksIdAttempts: {
+        parameters: {
+            query?: {
+                /** @description attempts, newest first (default 50, at most 200; older ones are in the log); defaults to "50" */
+                limit?: string;
+            };
+            header?: never;
+            path: {
+                /** @description from `POST /adm/webhooks` or `GET /adm/webhooks` */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookAttempts"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    postAdmWebhooksIdEventsEventIdResend: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Retry safely: the same key from the same app with the same body answers the first answer again without calling the platform (kept 24 h, across restarts); with another body, 422. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description from `POST /adm/webhooks` or `GET /adm/webhooks` */
+                id: string;
+                /** @description the `id` of the event, as in its body and `Bridge-Event-Id` */
+                eventId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Due now */
+            200: {
+                headers: {
+                    /** @description `true` when this is the stored answer to an earlier request with the same Idempotency-Key */
+                    "Idempotent-Replayed"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResent"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Unknown user on the platform, or no such record. `data.reason`:
+             *     - `user_not_found`: The platform has no user with this oId; nothing was recorded
+             *     - `not_found`: No such record (an operation, or one of another app)
+             *     - `route_not_found`: No route for this method and path (paths match exactly: case and trailing slash included)
+             */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error404"];
+                };
+            };
+            /**
+             * @description Conflicts with the current state, or with another request of the same Idempotency-Key. `data.reason`:
+             *     - `conflict`: Conflicts with the current state: an item deduction the user cannot afford, or a resolution of an outcome that is not unknown; nothing was sent
+             *     - `concurrent_update`: The record was changed by concurrent requests for too long; nothing was written: send it again
+             *     - `claim_in_progress`: A request with the same Idempotency-Key is still being processed: send it again, with the same key, after `retryAfterSeconds`
+             *     - `claim_lost`: This request stalled past the claim window and a retry took its Idempotency-Key over; it wrote and sent nothing (the retry answers for the key)
+             *     - `operation_not_applied`: The operation bound to this Idempotency-Key was resolved as not applied: send it again with a new key, unless `contradicted`
+             */
+            409: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error409"];
+                };
+            };
+            /**
+             * @description The platform refused (its message included), or the Idempotency-Key was used in the last 24 h with a different body. `data.reason`:
+             *     - `idempotency_key_reused`: The Idempotency-Key was used with a different request; use a new key for a new request
+             *     - `platform_rejected`: The platform answered and refused the operation: it did not happen
+             */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error422"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -4181,9 +6007,9 @@ export interface operations {
                 };
             };
             /**
-             * @description This address holds REALTIME_MAX_CONNECTIONS_PER_IP streams already; retry after `Retry-After` seconds. `data.reason`:
+             * @description This address holds REALTIME_MAX_CONNECTIONS_PER_IP streams already, or opened streams faster than REALTIME_CONNECTS_PER_SECOND (after REALTIME_CONNECTS_BURST at once); retry after `Retry-After` seconds. `data.reason`:
              *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
-             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP)
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
              */
             429: {
                 headers: {
@@ -4196,11 +6022,11 @@ export interface operations {
                 };
             };
             /**
-             * @description The service is shutting down, or the node holds REALTIME_MAX_CONNECTIONS streams; reconnect in a moment. `data.reason`:
+             * @description The service is shutting down, the node holds REALTIME_MAX_CONNECTIONS streams, or it takes no more than REALTIME_CONNECTS_PER_NODE_PER_SECOND new ones; reconnect in a moment. `data.reason`:
              *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
              *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
              *     - `not_ready`: The node is starting: it is catching up with the event store
-             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, or it is shutting down (reconnect, possibly to another node)
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
              */
             503: {
                 headers: {
@@ -4382,7 +6208,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReadyBody"];
                 };
             };
-            /** @description Not ready (store unreachable or failing, read models behind or failed); `reason` says why */
+            /** @description Not ready (store unreachable or failing, read models behind or failed); `reason` says why in a code */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4391,9 +6217,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "status": "not ready",
-                     *       "reason": "catching up with the event store (at position 1200)",
-                     *       "position": 1200,
-                     *       "clockOffsetMs": 0
+                     *       "reason": "store_unreachable"
                      *     }
                      */
                     "application/json": components["schemas"]["NotReadyBody"];

@@ -9,6 +9,7 @@ import { ago, when } from '../format.js';
 import { useApi } from '../hooks.js';
 import { EMPTY_KEY_FORM, FIELD_LABELS, keyBody, keyFormProblems, problemText, type KeyField, type KeyForm, type KeyProblems } from '../keyForm.js';
 import { Badge, Failure, Loading } from '../states.js';
+import { SecretShown } from '../secret.js';
 import { Table } from '../table.js';
 
 /** A field's problem, under it, naming it; the field points to it (aria-describedby). */
@@ -100,31 +101,6 @@ function NewKey({ onCreated }: { onCreated(created: KeyCreated): void }) {
   );
 }
 
-function Secret({ created, onDone }: { created: KeyCreated; onDone(): void }) {
-  const [copied, setCopied] = useState(false);
-  const copy = async () => {
-    await navigator.clipboard.writeText(created.secret).then(
-      () => setCopied(true),
-      () => setCopied(false),
-    );
-  };
-  return (
-    <div class="panel secret" role="status">
-      <h2>Key created for {created.key.app}</h2>
-      <p>This is the only time the key is shown; only its hash is stored. Copy it now.</p>
-      <div class="secret-row">
-        <code id="secret">{created.secret}</code>
-        <button type="button" onClick={copy}>
-          {copied ? 'Copied' : 'Copy'}
-        </button>
-      </div>
-      <button type="button" onClick={onDone}>
-        Done
-      </button>
-    </div>
-  );
-}
-
 export function KeysPage() {
   const { data, error, reload } = useApi<KeyList>('/keys');
   const [created, setCreated] = useState<KeyCreated>();
@@ -143,7 +119,12 @@ export function KeysPage() {
     <section>
       <h1>API keys</h1>
       {created ? (
-        <Secret created={created} onDone={() => setCreated(undefined)} />
+        <SecretShown
+          title={`Key created for ${created.key.app}`}
+          note="This is the only time the key is shown; only its hash is stored. Copy it now."
+          secret={created.secret}
+          onDone={() => setCreated(undefined)}
+        />
       ) : (
         <NewKey
           onCreated={(key) => {

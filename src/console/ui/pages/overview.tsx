@@ -2,6 +2,7 @@
 // platform answers, how far the read models lag.
 import type { Overview as OverviewData } from '../../../contract/console.js';
 import { ago, when } from '../format.js';
+import { useRef } from 'preact/hooks';
 import { useApi } from '../hooks.js';
 import { Failure, Loading } from '../states.js';
 import { Table } from '../table.js';
@@ -45,15 +46,31 @@ const Trouble = ({ count, label }: { count: number; label: string }) => (
   </span>
 );
 
+const STATES: Record<OverviewData['nodes'][number]['state'], string> = {
+  live: 'live',
+  lapsed: 'lapsed: no heartbeat',
+  gone: 'gone',
+};
+
+type NodeRow = OverviewData['nodes'][number];
+
+/** A process of a node that has a live process now: what a restart left behind. */
+const earlierRun = (rows: readonly NodeRow[], row: NodeRow) => row.state !== 'live' && rows.some((other) => other.node === row.node && other.state === 'live');
+
 export function OverviewPage() {
   const { data, error, reload } = useApi<OverviewData>('/overview', 3000);
+  // Behind a load balancer each refresh may be served by another node: say so when it changes.
+  const served = useRef<{ node: string; previous?: string } | undefined>(undefined);
+  if (data && served.current?.node !== data.node) served.current = { node: data.node, ...(served.current && { previous: served.current.node }) };
   if (!data) return error ? <Failure error={error} retry={reload} /> : <Loading />;
   const calls = data.platformCalls;
+  const previous = served.current?.previous;
   return (
     <section>
       <h1>Overview</h1>
       <p class="subtle">
-        Live · node {data.node} · updated {when(data.at)}
+        Live · served by node <code>{data.node}</code>
+        {previous && <span class="warn"> (was {previous}: the figures marked "this node" are now this one's)</span>} · updated {when(data.at)}
       </p>
       {error && <Failure error={error} retry={reload} />}
       <div class="cards">
@@ -65,14 +82,14 @@ export function OverviewPage() {
           </p>
         </div>
         <div class="card">
-          <h2>Platform calls</h2>
+          <h2>Platform calls (this node)</h2>
           <p class="figure">{calls.ok + calls.rejected + calls.failed + calls.timeout}</p>
           <p>
             <span class="ok">{calls.ok} ok</span> · {calls.rejected} rejected · <Trouble count={calls.failed} label="failed" /> · <Trouble count={calls.timeout} label="timeout" />
           </p>
         </div>
         <div class="card">
-          <h2>Projection lag</h2>
+          <h2>Projection lag (this node)</h2>
           <p class="figure">{data.lag.readModels}</p>
           <p>events behind head #{data.lag.head}</p>
         </div>
@@ -86,16 +103,31 @@ export function OverviewPage() {
       <OutcomeChart minutes={data.outcomesPerMinute} />
       <div class="split">
         <div>
-          <h2>Nodes seen in the log</h2>
+          <h2>Nodes, from their heartbeats</h2>
           <Table
             label="Nodes"
             rows={data.nodes}
-            rowKey={(n) => n.node}
+            rowKey={(n) => n.instance ?? n.node}
             empty="No node has recorded anything yet."
-            initialSort={{ column: 1, descending: true }}
             columns={[
-              { label: 'Node', sort: (n) => n.node, render: (n) => <code>{n.node}</code> },
-              { label: 'Last seen', sort: (n) => n.lastSeen, render: (n) => <span title={when(n.lastSeen)}>{ago(n.lastSeen)}</span> },
+              {
+                label: 'Node',
+                sort: (n) => n.node,
+                render: (n) =>
+                  n.self ? (
+                    <strong>
+                      <code>{n.node}</code> (this one)
+                    </strong>
+                  ) : (
+                    <>
+                      <code>{n.node}</code>
+                      {earlierRun(data.nodes, n) && <span class="subtle"> (an earlier run)</span>}
+                    </>
+                  ),
+              },
+              { label: 'State', sort: (n) => n.state, render: (n) => <span class={`node-${n.state}`}>{STATES[n.state]}</span> },
+              { label: 'Since', sort: (n) => n.since, render: (n) => <span title={when(n.since)}>{ago(n.since)}</span> },
+              { label: 'Last write', sort: (n) => n.lastWrite ?? '', render: (n) => (n.lastWrite ? <span title={when(n.lastWrite)}>{ago(n.lastWrite)}</span> : '-') },
             ]}
           />
         </div>

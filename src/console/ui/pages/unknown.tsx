@@ -2,6 +2,7 @@
 // as applied or not applied, with a note, by an operator who checked the platform.
 import { useState } from 'preact/hooks';
 import type { OperationList, OperationView } from '../../../contract/console.js';
+import { operationMatches } from '../../../domain/operation.js';
 import { api, type ApiError } from '../api.js';
 import { fields, when } from '../format.js';
 import { useApi } from '../hooks.js';
@@ -74,13 +75,27 @@ function Conflicts() {
 
 export function UnknownPage() {
   const { data, error, reload } = useApi<OperationList>('/operations/unknown');
+  const [search, setSearch] = useState('');
   if (!data) return error ? <Failure error={error} retry={reload} /> : <Loading />;
+  const text = search.trim();
+  const shown = text ? data.operations.filter((op) => operationMatches(op, text)) : data.operations;
   return (
     <section>
       <h1>Unknown outcomes</h1>
       <p class="subtle">Sent to the platform, then no trustworthy answer: check the platform, then record what it shows. Oldest first.</p>
+      <label class="search">
+        Find
+        <input
+          type="search"
+          name="search"
+          value={search}
+          onInput={(e) => setSearch(e.currentTarget.value)}
+          placeholder="the caller's Idempotency-Key, X-Request-Id or operation id"
+        />
+      </label>
       {data.operations.length === 0 && <p class="empty">No operation waits for a resolution.</p>}
-      {data.operations.map((op) => (
+      {data.operations.length > 0 && shown.length === 0 && <p class="empty">No unknown outcome matches “{text}”.</p>}
+      {shown.map((op) => (
         <article class="panel operation" key={op.operationId}>
           <h2>
             {op.kind.replace('Requested', '')} for <a href={`#/users/${op.oId}`}>{op.userName}</a> <code class="subtle">{op.operationId}</code>
@@ -99,7 +114,12 @@ export function UnknownPage() {
             <dt>Node</dt>
             <dd>{op.node ?? 'not recorded'}</dd>
             <dt>Idempotency-Key</dt>
-            <dd>{op.claim ? <code>{op.claim}</code> : 'none'}</dd>
+            <dd>
+              {op.idempotencyKey ? <code>{op.idempotencyKey}</code> : op.claim ? 'sent (not recorded before this version)' : 'none'}
+              {op.claim && <code class="subtle"> {op.claim}</code>}
+            </dd>
+            <dt>Request id</dt>
+            <dd>{op.requestId ? <code>{op.requestId}</code> : 'not recorded'}</dd>
             <dt>Why unknown</dt>
             <dd>{op.unknownReason ?? op.outcome?.detail}</dd>
             <dt>Unknown since</dt>

@@ -1,0 +1,55 @@
+"""community-bridge: a client for the admin API, and the webhook signature check. Standard library only."""
+
+from ._version import __version__
+from .client import ENDPOINTS, AdminClient, Endpoint
+from .errors import (
+    REASON_FAMILIES,
+    AnswerTooLargeError,
+    AuthError,
+    BridgeConnectionError,
+    BridgeError,
+    BridgeTimeoutError,
+    ConflictError,
+    NotFoundError,
+    OperationNotAppliedError,
+    OutcomeUnknownError,
+    PayloadTooLargeError,
+    PermissionDeniedError,
+    PlatformError,
+    RateLimitError,
+    RedirectError,
+    RouteError,
+    ServiceError,
+    UnavailableError,
+    ValidationError,
+)
+from .webhooks import SIGNATURE_HEADER, WebhookSignatureError, verify_signature
+
+__all__ = [
+    "__version__",
+    "AdminClient",
+    "ENDPOINTS",
+    "Endpoint",
+    "REASON_FAMILIES",
+    "AnswerTooLargeError",
+    "AuthError",
+    "BridgeConnectionError",
+    "BridgeError",
+    "BridgeTimeoutError",
+    "ConflictError",
+    "NotFoundError",
+    "OperationNotAppliedError",
+    "OutcomeUnknownError",
+    "PayloadTooLargeError",
+    "PermissionDeniedError",
+    "PlatformError",
+    "RateLimitError",
+    "RedirectError",
+    "RouteError",
+    "ServiceError",
+    "UnavailableError",
+    "ValidationError",
+    "SIGNATURE_HEADER",
+    "WebhookSignatureError",
+    "verify_signature",
+]

@@ -188,22 +188,27 @@ test('a snapshot older than retention allows is not used (retention may have del
   try {
     await traffic(h);
     await h.service.close();
-    // Streams are deleted an hour after they end (ANONYMOUS_RETENTION_MS): a snapshot is good for 59 minutes.
-    await rewriteSnapshot(h.dataDir, (content) => (content.header.taken = before(58 * 60_000)));
+    // Streams are deleted two minutes after they end (ANONYMOUS_RETENTION_MS): a snapshot is good for one minute.
+    await rewriteSnapshot(h.dataDir, (content) => (content.header.taken = before(30_000)));
     await h.restart();
     assert.match(String(snapshotLine(captured).msg), /^read models restored from a snapshot/);
     await h.service.close();
-    await rewriteSnapshot(h.dataDir, (content) => (content.header.taken = before(60 * 60_000)));
+    await rewriteSnapshot(h.dataDir, (content) => (content.header.taken = before(5 * 60_000)));
     await h.restart();
     const line = snapshotLine(captured);
     assert.is(line.level, 30, 'not a warning: time passed, nothing is wrong');
-    assert.is(line.msg, 'read-model snapshot not used: the snapshot is 3600 s old, older than retention allows (3540 s); the read models were rebuilt from the whole log');
+    assert.is(line.msg, 'read-model snapshot not used: the snapshot is 300 s old, older than retention allows (60 s); the read models were rebuilt from the whole log');
+    // Deleted an hour after they end: good for 59 minutes.
     await h.service.close();
-    await rewriteSnapshot(h.dataDir, (content) => (content.header.taken = before(5 * 60_000)));
-    await h.restart({ ANONYMOUS_RETENTION_MS: '120000' });
+    await rewriteSnapshot(h.dataDir, (content) => (content.header.taken = before(58 * 60_000)));
+    await h.restart({ ANONYMOUS_RETENTION_MS: '3600000' });
+    assert.match(String(snapshotLine(captured).msg), /^read models restored from a snapshot/);
+    await h.service.close();
+    await rewriteSnapshot(h.dataDir, (content) => (content.header.taken = before(60 * 60_000)));
+    await h.restart({ ANONYMOUS_RETENTION_MS: '3600000' });
     assert.is(
       snapshotLine(captured).msg,
-      'read-model snapshot not used: the snapshot is 300 s old, older than retention allows (60 s); the read models were rebuilt from the whole log',
+      'read-model snapshot not used: the snapshot is 3600 s old, older than retention allows (3540 s); the read models were rebuilt from the whole log',
     );
   } finally {
     await h.close();

@@ -220,6 +220,11 @@ export class WebhooksReadModel implements Projection {
     return this.pendingById.values();
   }
 
+  /** Deliveries still to make, to every endpoint. */
+  pendingTotal(): number {
+    return this.pendingById.size;
+  }
+
   pendingCount(endpointId: string): number {
     let count = 0;
     for (const delivery of this.pendingById.values()) if (delivery.endpointId === endpointId) count++;

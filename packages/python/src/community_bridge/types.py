@@ -140,6 +140,40 @@ class ResolveAnswer(SuccessBody):
     data: ResolveData
 
 
+class OperationEntry(TypedDict):
+    """A platform operation whose outcome is not known, as ``operations.list`` answers it."""
+
+    operationId: str
+    kind: Literal["PointsEditRequested", "MedalGiveRequested", "MedalRemoveRequested", "ItemsEditRequested"]
+    status: Literal["unknown", "pending"]
+    """unknown: sent, then no trustworthy answer (resolve it); pending: its request may still be running."""
+    oId: str
+    userName: str
+    request: dict[str, Any]
+    """What was asked of the platform (the request body, less the user)."""
+    appId: str
+    keyId: str
+    requestedAt: str
+    node: NotRequired[str]
+    idempotencyKey: NotRequired[str]
+    """The Idempotency-Key the caller sent."""
+    requestId: NotRequired[str]
+    """The X-Request-Id of the request that sent it."""
+    reason: NotRequired[str]
+    """Why its outcome is unknown."""
+
+
+class OperationListData(TypedDict):
+    operations: list[OperationEntry]
+    """Oldest first, at most ``limit``."""
+    more: bool
+    """More operations matched than ``limit``."""
+
+
+class OperationListAnswer(SuccessBody):
+    data: OperationListData
+
+
 class OperatorResolver(TypedDict):
     kind: Literal["operator"]
     name: str
@@ -265,6 +299,45 @@ class ItemsAuditPage(SuccessBody):
 
 class VipAuditPage(SuccessBody):
     data: VipAuditData
+
+
+class PresenceEntry(TypedDict):
+    """A user online now: signed-in realtime clients held by live nodes."""
+
+    position: int
+    """Log position of the earliest sign-in among those clients: the order, and the cursor for ``after`` / ``before``."""
+    userId: str
+    oId: str
+    name: str
+    nickname: str
+    avatar: str
+    clients: int
+    since: str
+    """The earliest of those clients' sign-ins, as the service's log recorded it."""
+
+
+class PresencePageData(AuditCursors):
+    items: list[PresenceEntry]
+    """The user online longest first."""
+
+
+class PresencePage(SuccessBody):
+    data: PresencePageData
+
+
+class PresenceData(TypedDict):
+    oId: str
+    online: bool
+    clients: int
+    """0 when offline."""
+    since: NotRequired[str]
+    """When online: the earliest of the live clients' sign-ins, as the log recorded it."""
+    userId: NotRequired[str]
+    """When the service knows the user."""
+
+
+class PresenceAnswer(SuccessBody):
+    data: PresenceData
 
 
 WebhookEventType = Literal["client.signed_in", "client.disconnected", "operation.outcome_known", "operation.outcome_unknown", "operation.resolved"]

@@ -34,6 +34,7 @@ const WAKING_TYPES = new Set([
   'ClientConnected',
   'ClientSignedIn',
   'ClientDisconnected',
+  'MessagePushed',
   'OperationApplied',
   'OperationRejected',
   'OperationFailed',

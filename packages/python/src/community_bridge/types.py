@@ -340,7 +340,9 @@ class PresenceAnswer(SuccessBody):
     data: PresenceData
 
 
-WebhookEventType = Literal["client.signed_in", "client.disconnected", "operation.outcome_known", "operation.outcome_unknown", "operation.resolved"]
+WebhookEventType = Literal[
+    "client.signed_in", "client.disconnected", "message.delivered", "operation.outcome_known", "operation.outcome_unknown", "operation.resolved"
+]
 
 
 class WebhookDisabled(TypedDict):

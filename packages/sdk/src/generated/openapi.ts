@@ -776,7 +776,7 @@ export interface components {
             /** @description where events are POSTed: https (http only to a loopback address, for development) */
             url: string;
             /** @description the event types the endpoint receives */
-            events: ("client.signed_in" | "client.disconnected" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved")[];
+            events: ("client.signed_in" | "client.disconnected" | "message.delivered" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved")[];
             /** @description defaults to "" */
             description?: string;
             /** @description the app the endpoint belongs to: for a key created for every app (`--all-apps`); default: the key's own app */
@@ -1317,7 +1317,7 @@ export interface components {
             id: string;
             appId: string;
             url: string;
-            events: ("client.signed_in" | "client.disconnected" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved")[];
+            events: ("client.signed_in" | "client.disconnected" | "message.delivered" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved")[];
             description: string;
             /**
              * @description a disabled endpoint is sent nothing; its deliveries wait until it is enabled
@@ -1394,7 +1394,7 @@ export interface components {
         WebhookAttempt: {
             eventId: string;
             /** @enum {string} */
-            type: "client.signed_in" | "client.disconnected" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved";
+            type: "client.signed_in" | "client.disconnected" | "message.delivered" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved";
             /** @description the event to this endpoint */
             deliveryId: string;
             /** @description 1 for the first attempt of the delivery */

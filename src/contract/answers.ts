@@ -378,10 +378,10 @@ const actor = {
   keyId: text('the API key it used'),
   requestId: v.optional(text("the X-Request-Id of the request that made it (the caller's, or the one the service gave it); absent when the log recorded none")),
 };
-const page = <S extends v.GenericSchema>(item: S) =>
+const page = <S extends v.GenericSchema>(item: S, order = 'oldest first') =>
   success({
     data: v.object({
-      items: v.pipe(v.array(item), v.description('oldest first')),
+      items: v.pipe(v.array(item), v.description(order)),
       next: v.optional(v.pipe(int, v.description('later entries exist: ask again with `after=<next>`'))),
       prev: v.optional(v.pipe(int, v.description('earlier entries exist: ask again with `before=<prev>`'))),
     }),
@@ -456,13 +456,7 @@ export const PresenceEntry = v.object({
   clients: v.pipe(int, v.minValue(1), v.description('signed-in realtime clients of the user held by live nodes')),
   since: v.pipe(SpecTimestamp, v.description("the earliest of those clients' sign-ins, as the log recorded it")),
 });
-export const PresencePage = success({
-  data: v.object({
-    items: v.pipe(v.array(PresenceEntry), v.description('by `position`: the user online longest first, as far as their live clients go')),
-    next: v.optional(v.pipe(int, v.description('more users follow: ask again with `after=<next>`'))),
-    prev: v.optional(v.pipe(int, v.description('users come before: ask again with `before=<prev>`'))),
-  }),
-});
+export const PresencePage = page(PresenceEntry, 'by `position`: the user online longest first');
 /** One user's presence (`GET /adm/presence/:oId`). */
 export const PresenceAnswer = success({
   data: v.object({

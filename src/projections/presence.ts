@@ -40,13 +40,8 @@ export class PresenceQueries {
     const byUser = new Map<string, OnlineUser>();
     for (const client of clients.signedIn()) {
       if (!isLive(client, liveNodes)) continue;
-      const { userId, oId } = client.user!;
-      const at = client.signedIn!.at;
-      const known = byUser.get(userId);
-      if (known) {
-        known.clients++;
-        if (at < known.since) known.since = at;
-      } else byUser.set(userId, { userId, oId, position: client.signedIn!.position, clients: 1, since: at });
+      const userId = client.user!.userId;
+      byUser.set(userId, counted(byUser.get(userId), client));
     }
     const users = [...byUser.values()];
     this.cached = { version: clients.version, live, users };
@@ -56,16 +51,7 @@ export class PresenceQueries {
   /** One user's presence: undefined when none of their clients is held by a live node. */
   ofUser(userId: string, liveNodes: ReadonlySet<string>): OnlineUser | undefined {
     let found: OnlineUser | undefined;
-    for (const client of this.clients.ofUser(userId)) {
-      if (!isLive(client, liveNodes)) continue;
-      const { position, at } = client.signedIn!;
-      if (!found) found = { userId, oId: client.user!.oId, position, clients: 1, since: at };
-      else {
-        found.clients++;
-        found.position = Math.min(found.position, position);
-        if (at < found.since) found.since = at;
-      }
-    }
+    for (const client of this.clients.ofUser(userId)) if (isLive(client, liveNodes)) found = counted(found, client);
     return found;
   }
 
@@ -80,6 +66,16 @@ export class PresenceQueries {
     }
     return new Map([...nodes].map(([name, { clients, users }]) => [name, { clients, users: users.size }]));
   }
+}
+
+/** `user` with one more live client: the earliest position and time among them. */
+function counted(user: OnlineUser | undefined, client: ConnectedClient): OnlineUser {
+  const { position, at } = client.signedIn!;
+  if (!user) return { userId: client.user!.userId, oId: client.user!.oId, position, clients: 1, since: at };
+  user.clients++;
+  user.position = Math.min(user.position, position);
+  if (at < user.since) user.since = at;
+  return user;
 }
 
 /** A client counts while a live node holds it; one from before nodes were recorded never does. */

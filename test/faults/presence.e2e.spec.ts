@@ -11,8 +11,7 @@ import { toSpecTimestamp } from '../../src/domain/time.js';
 import { eventually } from '../support/eventually.js';
 import { ALICE, BOB } from '../support/harness.js';
 import type { ServiceProcess } from '../support/serviceProcess.js';
-import { connect, signIn } from '../support/streamsAndSignIn.js';
-import { openWorld, type World } from './world.js';
+import { openWorld, signInThrough, type World } from './world.js';
 
 // A node's lease lapses within 1.5 s of its last heartbeat.
 const SUITE_ENV = { NODE_HEARTBEAT_MS: '200' };
@@ -31,14 +30,6 @@ test.after(async ({ world, streams }) => {
   for (const stream of streams) stream.close();
   await world.close();
 });
-
-/** Signs a client of `oId` in through `node`; answers its client id. */
-async function signInThrough(ctx: Ctx, node: ServiceProcess, oId: string): Promise<string> {
-  const client = await connect(node);
-  ctx.streams.push(client.stream);
-  await signIn(node, client.clientId, oId);
-  return client.clientId;
-}
 
 /** When the log recorded the sign-in of this client, as the API writes times. */
 function signInRecorded(ctx: Ctx, clientId: string): string {
@@ -71,9 +62,9 @@ async function sample(node: ServiceProcess, series: string): Promise<number | un
 test('both nodes list the same users and times; the killed node takes its clients out of presence on the other', async (ctx) => {
   const a = await ctx.world.start('pr-a');
   const b = await ctx.world.start('pr-b');
-  const aliceOnA = await signInThrough(ctx, a, ALICE.oId);
-  const bobOnA = await signInThrough(ctx, a, BOB.oId);
-  const bobOnB = await signInThrough(ctx, b, BOB.oId);
+  const aliceOnA = await signInThrough(a, ALICE.oId, ctx.streams);
+  const bobOnA = await signInThrough(a, BOB.oId, ctx.streams);
+  const bobOnB = await signInThrough(b, BOB.oId, ctx.streams);
 
   const expected = [
     { oId: ALICE.oId, clients: 1, since: signInRecorded(ctx, aliceOnA) },

@@ -1462,11 +1462,11 @@ export interface components {
             code: 0;
             msg: string;
             data: {
-                /** @description by `position`: the user online longest first, as far as their live clients go */
+                /** @description by `position`: the user online longest first */
                 items: components["schemas"]["PresenceEntry"][];
-                /** @description more users follow: ask again with `after=<next>` */
+                /** @description later entries exist: ask again with `after=<next>` */
                 next?: number;
-                /** @description users come before: ask again with `before=<prev>` */
+                /** @description earlier entries exist: ask again with `before=<prev>` */
                 prev?: number;
             };
         };

@@ -36,6 +36,7 @@ import { runAsNode } from './system/requestContext.js';
 import { WebhookService } from './services/webhooks.js';
 import { WebhookDeliverer } from './services/webhookDelivery.js';
 import { WebhookSender } from './services/webhookSender.js';
+import { PresenceQueries } from './projections/presence.js';
 
 export interface RunningService {
   url: string;
@@ -192,6 +193,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     realtimeConnectRates: config.realtimeConnectRates,
     api: apiSettings(config, () => publicUrl!),
     webhooks: new WebhookService({ store, runner, webhooks: readModels.webhooks, clock, box: webhookSecrets, settings: config.webhooks }),
+    presence: new PresenceQueries(readModels.clients),
   };
   try {
     const orphans = await deps.realtime.hub.closeOrphans();
@@ -237,6 +239,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     box: webhookSecrets,
     settings: config.webhooks,
     log,
+    onAttempt: (result) => metrics.webhookAttempts.inc({ result }),
   });
   webhooks.start();
   metrics.countOpenConnections(() => deps.realtime.hub.size);

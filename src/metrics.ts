@@ -61,6 +61,31 @@ export function createMetrics() {
       help: 'Platform operations whose outcome is unknown and not resolved by an operator (the whole log: every node reports the same)',
       registers: [registry],
     }),
+    // Presence and the webhook outbox come from the log: every node reports the same (set when scraped).
+    presenceClients: new Gauge({
+      name: 'presence_clients',
+      help: 'Signed-in realtime clients each live node holds, by node (the log and the heartbeats: every node reports the same)',
+      labelNames: ['node'],
+      registers: [registry],
+    }),
+    presenceUsers: new Gauge({
+      name: 'presence_users',
+      help: 'Users with a signed-in realtime client on each live node, by node (a user on two nodes counts on both)',
+      labelNames: ['node'],
+      registers: [registry],
+    }),
+    presenceOnline: new Gauge({ name: 'presence_users_online', help: 'Users online on any live node (what GET /adm/presence lists)', registers: [registry] }),
+    webhookAttempts: new Counter({
+      name: 'webhook_attempts_total',
+      help: 'Webhook attempts this node made, by result (delivered: a 2xx; failed: anything else, retried or given up)',
+      labelNames: ['result'],
+      registers: [registry],
+    }),
+    webhookPending: new Gauge({
+      name: 'webhook_deliveries_pending',
+      help: 'Webhook deliveries not yet made nor given up (the whole log: every node reports the same)',
+      registers: [registry],
+    }),
     connectionsRefused: new Counter({
       name: 'http_connections_refused_total',
       help: 'Sockets closed as soon as they were accepted, by the bound they were past (address or node)',

@@ -47,9 +47,9 @@ const USAGE = `Usage: npm run --silent cli -- <command>
   webhooks list [--app-id <id>] [--json]
   webhooks add --app-id <id> --url <url> --events <t1,t2> [--description <text>] [--json]
                                      an app's endpoint for signed events (client.signed_in,
-                                     client.disconnected, operation.outcome_known,
-                                     operation.outcome_unknown, operation.resolved); prints its
-                                     signing secret, once
+                                     client.disconnected, message.delivered,
+                                     operation.outcome_known, operation.outcome_unknown,
+                                     operation.resolved); prints its signing secret, once
   webhooks remove <id> | webhooks disable <id> | webhooks enable <id> | webhooks rotate <id>
   webhooks attempts <id> [--limit <n>] [--json]
                                      the endpoint's latest attempts, newest first

@@ -378,10 +378,10 @@ const actor = {
   keyId: text('the API key it used'),
   requestId: v.optional(text("the X-Request-Id of the request that made it (the caller's, or the one the service gave it); absent when the log recorded none")),
 };
-const page = <S extends v.GenericSchema>(item: S) =>
+const page = <S extends v.GenericSchema>(item: S, order = 'oldest first') =>
   success({
     data: v.object({
-      items: v.pipe(v.array(item), v.description('oldest first')),
+      items: v.pipe(v.array(item), v.description(order)),
       next: v.optional(v.pipe(int, v.description('later entries exist: ask again with `after=<next>`'))),
       prev: v.optional(v.pipe(int, v.description('earlier entries exist: ask again with `before=<prev>`'))),
     }),
@@ -445,6 +445,29 @@ export const VipAuditEntry = v.object({
   expired: SpecTimestamp,
   previousExpired: v.optional(v.pipe(SpecTimestamp, v.description('the expiry a renewal replaced'))),
 });
+/** A user online now (`GET /adm/presence`). */
+export const PresenceEntry = v.object({
+  position: v.pipe(int, v.description('log position of the earliest sign-in among its live clients: the order, and the cursor for `after` / `before`')),
+  userId: text("this service's user id (`userIds` of a push)"),
+  oId: text("the platform's user id"),
+  name: v.string(),
+  nickname: v.string(),
+  avatar: v.string(),
+  clients: v.pipe(int, v.minValue(1), v.description('signed-in realtime clients of the user held by live nodes')),
+  since: v.pipe(SpecTimestamp, v.description("the earliest of those clients' sign-ins, as the log recorded it")),
+});
+export const PresencePage = page(PresenceEntry, 'by `position`: the user online longest first');
+/** One user's presence (`GET /adm/presence/:oId`). */
+export const PresenceAnswer = success({
+  data: v.object({
+    oId: v.string(),
+    online: v.pipe(v.boolean(), v.description('at least one signed-in realtime client held by a live node')),
+    clients: v.pipe(int, v.description('how many (0 when offline)')),
+    since: v.optional(v.pipe(SpecTimestamp, v.description("when online: the earliest of those clients' sign-ins, as the log recorded it"))),
+    userId: v.optional(text("this service's user id, when the service knows the user")),
+  }),
+});
+
 export const PointsAuditPage = page(PointsAuditEntry);
 export const VipAuditPage = page(VipAuditEntry);
 export const MedalAuditPage = page(MedalAuditEntry);

@@ -178,7 +178,14 @@ export type IdempotentRequestReleased = { type: 'IdempotentRequestReleased'; dat
 export type IdempotencyEvent = IdempotentRequestStarted | IdempotentOperationBound | IdempotentRequestCompleted | IdempotentRequestReleased;
 
 /** What an app's webhook endpoint hears of (docs/api.md, "Webhooks"). */
-export const WEBHOOK_EVENT_TYPES = ['client.signed_in', 'client.disconnected', 'operation.outcome_known', 'operation.outcome_unknown', 'operation.resolved'] as const;
+export const WEBHOOK_EVENT_TYPES = [
+  'client.signed_in',
+  'client.disconnected',
+  'message.delivered',
+  'operation.outcome_known',
+  'operation.outcome_unknown',
+  'operation.resolved',
+] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 /**

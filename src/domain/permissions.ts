@@ -13,6 +13,7 @@ export const PERMISSIONS = [
   'audit:read',
   'operations:resolve',
   'webhooks:manage',
+  'presence:read',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

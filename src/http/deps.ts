@@ -19,6 +19,7 @@ import type { SignInPageRates } from './signInPageGate.js';
 import type { RealtimeConnectRates } from './realtimeConnectGate.js';
 import type { ClientAddressing } from './clientAddress.js';
 import type { WebhookService } from '../services/webhooks.js';
+import type { PresenceQueries } from '../projections/presence.js';
 
 export type { ReadModels };
 
@@ -61,4 +62,6 @@ export interface HttpDeps {
   api: ApiSettings;
   /** Apps' webhook endpoints: registration, secrets, attempts, resends. */
   webhooks: WebhookService;
+  /** Who is online now: signed-in clients held by live nodes. */
+  presence: PresenceQueries;
 }

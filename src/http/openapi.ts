@@ -77,6 +77,9 @@ const COMPONENTS = {
   WebhookAttempt: answers.WebhookAttempt,
   WebhookAttempts: answers.WebhookAttempts,
   WebhookResent: answers.WebhookResent,
+  PresenceEntry: answers.PresenceEntry,
+  PresencePage: answers.PresencePage,
+  PresenceAnswer: answers.PresenceAnswer,
 } satisfies Record<string, Schema>;
 
 const pascal = (reason: string) => reason.replace(/(?:^|_)([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -452,6 +455,7 @@ export function buildOpenApiDocument(routes: readonly Route[], settings: ApiSett
       { name: 'sign-in', description: 'Signing a realtime client in through the platform' },
       { name: 'audit', description: 'The history of points edits and VIP grants, and unknown outcomes' },
       { name: 'webhooks', description: "An app's webhook endpoints: signed events about its players, their attempts, sending again" },
+      { name: 'presence', description: 'Who is online now, across every node' },
       { name: 'meta', description: 'Health, metrics and this description' },
     ],
     paths,

@@ -15,7 +15,7 @@ import type { ClaimedRequestState, KeptAnswer } from './middleware/idempotency.j
 export type Schema = v.GenericSchema;
 export type JsonSchema = Record<string, unknown>;
 
-export type Tag = 'points' | 'medals' | 'items' | 'liveness' | 'vip' | 'realtime' | 'sign-in' | 'audit' | 'webhooks' | 'meta';
+export type Tag = 'points' | 'medals' | 'items' | 'liveness' | 'vip' | 'realtime' | 'sign-in' | 'audit' | 'webhooks' | 'presence' | 'meta';
 
 /**
  * `apiKey`: the `apiKey` header with this permission (and the platform's key of this type, for

@@ -10,63 +10,104 @@ export interface ConnectedClient {
   node: string | undefined;
   /** The user bound by a session cookie at connect time or by a later sign-in. */
   user: ClientBinding | undefined;
+  /**
+   * The event that bound `user` (its ClientSignedIn, or its ClientConnected with a session): its
+   * log position and the time the log recorded it (`created`, the log's clock, never a node's).
+   */
+  signedIn: { position: number; at: string } | undefined;
 }
 
 /**
  * Realtime clients that are connected right now, on any node, and who is behind each
- * (`/adm/user/get`, the login page). Disconnected clients are dropped: the spec answers the
- * same for "unknown" and "disconnected".
+ * (`/adm/user/get`, the login page, presence). Disconnected clients are dropped: the spec
+ * answers the same for "unknown" and "disconnected".
  */
 export class ClientsReadModel implements Projection {
   readonly name = 'clients';
-  readonly version = 1;
+  readonly version = 2;
   readonly handles = ['ClientConnected', 'ClientSignedIn', 'ClientDisconnected'] as const;
   private readonly connected = new Map<string, ConnectedClient>();
-  /** Open connections per signed-in user (presence). */
-  private readonly connectionsByUser = new Map<string, number>();
+  /** Signed-in clients per user (presence). */
+  private readonly clientsByUser = new Map<string, Set<ConnectedClient>>();
+  /** Signed-in clients in the order of their sign-in's log position (a Map keeps insertion order). */
+  private readonly bySignIn = new Map<string, ConnectedClient>();
+  /** Counts the events applied: what is derived from this model is current while it stays put. */
+  applied = 0;
 
   apply(recorded: RecordedEvent): void {
     const event = asDomain(recorded);
+    this.applied++;
+    const at = { position: recorded.position, at: recorded.created };
     switch (event.type) {
-      case 'ClientConnected':
-        this.connected.set(event.data.clientId, { clientId: event.data.clientId, node: event.data.node, user: event.data.session });
-        this.count(event.data.session?.userId, +1);
+      case 'ClientConnected': {
+        const client: ConnectedClient = { clientId: event.data.clientId, node: event.data.node, user: event.data.session, signedIn: event.data.session && at };
+        this.connected.set(client.clientId, client);
+        this.bind(client);
         break;
+      }
       case 'ClientSignedIn': {
         const client = this.connected.get(event.data.clientId);
         if (!client) break;
-        this.count(client.user?.userId, -1);
+        this.unbind(client);
         client.user = { ...(event.data.sessionId !== undefined && { sessionId: event.data.sessionId }), userId: event.data.userId, oId: event.data.oId };
-        this.count(client.user.userId, +1);
+        client.signedIn = at;
+        this.bind(client);
         break;
       }
-      case 'ClientDisconnected':
-        this.count(this.connected.get(event.data.clientId)?.user?.userId, -1);
+      case 'ClientDisconnected': {
+        const client = this.connected.get(event.data.clientId);
+        if (client) this.unbind(client);
         this.connected.delete(event.data.clientId);
         break;
+      }
     }
   }
 
-  snapshotState(): { connected: Map<string, ConnectedClient>; connectionsByUser: Map<string, number> } {
-    return { connected: this.connected, connectionsByUser: this.connectionsByUser };
+  /** The clients alone: the indexes by user and by sign-in are built again from them. */
+  snapshotState(): { connected: Map<string, ConnectedClient> } {
+    return { connected: this.connected };
   }
 
   restoreState(state: ReturnType<ClientsReadModel['snapshotState']>): boolean {
     refill(this.connected, state.connected);
-    refill(this.connectionsByUser, state.connectionsByUser);
+    this.clientsByUser.clear();
+    this.bySignIn.clear();
+    const signedIn = [...this.connected.values()].filter((client) => client.signedIn !== undefined);
+    for (const client of signedIn.sort((a, b) => a.signedIn!.position - b.signedIn!.position)) this.bind(client);
+    this.applied++;
     return true;
   }
 
   /** Whether the user has at least one open connection, on any node. */
   isOnline(userId: string): boolean {
-    return this.connectionsByUser.has(userId);
+    return this.clientsByUser.has(userId);
   }
 
-  private count(userId: string | undefined, change: 1 | -1): void {
+  /** The user's signed-in clients, on any node. */
+  ofUser(userId: string): ReadonlySet<ConnectedClient> {
+    return this.clientsByUser.get(userId) ?? NONE;
+  }
+
+  /** Every signed-in client, in the order of their sign-ins in the log. */
+  signedIn(): IterableIterator<ConnectedClient> {
+    return this.bySignIn.values();
+  }
+
+  private bind(client: ConnectedClient): void {
+    const userId = client.user?.userId;
     if (userId === undefined) return;
-    const count = (this.connectionsByUser.get(userId) ?? 0) + change;
-    if (count > 0) this.connectionsByUser.set(userId, count);
-    else this.connectionsByUser.delete(userId);
+    const clients = this.clientsByUser.get(userId);
+    if (clients) clients.add(client);
+    else this.clientsByUser.set(userId, new Set([client]));
+    this.bySignIn.set(client.clientId, client);
+  }
+
+  private unbind(client: ConnectedClient): void {
+    const userId = client.user?.userId;
+    if (userId === undefined) return;
+    const clients = this.clientsByUser.get(userId);
+    if (clients?.delete(client) && clients.size === 0) this.clientsByUser.delete(userId);
+    this.bySignIn.delete(client.clientId);
   }
 
   get(clientId: string): ConnectedClient | undefined {
@@ -81,3 +122,5 @@ export class ClientsReadModel implements Projection {
     return this.connected.size;
   }
 }
+
+const NONE: ReadonlySet<ConnectedClient> = new Set();

@@ -25,7 +25,7 @@ export interface ReadModels {
   recentMessages: RecentMessagesReadModel;
   idempotency: IdempotencyReadModel;
   disposableStreams: DisposableStreamsReadModel;
-  /** Webhook endpoints and the deliveries still to make (after users: events carry their profile). */
+  /** Webhook endpoints and the deliveries still to make (after users and clients: events carry profiles, pushes who got them). */
   webhooks: WebhooksReadModel;
 }
 
@@ -41,10 +41,11 @@ export interface ReadModelOptions {
 export function createReadModels(clock: Clock, { replayMs, replayMaxBytes, keyReachMs }: ReadModelOptions): ReadModels {
   const [items, medals] = [new ItemsReadModel(), new MedalsReadModel()];
   const users = new UsersReadModel();
+  const clients = new ClientsReadModel();
   return {
     apiKeys: new ApiKeysReadModel(),
     users,
-    clients: new ClientsReadModel(),
+    clients,
     sessions: new SessionsReadModel(clock.now),
     recentMessages: new RecentMessagesReadModel({ users, clock, retentionMs: replayMs, ...(replayMaxBytes !== undefined && { maxBytes: replayMaxBytes }) }),
     vip: new VipReadModel(),
@@ -53,7 +54,7 @@ export function createReadModels(clock: Clock, { replayMs, replayMaxBytes, keyRe
     medals,
     idempotency: new IdempotencyReadModel(clock.now),
     disposableStreams: new DisposableStreamsReadModel(),
-    webhooks: new WebhooksReadModel(users),
+    webhooks: new WebhooksReadModel(users, clients),
   };
 }
 

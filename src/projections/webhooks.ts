@@ -1,5 +1,6 @@
 // Webhook endpoints, and the outbox: the deliveries still to make, derived from the log. Each
-// event an endpoint subscribes to (a sign-in, a disconnect, an operation's outcome) becomes one
+// event an endpoint subscribes to (a sign-in, a disconnect, a push that reached signed-in
+// clients, an operation's outcome) becomes one
 // delivery per enabled endpoint that wants it, named by the event's log position and the
 // endpoint, so every node derives the same deliveries with the same ids, after any restart. A
 // delivery stays here until its stream records its success or that it was given up. The latest
@@ -8,6 +9,8 @@ import { ATTEMPTS_KEPT, webhookDecider, webhookBody, webhookDeliveryId, webhookE
 import type { OperationRequested, WebhookEventType, WebhookPayload } from '../domain/events.js';
 import { OPERATION_OUTCOME_TYPES, OPERATION_REQUESTED_TYPES } from '../domain/operation.js';
 import type { RecordedEvent } from '../store/port.js';
+import { requestIdOf } from '../system/eventMetadata.js';
+import type { ClientsReadModel } from './clients.js';
 import { asDomain } from './recorded.js';
 import type { Projection } from './runner.js';
 import { refill } from './snapshotState.js';
@@ -81,7 +84,7 @@ interface WebhooksState {
 
 export class WebhooksReadModel implements Projection {
   readonly name = 'webhooks';
-  readonly version = 1;
+  readonly version = 2;
   readonly handles = [
     'WebhookRegistered',
     'WebhookSecretRotated',
@@ -94,6 +97,7 @@ export class WebhooksReadModel implements Projection {
     'ClientConnected',
     'ClientSignedIn',
     'ClientDisconnected',
+    'MessagePushed',
     ...OPERATION_REQUESTED_TYPES,
     ...OPERATION_OUTCOME_TYPES,
   ] as const;
@@ -108,7 +112,11 @@ export class WebhooksReadModel implements Projection {
   /** Operations of apps that hear of operations, until their outcome is final. */
   private readonly operations = new Map<string, TrackedOperation>();
 
-  constructor(private readonly users: Pick<UsersReadModel, 'byUserId'>) {}
+  constructor(
+    private readonly users: Pick<UsersReadModel, 'byUserId' | 'byOid'>,
+    /** Who has signed-in clients open, as the log says at the event being applied. */
+    private readonly clients: Pick<ClientsReadModel, 'isOnline'>,
+  ) {}
 
   snapshotState(): WebhooksState {
     const { endpointsById, pendingById, queues, attemptsByEndpoint, signedIn, operations } = this;
@@ -173,13 +181,13 @@ export class WebhooksReadModel implements Projection {
         const session = event.data.session;
         if (!session) return;
         this.signedIn.set(event.data.clientId, { userId: session.userId, oId: session.oId });
-        this.dispatch(recorded, 'client.signed_in', undefined, session.userId, { clientId: event.data.clientId, user: this.userOf(session.userId, session.oId) });
+        this.dispatch(recorded, 'client.signed_in', undefined, userOrder(session.userId), { clientId: event.data.clientId, user: this.userOf(session.userId, session.oId) });
         return;
       }
       case 'ClientSignedIn': {
         const { clientId, userId, oId } = event.data;
         this.signedIn.set(clientId, { userId, oId });
-        this.dispatch(recorded, 'client.signed_in', undefined, userId, { clientId, user: this.userOf(userId, oId) });
+        this.dispatch(recorded, 'client.signed_in', undefined, userOrder(userId), { clientId, user: this.userOf(userId, oId) });
         return;
       }
       case 'ClientDisconnected': {
@@ -188,7 +196,20 @@ export class WebhooksReadModel implements Projection {
         // Anonymous connections are nobody's players: they cause no delivery (nor any write).
         if (!user) return;
         this.signedIn.delete(clientId);
-        this.dispatch(recorded, 'client.disconnected', undefined, user.userId, { clientId, user: this.userOf(user.userId, user.oId), reason });
+        this.dispatch(recorded, 'client.disconnected', undefined, userOrder(user.userId), { clientId, user: this.userOf(user.userId, user.oId), reason });
+        return;
+      }
+      case 'MessagePushed': {
+        const { appId, messageId, name, oIds, userIds } = event.data;
+        if (!this.hears(appId, 'message.delivered')) return;
+        // The ids as the push gave them, like its answer's `online`: those whose user has a
+        // signed-in client open at the push's place in the log, to which each node writes it.
+        const online = (userId: string | undefined) => userId !== undefined && this.clients.isOnline(userId);
+        const delivered = { oIds: oIds.filter((oId) => online(this.users.byOid(oId)?.id)), userIds: userIds.filter((userId) => online(userId)) };
+        if (delivered.oIds.length + delivered.userIds.length === 0) return;
+        const requestId = requestIdOf(recorded.metadata);
+        // It names many users: it keeps no user's order (its id is its place in the log).
+        this.dispatch(recorded, 'message.delivered', appId, undefined, { messageId, name, ...(requestId !== undefined && { requestId }), ...delivered });
         return;
       }
       case 'PointsEditRequested':
@@ -247,6 +268,11 @@ export class WebhooksReadModel implements Projection {
     return this.pendingById.values();
   }
 
+  /** Deliveries still to make, to every endpoint. */
+  pendingTotal(): number {
+    return this.pendingById.size;
+  }
+
   pendingCount(endpointId: string): number {
     let count = 0;
     for (const delivery of this.pendingById.values()) if (delivery.endpointId === endpointId) count++;
@@ -281,7 +307,12 @@ export class WebhooksReadModel implements Projection {
   }
 
   private hearsOfOperations(appId: string): boolean {
-    for (const endpoint of this.endpointsById.values()) if (endpoint.appId === appId && endpoint.events.some((t) => OPERATION_TYPES.includes(t))) return true;
+    return OPERATION_TYPES.some((type) => this.hears(appId, type));
+  }
+
+  /** Whether an endpoint of the app (enabled or not: an operation's events come later) wants events of this type. */
+  private hears(appId: string, type: WebhookEventType): boolean {
+    for (const endpoint of this.endpointsById.values()) if (endpoint.appId === appId && endpoint.events.includes(type)) return true;
     return false;
   }
 
@@ -292,27 +323,30 @@ export class WebhooksReadModel implements Projection {
 
   private dispatchOperation(recorded: RecordedEvent, type: WebhookEventType, operation: TrackedOperation, outcome: Record<string, unknown>): void {
     const { appId, operationId, kind, oId, userId } = operation;
-    this.dispatch(recorded, type, appId, userId, { operationId, kind, oId, userId, ...outcome });
+    this.dispatch(recorded, type, appId, userOrder(userId), { operationId, kind, oId, userId, ...outcome });
   }
 
-  /** One delivery per enabled endpoint that wants `type` (of `appId`, when the event is one app's). */
-  private dispatch(recorded: RecordedEvent, type: WebhookEventType, appId: string | undefined, userId: string, data: Record<string, unknown>): void {
+  /**
+   * One delivery per enabled endpoint that wants `type` (of `appId`, when the event is one app's).
+   * Deliveries with the same `orderKey` to an endpoint go one after another; without one, at any time.
+   */
+  private dispatch(recorded: RecordedEvent, type: WebhookEventType, appId: string | undefined, orderKey: string | undefined, data: Record<string, unknown>): void {
     for (const endpoint of this.endpointsById.values()) {
       if (endpoint.status !== 'enabled' || !endpoint.events.includes(type) || (appId !== undefined && endpoint.appId !== appId)) continue;
       const eventId = webhookEventId(recorded.position);
       const deliveryId = webhookDeliveryId(endpoint.endpointId, recorded.position);
-      const orderKey = `user:${userId}`;
       const body = webhookBody({ id: eventId, type, created: recorded.created, app: endpoint.appId, data });
       this.pendingById.set(deliveryId, {
         deliveryId,
         endpointId: endpoint.endpointId,
-        payload: { eventId, type, body, orderKey },
+        payload: { eventId, type, body, ...(orderKey !== undefined && { orderKey }) },
         since: recorded.created,
         revision: -1,
         attempts: 0,
         failures: 0,
         dueAt: recorded.created,
       });
+      if (orderKey === undefined) continue;
       const queue = queueOf(endpoint.endpointId, orderKey);
       const waiting = this.queues.get(queue);
       if (waiting) waiting.push(deliveryId);
@@ -346,3 +380,6 @@ export class WebhooksReadModel implements Projection {
 }
 
 const queueOf = (endpointId: string, orderKey: string) => `${endpointId}\n${orderKey}`;
+
+/** One user's events to an endpoint go in log order. */
+const userOrder = (userId: string) => `user:${userId}`;

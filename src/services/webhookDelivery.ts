@@ -34,6 +34,7 @@ const WAKING_TYPES = new Set([
   'ClientConnected',
   'ClientSignedIn',
   'ClientDisconnected',
+  'MessagePushed',
   'OperationApplied',
   'OperationRejected',
   'OperationFailed',
@@ -60,6 +61,8 @@ export interface WebhookDelivererDeps {
   log: Logger;
   /** [0, 1): the backoff's jitter (tests fix it). */
   random?: () => number;
+  /** Told the result of each attempt this node made (webhook_attempts_total). */
+  onAttempt?: (result: 'delivered' | 'failed') => void;
 }
 
 /** The secrets that sign for an endpoint now, the newest first; undefined when one cannot be opened. */
@@ -177,6 +180,7 @@ export class WebhookDeliverer {
     const result = await sender.send(endpoint.url, headers, payload.body, this.stopping.signal);
     // Stopped mid-attempt: recorded as started only, so the next leader sends it again.
     if (this.stopping.signal.aborted) return;
+    this.deps.onAttempt?.(result.delivered ? 'delivered' : 'failed');
     const at = clock.now();
     const retryAt = result.delivered ? undefined : nextAttemptAt(this.deps.settings.retry, delivery.failures + 1, delivery.since, at, (this.deps.random ?? Math.random)());
     const finished: WebhookAttemptFinished = { type: 'WebhookAttemptFinished', data: { deliveryId, endpointId, attempt, ...result, ...(retryAt && { retryAt }), at } };

@@ -8,9 +8,8 @@ import * as assert from 'uvu/assert';
 import { eventually } from '../support/eventually.js';
 import { ALICE, BOB } from '../support/harness.js';
 import type { LoggedEvent, ServiceProcess } from '../support/serviceProcess.js';
-import { connect, signIn } from '../support/streamsAndSignIn.js';
 import { startWebhookReceiver, verifySignature, type WebhookReceiver } from '../support/webhookReceiver.js';
-import { openWorld, type World } from './world.js';
+import { openWorld, signInThrough, type World } from './world.js';
 
 // A node's lease lapses within 1.5 s; an attempt held open is never timed out by the sender first.
 const SUITE_ENV = { NODE_HEARTBEAT_MS: '200', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOKS_TIMEOUT_MS: '60000', WEBHOOKS_RETRY_FIRST_MS: '50' };
@@ -38,14 +37,6 @@ async function register(ctx: Ctx, node: ServiceProcess): Promise<{ id: string; s
 async function unregister(ctx: Ctx, node: ServiceProcess, id: string): Promise<void> {
   const res = await node.request('DELETE', `/adm/webhooks/${id}`, { apiKey: ctx.world.key });
   assert.is(res.status, 200, res.text);
-}
-
-/** Signs a client of `oId` in through `node`; answers its client id. */
-async function signInThrough(ctx: Ctx, node: ServiceProcess, oId: string): Promise<string> {
-  const client = await connect(node);
-  ctx.streams.push(client.stream);
-  await signIn(node, client.clientId, oId);
-  return client.clientId;
 }
 
 const arrivalOf = (ctx: Ctx, clientId: string) =>
@@ -81,7 +72,7 @@ test('the delivering node is killed while the receiver holds its request: anothe
   const b = await ctx.world.start('wh-1b');
   const { id, secret } = await register(ctx, b);
   ctx.receiver.script({ hold: true });
-  const clientId = await signInThrough(ctx, b, ALICE.oId);
+  const clientId = await signInThrough(b, ALICE.oId, ctx.streams);
   const held = await arrivalOf(ctx, clientId);
   const eventId = held.event.id;
   assert.equal(
@@ -125,7 +116,7 @@ test('a node alone is killed mid-delivery: after a restart on another node the e
   const a = await ctx.world.start('wh-2a');
   const { id, secret } = await register(ctx, a);
   ctx.receiver.script({ hold: true });
-  const clientId = await signInThrough(ctx, a, BOB.oId);
+  const clientId = await signInThrough(a, BOB.oId, ctx.streams);
   const eventId = (await arrivalOf(ctx, clientId)).event.id;
   await a.kill();
   assert.is(deliveryLog(ctx, id, eventId).finished.length, 0, 'nothing recorded after the start of the attempt');
@@ -145,7 +136,7 @@ test('two live nodes: every event is sent once, by one node, whichever node the 
   const b = await ctx.world.start('wh-3b');
   const { id, secret } = await register(ctx, a);
   const clients: string[] = [];
-  for (let i = 0; i < 6; i++) clients.push(await signInThrough(ctx, i % 2 === 0 ? a : b, i % 3 === 0 ? ALICE.oId : BOB.oId));
+  for (let i = 0; i < 6; i++) clients.push(await signInThrough(i % 2 === 0 ? a : b, i % 3 === 0 ? ALICE.oId : BOB.oId, ctx.streams));
   for (const clientId of clients) {
     const { event } = await arrivalOf(ctx, clientId);
     const { started } = await assertOncePerAttemptRecord(ctx, id, event.id, secret);

@@ -10,6 +10,7 @@ import type * as v from 'valibot';
 import { createSimulator, type SimulatorState } from '../../src/community/simulator.js';
 import type { PointsAuditEntry, PointsAuditPage } from '../../src/contract/answers.js';
 import { ALICE, defaultUsers } from '../support/harness.js';
+import { connect, signIn } from '../support/streamsAndSignIn.js';
 import { EventLog, FAULT_ENV, issueKey, killServiceProcesses, startServiceProcess, type Answer, type ServiceProcess } from '../support/serviceProcess.js';
 
 export const POINTS_PATH = '/user/edit/points';
@@ -46,6 +47,14 @@ export async function openWorld(suiteEnv: Record<string, string> = {}): Promise<
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Signs a client of `oId` in through `node`, its stream kept in `streams` (closed by the suite); answers its client id. */
+export async function signInThrough(node: ServiceProcess, oId: string, streams: Array<{ close(): void }>): Promise<string> {
+  const client = await connect(node);
+  streams.push(client.stream);
+  await signIn(node, client.clientId, oId);
+  return client.clientId;
 }
 
 /** A points edit of 1 with this memo (unique per request) and Idempotency-Key, by the world's key. */

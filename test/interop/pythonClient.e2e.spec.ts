@@ -130,31 +130,34 @@ test('every admin operation of the OpenAPI document, called from Python, answers
     await signIn(h, clientId, ALICE.oId);
     const oId = ALICE.oId;
 
-    const [points, give, remove, itemsEdit, itemsQuery, liveness, submit, batch, vips, push, signedIn, gone, auditPoints, auditMedals, auditItems, firstVip] = await drive(client, [
-      call('points.edit', [oId, 5, 'py: welcome']),
-      call('medal.give', [oId, 'Py', 'used the Python client', MEDAL_ATTR]),
-      call('medal.remove', [oId, 'Py']),
-      call('items.edit', [oId, 'checkin1day', 1]),
-      call('items.query', [oId]),
-      call('liveness.get', [oId]),
-      // A datetime with its zone is sent in UTC.
-      call('vip.submit', [oId, 'vip', { $datetime: '2030-01-01T08:00:00+08:00' }]),
-      call('vip.batch_submit', [
-        oId,
-        [
-          { quality: 'svip', expired: '2031-01-01 00:00:00' },
-          { quality: 'gold', expired: '2031-01-01 00:00:00' },
-        ],
-      ]),
-      call('vip.get', [oId]),
-      call('message.push', ['hello', { n: 1 }], { o_ids: [oId, BOB.oId, '42'] }),
-      call('user.get', [clientId]),
-      call('user.get', ['no-such-client']),
-      call('audit.points', [oId]),
-      call('audit.medals', [oId]),
-      call('audit.items', [oId]),
-      call('audit.vip', [oId], { limit: 1 }),
-    ]);
+    const [points, give, remove, itemsEdit, itemsQuery, liveness, submit, batch, vips, push, signedIn, gone, auditPoints, auditMedals, auditItems, firstVip, online, aliceOnline] =
+      await drive(client, [
+        call('points.edit', [oId, 5, 'py: welcome']),
+        call('medal.give', [oId, 'Py', 'used the Python client', MEDAL_ATTR]),
+        call('medal.remove', [oId, 'Py']),
+        call('items.edit', [oId, 'checkin1day', 1]),
+        call('items.query', [oId]),
+        call('liveness.get', [oId]),
+        // A datetime with its zone is sent in UTC.
+        call('vip.submit', [oId, 'vip', { $datetime: '2030-01-01T08:00:00+08:00' }]),
+        call('vip.batch_submit', [
+          oId,
+          [
+            { quality: 'svip', expired: '2031-01-01 00:00:00' },
+            { quality: 'gold', expired: '2031-01-01 00:00:00' },
+          ],
+        ]),
+        call('vip.get', [oId]),
+        call('message.push', ['hello', { n: 1 }], { o_ids: [oId, BOB.oId, '42'] }),
+        call('user.get', [clientId]),
+        call('user.get', ['no-such-client']),
+        call('audit.points', [oId]),
+        call('audit.medals', [oId]),
+        call('audit.items', [oId]),
+        call('audit.vip', [oId], { limit: 1 }),
+        call('presence.list', [], { limit: 10 }),
+        call('presence.get', [oId]),
+      ]);
 
     assert.is(ok(points, 'points.edit').code, 0);
     assert.type(ok(points, 'points.edit').data.transactionId, 'string');
@@ -193,6 +196,9 @@ test('every admin operation of the OpenAPI document, called from Python, answers
       ['vip'],
     );
     assert.type(first.next, 'number');
+    const [entry] = ok(online, 'presence.list').data.items;
+    assert.equal([entry.oId, entry.name, entry.clients], [oId, ALICE.userName, 1]);
+    assert.equal(ok(aliceOnline, 'presence.get').data, { oId, online: true, clients: 1, since: entry.since, userId: entry.userId });
 
     // An unknown outcome, resolved from Python; then the next VIP page.
     h.sim.faultNext(PLATFORM_POINTS, { kind: 'hang' });

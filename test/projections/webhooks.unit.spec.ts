@@ -1,9 +1,11 @@
 // The outbox (src/projections/webhooks.ts) folded from recorded events: which events become
-// deliveries, to which endpoints, under which ids; one user's deliveries in order; what an
+// deliveries, to which endpoints, under which ids; a push's delivered recipients; one user's
+// deliveries in order; what an
 // attempt's start and end do to a delivery; what deleting an endpoint drops.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { DomainEvent } from '../../src/domain/events.js';
+import { ClientsReadModel } from '../../src/projections/clients.js';
 import { UsersReadModel } from '../../src/projections/users.js';
 import { WebhooksReadModel } from '../../src/projections/webhooks.js';
 import type { RecordedEvent } from '../../src/store/port.js';
@@ -13,7 +15,8 @@ const actor = { appId: 'game-one', keyId: 'key000000000001' };
 
 function world() {
   const users = new UsersReadModel();
-  const model = new WebhooksReadModel(users);
+  const clients = new ClientsReadModel();
+  const model = new WebhooksReadModel(users, clients);
   let position = 0;
   const revisions = new Map<string, number>();
   const apply = (streamName: string, event: DomainEvent) => {
@@ -21,6 +24,7 @@ function world() {
     revisions.set(streamName, revision);
     const recorded: RecordedEvent = { streamName, revision, position: ++position, type: event.type, data: event.data, metadata: undefined, created: AT };
     users.apply(recorded);
+    clients.apply(recorded);
     model.apply(recorded);
     return recorded.position;
   };
@@ -65,6 +69,34 @@ test('a disconnect is sent for a signed-in client only: an anonymous connection 
     [{ clientId: 'c1', user: { id: 'u1', oId: '1u1' }, reason: 'closed' }],
   );
   assert.is([...model.pending()][0]!.deliveryId, `aaaaaaaaaaaaaaa-${at}`);
+});
+
+test("a push that reaches signed-in clients becomes one message.delivered to its own app's endpoints, with the ids as given that were online", () => {
+  const { model, apply, register, signIn } = world();
+  register('aaaaaaaaaaaaaaa', 'game-one', ['message.delivered']);
+  register('bbbbbbbbbbbbbbb', 'game-two', ['message.delivered']);
+  for (const userId of ['u1', 'u2']) {
+    apply(`user-1${userId}`, { type: 'UserRegistered', data: { userId, oId: `1${userId}`, name: userId, nickname: userId, avatar: '', at: AT } });
+  }
+  apply('client-c1', { type: 'ClientConnected', data: { clientId: 'c1', node: 'n1', at: AT } });
+  signIn('c1', 'u1');
+  const push = (messageId: string, oIds: string[], userIds: string[], appId = 'game-one') =>
+    apply(`message-${messageId}`, { type: 'MessagePushed', data: { messageId, name: 'hello', data: {}, oIds, userIds, at: AT, appId, keyId: actor.keyId } });
+  push('nobodyonline001', ['1u2', '42'], []);
+  assert.equal([...model.pending()], [], 'nobody online: nothing delivered, nothing sent');
+  push('othersapp000001', ['1u1'], [], 'game-two');
+  const at = push('reachedsome0001', ['1u1', '1u2', '42', '1u1'], ['u1', 'u2', 'nobody']);
+  const delivered = [...model.pending()].filter((d) => d.deliveryId === `aaaaaaaaaaaaaaa-${at}`);
+  assert.equal(
+    delivered.map((d) => [d.payload.type, d.payload.orderKey, JSON.parse(d.payload.body).data]),
+    [['message.delivered', undefined, { messageId: 'reachedsome0001', name: 'hello', oIds: ['1u1', '1u1'], userIds: ['u1'] }]],
+  );
+  assert.equal(
+    [...model.pending()].map((d) => d.deliveryId),
+    [`bbbbbbbbbbbbbbb-${at - 1}`, `aaaaaaaaaaaaaaa-${at}`],
+    'each app hears of its own pushes only',
+  );
+  assert.ok(model.isFirstInOrder(delivered[0]!), 'it waits for no user');
 });
 
 test("one user's deliveries go in order: the next is first once the one before is delivered or given up", () => {

@@ -86,10 +86,18 @@ test('every method answers with the service’s typed body', () =>
     await signIn(h, clientId, oId);
     const signedIn = await admin.user.get(clientId);
     assert.ok(signedIn?.data.authenticated && signedIn.data.user.oId === oId, JSON.stringify(signedIn));
+    const online = await admin.presence.list({ limit: 10 });
+    assert.equal(
+      online.data.items.map((e) => [e.oId, e.clients]),
+      [[oId, 1]],
+    );
+    const alice = await admin.presence.get(oId);
+    assert.equal([alice.data.online, alice.data.clients, alice.data.since], [true, 1, online.data.items[0]!.since]);
     const gone = applied(h, (e) => e.type === 'ClientDisconnected');
     stream.close();
     await gone;
     assert.is(await admin.user.get(clientId), null, 'a disconnected client is no client');
+    assert.equal((await admin.presence.get(oId)).data, { oId, online: false, clients: 0, userId: alice.data.userId });
 
     const pointsAudit = await admin.audit.points(oId);
     assert.equal(

@@ -191,6 +191,8 @@ export type LoggedEvent<T extends DomainEventType = DomainEventType> = Extract<D
   stream: string;
   /** Where the event came from (src/system/eventMetadata.ts), when it says. */
   metadata: Record<string, unknown> | undefined;
+  /** When the log recorded it (the store's stamp, on the log's clock). */
+  created: string;
 };
 
 /** A row of the events table, its JSON columns as text. */
@@ -200,6 +202,7 @@ interface LogRow {
   type: string;
   data: string;
   metadata: string | null;
+  created: string;
 }
 
 /** The service's SQLite log, read as another process would (the service never waits for us). */
@@ -223,17 +226,17 @@ export class EventLog {
   }
 
   stream(name: string): LoggedEvent[] {
-    return this.db.prepare<[string], LogRow>('SELECT position, stream, type, data, metadata FROM events WHERE stream = ? ORDER BY revision').all(name).map(parsed);
+    return this.db.prepare<[string], LogRow>('SELECT position, stream, type, data, metadata, created FROM events WHERE stream = ? ORDER BY revision').all(name).map(parsed);
   }
 
   /** Every event after this position, oldest first. */
   after(position: number): LoggedEvent[] {
-    return this.db.prepare<[number], LogRow>('SELECT position, stream, type, data, metadata FROM events WHERE position > ? ORDER BY position').all(position).map(parsed);
+    return this.db.prepare<[number], LogRow>('SELECT position, stream, type, data, metadata, created FROM events WHERE position > ? ORDER BY position').all(position).map(parsed);
   }
 
   ofType<T extends DomainEventType>(type: T): LoggedEvent<T>[] {
     return this.db
-      .prepare<[string], LogRow>('SELECT position, stream, type, data, metadata FROM events WHERE type = ? ORDER BY position')
+      .prepare<[string], LogRow>('SELECT position, stream, type, data, metadata, created FROM events WHERE type = ? ORDER BY position')
       .all(type)
       .map((row) => parsed(row) as LoggedEvent<T>);
   }

@@ -20,7 +20,7 @@ export interface OperationFilter {
   limit?: number;
 }
 
-/** Audit paging: `limit` entries (default 50, at most 500) after or before a log position (`next` / `prev` of a page). */
+/** Audit and presence paging: `limit` entries (default 50, at most 500) after or before a log position (`next` / `prev` of a page). */
 export interface AuditPaging {
   limit?: number;
   after?: number;
@@ -65,6 +65,12 @@ export interface AdminClient {
     list(filter?: OperationFilter): Promise<api.OperationListAnswer>;
     /** Records what someone who checked the platform found for an unknown outcome (`POST /adm/operations/:operationId/resolve`). */
     resolve(operationId: string, body: api.ResolveBody, options?: CallOptions): Promise<api.ResolveAnswer>;
+  };
+  presence: {
+    /** The users online now on any live node (`GET /adm/presence`), online longest first, paged like the audit. */
+    list(page?: AuditPaging): Promise<api.PresencePage>;
+    /** Whether one user is online now, with how many clients and since when (`GET /adm/presence/:oId`). */
+    get(oId: string): Promise<api.PresenceAnswer>;
   };
 }
 
@@ -122,6 +128,10 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     operations: {
       list: (filter) => get('/adm/operations', { ...filter }),
       resolve: (operationId, body, call) => post(`/adm/operations/${encodeURIComponent(operationId)}/resolve`, body, call),
+    },
+    presence: {
+      list: (page) => get('/adm/presence', { ...page }),
+      get: (oId) => get(oIdPath('/adm/presence', oId)),
     },
   };
 }

@@ -32,6 +32,9 @@ export type ResolveBody = Schemas['ResolveBody'];
 export type ResolveAnswer = Schemas['ResolveAnswer'];
 export type OperationEntry = Schemas['OperationEntry'];
 export type OperationListAnswer = Schemas['OperationListAnswer'];
+export type PresenceEntry = Schemas['PresenceEntry'];
+export type PresencePage = Schemas['PresencePage'];
+export type PresenceAnswer = Schemas['PresenceAnswer'];
 export type ErrorBody = Schemas['ErrorBody'];
 
 export type { components, paths } from './generated/openapi.js';

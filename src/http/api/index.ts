@@ -7,6 +7,7 @@ import { messageRoutes } from './message.js';
 import { metaRoutes } from './meta.js';
 import { operationRoutes } from './operations.js';
 import { platformRoutes } from './platform.js';
+import { presenceRoutes } from './presence.js';
 import { realtimeRoutes } from './realtime.js';
 import { signInRoutes } from './signIn.js';
 import { vipRoutes } from './vip.js';
@@ -18,6 +19,7 @@ export function apiRoutes(settings: ApiSettings): Route[] {
     ...vipRoutes,
     ...messageRoutes(settings),
     ...clientRoutes,
+    ...presenceRoutes,
     ...operationRoutes,
     ...auditRoutes,
     ...webhookRoutes,

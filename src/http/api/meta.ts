@@ -157,6 +157,16 @@ export const metaRoutes = [
       logChange(deps, state);
       metrics.ready.set(state === undefined ? 1 : 0);
       metrics.unknownOutcomes.set(readModels.operations.withoutOutcome('unknown').length);
+      const { liveNodes } = deps.clockReading();
+      // A node that left drops its series rather than reporting 0 forever.
+      metrics.presenceClients.reset();
+      metrics.presenceUsers.reset();
+      for (const [node, { clients, users }] of deps.presence.byNode(liveNodes)) {
+        metrics.presenceClients.set({ node }, clients);
+        metrics.presenceUsers.set({ node }, users);
+      }
+      metrics.presenceOnline.set(deps.presence.online(liveNodes).length);
+      metrics.webhookPending.set(readModels.webhooks.pendingTotal());
       ctx.type = metrics.registry.contentType;
       ctx.body = await metrics.registry.metrics();
     },

@@ -68,6 +68,8 @@ AUDIT_POINTS = Endpoint("getAdmAuditPointsOId", "GET", "/adm/audit/points/{oId}"
 AUDIT_MEDALS = Endpoint("getAdmAuditMedalsOId", "GET", "/adm/audit/medals/{oId}", "audit.medals", t.MedalAuditPage)
 AUDIT_ITEMS = Endpoint("getAdmAuditItemsOId", "GET", "/adm/audit/items/{oId}", "audit.items", t.ItemsAuditPage)
 AUDIT_VIP = Endpoint("getAdmAuditVipOId", "GET", "/adm/audit/vip/{oId}", "audit.vip", t.VipAuditPage)
+PRESENCE_LIST = Endpoint("getAdmPresence", "GET", "/adm/presence", "presence.list", t.PresencePage)
+PRESENCE_GET = Endpoint("getAdmPresenceOId", "GET", "/adm/presence/{oId}", "presence.get", t.PresenceAnswer)
 WEBHOOKS_REGISTER = Endpoint("postAdmWebhooks", "POST", "/adm/webhooks", "webhooks.register", t.WebhookCreated)
 WEBHOOKS_LIST = Endpoint("getAdmWebhooks", "GET", "/adm/webhooks", "webhooks.list", t.WebhookList)
 WEBHOOKS_GET = Endpoint("getAdmWebhooksId", "GET", "/adm/webhooks/{id}", "webhooks.get", t.WebhookAnswer)
@@ -96,6 +98,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     AUDIT_MEDALS,
     AUDIT_ITEMS,
     AUDIT_VIP,
+    PRESENCE_LIST,
+    PRESENCE_GET,
     WEBHOOKS_REGISTER,
     WEBHOOKS_LIST,
     WEBHOOKS_GET,
@@ -226,9 +230,9 @@ class Operations:
         self._calls = calls
 
     def list(self, *, status: Literal["unknown", "pending"] | None = None, search: str | None = None, limit: int | None = None) -> t.OperationListAnswer:
-        """The operations whose outcome is not known (``operations:resolve``), oldest first, each with the Idempotency-Key
-        and X-Request-Id its caller sent. ``status``: one of them only (default both); ``search``: text of a key, request
-        id or operation id; ``limit``: 1 to 500 (default 50), ``data.more`` saying whether more matched."""
+        """The operations whose outcome is not known, oldest first (``operations:resolve``): ``status`` one of them
+        (default both), ``search`` text of a caller's Idempotency-Key, X-Request-Id or operation id, ``limit`` 1 to 500
+        (default 50). Each with what its caller sent, so what a developer quotes finds it."""
         return self._calls.get(OPERATIONS_LIST, query={"status": status, "search": search, "limit": limit})  # type: ignore[no-any-return]
 
     def resolve(self, operation_id: str, applied: bool, note: str | None = None, *, idempotency_key: str | None = None) -> t.ResolveAnswer:
@@ -258,6 +262,23 @@ class Audit:
 
     def vip(self, o_id: str, *, limit: int | None = None, after: int | None = None, before: int | None = None) -> t.VipAuditPage:
         return self._calls.get(AUDIT_VIP, {"oId": o_id}, {"limit": limit, "after": after, "before": before})  # type: ignore[no-any-return]
+
+
+class Presence:
+    """Who is online now on any live node (``presence:read``): every key with it sees every user, as realtime
+    clients belong to no app."""
+
+    def __init__(self, calls: _Calls) -> None:
+        self._calls = calls
+
+    def list(self, *, limit: int | None = None, after: int | None = None, before: int | None = None) -> t.PresencePage:
+        """The users online, online longest first, ``limit`` (1 to 500, default 50) after or before a ``position``
+        (a page's ``next`` / ``prev``)."""
+        return self._calls.get(PRESENCE_LIST, query={"limit": limit, "after": after, "before": before})  # type: ignore[no-any-return]
+
+    def get(self, o_id: str) -> t.PresenceAnswer:
+        """Whether one user is online, with ``clients`` and ``since``; a user the service never saw is offline."""
+        return self._calls.get(PRESENCE_GET, {"oId": o_id})  # type: ignore[no-any-return]
 
 
 class Webhooks:
@@ -341,6 +362,7 @@ class AdminClient:
         self.operations = Operations(calls)
         self.audit = Audit(calls)
         self.webhooks = Webhooks(calls)
+        self.presence = Presence(calls)
 
     def __repr__(self) -> str:
         transport = self._transport

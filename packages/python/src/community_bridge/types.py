@@ -141,6 +141,8 @@ class ResolveAnswer(SuccessBody):
 
 
 class OperationEntry(TypedDict):
+    """A platform operation whose outcome is not known, as ``operations.list`` answers it."""
+
     operationId: str
     kind: Literal["PointsEditRequested", "MedalGiveRequested", "MedalRemoveRequested", "ItemsEditRequested"]
     status: Literal["unknown", "pending"]
@@ -158,6 +160,7 @@ class OperationEntry(TypedDict):
     requestId: NotRequired[str]
     """The X-Request-Id of the request that sent it."""
     reason: NotRequired[str]
+    """Why its outcome is unknown."""
 
 
 class OperationListData(TypedDict):
@@ -298,7 +301,48 @@ class VipAuditPage(SuccessBody):
     data: VipAuditData
 
 
-WebhookEventType = Literal["client.signed_in", "client.disconnected", "operation.outcome_known", "operation.outcome_unknown", "operation.resolved"]
+class PresenceEntry(TypedDict):
+    """A user online now: signed-in realtime clients held by live nodes."""
+
+    position: int
+    """Log position of the earliest sign-in among those clients: the order, and the cursor for ``after`` / ``before``."""
+    userId: str
+    oId: str
+    name: str
+    nickname: str
+    avatar: str
+    clients: int
+    since: str
+    """The earliest of those clients' sign-ins, as the service's log recorded it."""
+
+
+class PresencePageData(AuditCursors):
+    items: list[PresenceEntry]
+    """The user online longest first."""
+
+
+class PresencePage(SuccessBody):
+    data: PresencePageData
+
+
+class PresenceData(TypedDict):
+    oId: str
+    online: bool
+    clients: int
+    """0 when offline."""
+    since: NotRequired[str]
+    """When online: the earliest of the live clients' sign-ins, as the log recorded it."""
+    userId: NotRequired[str]
+    """When the service knows the user."""
+
+
+class PresenceAnswer(SuccessBody):
+    data: PresenceData
+
+
+WebhookEventType = Literal[
+    "client.signed_in", "client.disconnected", "message.delivered", "operation.outcome_known", "operation.outcome_unknown", "operation.resolved"
+]
 
 
 class WebhookDisabled(TypedDict):

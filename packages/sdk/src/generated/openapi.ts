@@ -206,6 +206,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/adm/presence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is online now, on every node
+         * @description A user is online while at least one of their signed-in realtime clients is held by a live node: a node that stops beating (killed, frozen, cut off) takes its clients out of presence once its lease lapses (7.5 `NODE_HEARTBEAT_MS`). `since` is the earliest of those clients' sign-ins, as the log recorded it. Every key with the permission sees every user: realtime clients belong to no app. Ordered by `position` (the user online longest first); `limit`, `after` and `before` page it. A user whose earliest client closes between two pages moves later in the order.
+         */
+        get: operations["getAdmPresence"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/adm/presence/{oId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether one user is online now
+         * @description A user is online while at least one of their signed-in realtime clients is held by a live node: a node that stops beating (killed, frozen, cut off) takes its clients out of presence once its lease lapses (7.5 `NODE_HEARTBEAT_MS`). `since` is the earliest of those clients' sign-ins, as the log recorded it. Every key with the permission sees every user: realtime clients belong to no app. From the service's own records: an oId it never saw sign in is offline (no platform call).
+         */
+        get: operations["getAdmPresenceOId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/adm/operations": {
         parameters: {
             query?: never;
@@ -736,7 +776,7 @@ export interface components {
             /** @description where events are POSTed: https (http only to a loopback address, for development) */
             url: string;
             /** @description the event types the endpoint receives */
-            events: ("client.signed_in" | "client.disconnected" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved")[];
+            events: ("client.signed_in" | "client.disconnected" | "message.delivered" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved")[];
             /** @description defaults to "" */
             description?: string;
             /** @description the app the endpoint belongs to: for a key created for every app (`--all-apps`); default: the key's own app */
@@ -1277,7 +1317,7 @@ export interface components {
             id: string;
             appId: string;
             url: string;
-            events: ("client.signed_in" | "client.disconnected" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved")[];
+            events: ("client.signed_in" | "client.disconnected" | "message.delivered" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved")[];
             description: string;
             /**
              * @description a disabled endpoint is sent nothing; its deliveries wait until it is enabled
@@ -1354,7 +1394,7 @@ export interface components {
         WebhookAttempt: {
             eventId: string;
             /** @enum {string} */
-            type: "client.signed_in" | "client.disconnected" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved";
+            type: "client.signed_in" | "client.disconnected" | "message.delivered" | "operation.outcome_known" | "operation.outcome_unknown" | "operation.resolved";
             /** @description the event to this endpoint */
             deliveryId: string;
             /** @description 1 for the first attempt of the delivery */
@@ -1397,6 +1437,56 @@ export interface components {
             data: {
                 eventId: string;
                 deliveryId: string;
+            };
+        };
+        PresenceEntry: {
+            /** @description log position of the earliest sign-in among its live clients: the order, and the cursor for `after` / `before` */
+            position: number;
+            /** @description this service's user id (`userIds` of a push) */
+            userId: string;
+            /** @description the platform's user id */
+            oId: string;
+            name: string;
+            nickname: string;
+            avatar: string;
+            /** @description signed-in realtime clients of the user held by live nodes */
+            clients: number;
+            /**
+             * @description the earliest of those clients' sign-ins, as the log recorded it
+             * @example 2027-01-01 00:00:00.000Z
+             */
+            since: string;
+        };
+        PresencePage: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                /** @description by `position`: the user online longest first */
+                items: components["schemas"]["PresenceEntry"][];
+                /** @description later entries exist: ask again with `after=<next>` */
+                next?: number;
+                /** @description earlier entries exist: ask again with `before=<prev>` */
+                prev?: number;
+            };
+        };
+        PresenceAnswer: {
+            /** @constant */
+            code: 0;
+            msg: string;
+            data: {
+                oId: string;
+                /** @description at least one signed-in realtime client held by a live node */
+                online: boolean;
+                /** @description how many (0 when offline) */
+                clients: number;
+                /**
+                 * @description when online: the earliest of those clients' sign-ins, as the log recorded it
+                 * @example 2027-01-01 00:00:00.000Z
+                 */
+                since?: string;
+                /** @description this service's user id, when the service knows the user */
+                userId?: string;
             };
         };
         /** @description Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran */
@@ -3799,6 +3889,239 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ClientNotFoundBody"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getAdmPresence: {
+        parameters: {
+            query?: {
+                /** @description entries per page (default 50, at most 500); defaults to "50" */
+                limit?: string;
+                /** @description only entries after this cursor (a `position`, or the `next` of a page) */
+                after?: string;
+                /** @description only entries before this cursor (a `position`, or the `prev` of a page); without `after`, the newest of them */
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the users online */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PresencePage"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
+                };
+            };
+            /**
+             * @description Too many requests; retry after `Retry-After` seconds. `data.reason`:
+             *     - `rate_limited`: Over the key's rate limit (RATE_LIMIT_PER_SECOND); nothing ran
+             *     - `too_many_connections`: This client address holds as many streams as it may (REALTIME_MAX_CONNECTIONS_PER_IP), or opens them faster than it may (REALTIME_CONNECTS_PER_SECOND)
+             */
+            429: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error429"];
+                };
+            };
+            /**
+             * @description The service failed unexpectedly. `data.reason`:
+             *     - `internal_error`: The service failed unexpectedly (the log has the cause)
+             */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error500"];
+                };
+            };
+            /**
+             * @description This node cannot serve it now, or a setting it needs is missing. `data.reason`:
+             *     - `not_configured`: A setting the operation needs is missing on this service (the platform's key, COMMUNITY_KEY or COMMUNITY_KEY_<TYPE>), or its store cannot fence this write; nothing was recorded
+             *     - `store_unavailable`: The event store did not answer (unreachable, timed out, restarting). A write it interrupted may or may not be recorded: retry with the same Idempotency-Key after Retry-After, on this node or another
+             *     - `not_ready`: The node is starting: it is catching up with the event store
+             *     - `unavailable`: This node cannot take it now: it holds its maximum of streams, takes no more new ones this second, or it is shutting down (reconnect, possibly to another node)
+             */
+            503: {
+                headers: {
+                    /** @description seconds to wait before sending it again (also `data.retryAfterSeconds`), with the reasons that have it */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error503"];
+                };
+            };
+        };
+    };
+    getAdmPresenceOId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the community user id
+                 * @example 1630399136785
+                 */
+                oId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Online (with how many clients, since when) or not */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PresenceAnswer"];
+                };
+            };
+            /**
+             * @description Invalid input: `message` names the first field, `data.issues` lists every problem. `data.reason`:
+             *     - `validation_failed`: Invalid input (also a body that is not JSON): `message` names the first problem, `issues` lists every one; nothing ran
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error400"];
+                };
+            };
+            /** @description Invalid apiKey (missing, unknown, disabled, revoked or expired) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 401,
+                     *       "message": "Invalid apiKey",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvalidApiKeyBody"];
+                };
+            };
+            /** @description The key lacks the permission */
+            403: {
+                headers: {
+                    /** @description the permission the key lacks (the one in `x-permission`) */
+                    "X-Missing-Permission"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 403,
+                     *       "message": "No permission to access this resource",
+                     *       "data": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PermissionDeniedBody"];
                 };
             };
             /**

@@ -361,6 +361,10 @@ const oneAppend = (stream: string, count = 1) => [
   Array.from({ length: count }, () => null),
 ];
 
+/** Some statement waits for a lock of this type (an append waiting on another's commit). */
+const someoneWaits = (cluster: PostgresCluster, locktype: 'advisory' | 'transactionid', what: string) =>
+  eventually(async () => (await cluster.sql<{ n: number }>('SELECT count(*)::int AS n FROM pg_locks WHERE locktype = $1 AND NOT granted', [locktype]))[0]!.n > 0, what);
+
 /** Settles once the promise does, or says it has not yet (an append waiting on the server). */
 const settled = (promise: Promise<unknown>) => {
   let done = false;
@@ -372,7 +376,10 @@ const settled = (promise: Promise<unknown>) => {
 };
 
 SERVER_TESTS['two nodes append to one stream at once, expecting the same revision: one goes in, the other is a 409; nothing else is lost'] = async ({ cluster, open }) => {
-  const [a, b] = await Promise.all([PostgresEventStore.open({ connectionString: cluster.connectionString }), PostgresEventStore.open({ connectionString: cluster.connectionString })]);
+  const [a, b] = await Promise.all([
+    PostgresEventStore.open({ connectionString: cluster.connectionString }),
+    PostgresEventStore.open({ connectionString: cluster.connectionString }),
+  ]);
   open.push(a, b);
   const stream = `contended-${randomUUID()}`;
   const rounds = 30;
@@ -412,7 +419,7 @@ SERVER_TESTS['an append waits for another append to its stream that is still com
   const appending = store.append(stream, [{ type: 'Second', data: {} }], { expectedRevision: 0 });
   const done = settled(appending);
   try {
-    await eventually(async () => (await cluster.sql<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"))[0]!.n > 0, 'the append to wait for a lock');
+    await someoneWaits(cluster, 'advisory', 'the append to wait for a lock');
     assert.not.ok(done(), 'the append waits for the other to commit');
   } finally {
     await other.end();
@@ -437,7 +444,7 @@ SERVER_TESTS['a fenced append waits for a takeover of its claim that is still co
   const fenced = store.append(write, [{ type: 'Fenced', data: {} }], { alongside: { streamName: claim, expectedRevision: 0, events: [] } });
   const done = settled(fenced);
   try {
-    await eventually(async () => (await cluster.sql<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"))[0]!.n > 0, 'the fenced append to wait for a lock');
+    await someoneWaits(cluster, 'advisory', 'the fenced append to wait for a lock');
     assert.not.ok(done(), 'the fenced append waits for the takeover to commit');
   } finally {
     await takeover.end();
@@ -447,7 +454,7 @@ SERVER_TESTS['a fenced append waits for a takeover of its claim that is still co
   assert.equal(await store.readStream(write), [], 'nothing of the fenced append was written');
 };
 
-SERVER_TESTS['a row of the same revision written outside append_batch, committing meanwhile: the append is a 409, alone or in a batch whose rest goes in once'] = async ({ cluster, open }) => {
+SERVER_TESTS['a row written outside append_batch at the same revision: a 409, alone or in a batch whose rest goes in once'] = async ({ cluster, open }) => {
   const store = await PostgresEventStore.open({ connectionString: cluster.connectionString });
   open.push(store);
   /** The row at revision 1 of `stream`, inserted by hand and committed once `appends` wait on it. */
@@ -460,8 +467,7 @@ SERVER_TESTS['a row of the same revision written outside append_batch, committin
     const sent = appends();
     try {
       // The append's insert waits on the unique index for the outside row's transaction.
-      const waiting = "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted";
-      await eventually(async () => (await cluster.sql<{ n: number }>(waiting))[0]!.n > 0, 'the append to wait on the unique index');
+      await someoneWaits(cluster, 'transactionid', 'the append to wait on the unique index');
     } finally {
       await outside.end();
     }
@@ -503,7 +509,10 @@ SERVER_TESTS['a row of the same revision written outside append_batch, committin
   );
 };
 
-SERVER_TESTS['a transaction that wrote and stays open (another database of the cluster) holds followers back, not appends; they catch up once it ends'] = async ({ cluster, open }) => {
+SERVER_TESTS['a transaction that wrote and stays open (another database of the cluster) holds followers back, not appends; they catch up once it ends'] = async ({
+  cluster,
+  open,
+}) => {
   const follower = await PostgresEventStore.open({ connectionString: cluster.connectionString, pollIntervalMs: NEVER_POLLS_MS });
   const writer = await PostgresEventStore.open({ connectionString: cluster.connectionString });
   open.push(follower, writer);

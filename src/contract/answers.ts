@@ -334,7 +334,7 @@ export const MessageFrame = v.object({
 export const ServiceBody = v.object({ service: v.string(), version: v.string(), links: v.record(v.string(), v.string()) });
 
 export const HealthBody = v.object({ status: v.literal('ok') });
-const warnings = v.optional(v.pipe(v.array(v.string()), v.description('settings that leave some operations unavailable (e.g. no COMMUNITY_KEY)')));
+const warnings = v.optional(v.pipe(v.array(v.string()), v.description('what leaves some operations unavailable or late (e.g. no COMMUNITY_KEY, followers of the log held back)')));
 const clockOffsetMs = v.pipe(v.number(), v.description("this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS)"));
 export const ReadyBody = v.object({ status: v.literal('ready'), position: v.pipe(int, v.description('the log position the read models have applied')), clockOffsetMs, warnings });
 export const NotReadyBody = v.object({ status: v.literal('not ready'), reason: v.string(), position: int, clockOffsetMs, warnings });

@@ -890,7 +890,7 @@ export interface components {
             position: number;
             /** @description this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS) */
             clockOffsetMs: number;
-            /** @description settings that leave some operations unavailable (e.g. no COMMUNITY_KEY) */
+            /** @description what leaves some operations unavailable or late (e.g. no COMMUNITY_KEY, followers of the log held back) */
             warnings?: string[];
         };
         NotReadyBody: {
@@ -900,7 +900,7 @@ export interface components {
             position: number;
             /** @description this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS) */
             clockOffsetMs: number;
-            /** @description settings that leave some operations unavailable (e.g. no COMMUNITY_KEY) */
+            /** @description what leaves some operations unavailable or late (e.g. no COMMUNITY_KEY, followers of the log held back) */
             warnings?: string[];
         };
         PointsAuditEntry: {

@@ -86,7 +86,12 @@ const TESTS: Record<string, (ctx: { cluster: PostgresCluster }) => Promise<void>
     const damaged = await cli(connectionString, 'store', 'check');
     assert.is(damaged.code, 1);
     assert.is(damaged.stdout, `PostgreSQL at ${shown}: the position sequence (events_seq) is at 0, below the head 5: positions would be handed out twice\n`);
-    for (const run of [migrated, again, checked, backup, damaged]) assert.not.match(run.stdout + run.stderr, /s3cret/);
+    // A row after it appended by an older transaction (written by hand): a follower could have read past it.
+    await cluster.sql("INSERT INTO events (position, stream, revision, type, data, created, tx) VALUES (6, 'checked-2', 0, 'Checked', '{}', now(), '3')", [], 'cli');
+    const disordered = await cli(connectionString, 'store', 'check');
+    assert.is(disordered.code, 1);
+    assert.match(disordered.stdout, `PostgreSQL at ${shown}: position 6 was appended by an older transaction than the position before it`);
+    for (const run of [migrated, again, checked, backup, damaged, disordered]) assert.not.match(run.stdout + run.stderr, /s3cret/);
   },
 
   'a transaction left open elsewhere in the cluster: writes are recorded, /readyz stays 200 and warns, the metric shows it; all clears once it ends': async ({ cluster }) => {

@@ -39,8 +39,8 @@ export const DEFAULT_POLL_INTERVAL_MS = 1000;
 const PAGE = 1000;
 /**
  * A follower whose read stopped below committed rows (held back by a transaction still running)
- * reads again after this, then after twice as long each time nothing new arrives, up to the
- * poll interval.
+ * reads again after this unless something wakes it first, then after twice as long each time
+ * nothing new arrives, up to the poll interval.
  */
 const HELD_BACK_FIRST_RETRY_MS = 5;
 /** Streams removed per statement. */
@@ -392,6 +392,9 @@ export class PostgresEventStore implements EventStore {
       return;
     }
     subscriber.pumping = true;
+    // Woken otherwise (a commit here, a notification, the poll): the read again is not needed.
+    clearTimeout(subscriber.retry);
+    subscriber.retry = undefined;
     try {
       for (;;) {
         subscriber.again = false;

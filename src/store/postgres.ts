@@ -40,9 +40,11 @@ const PAGE = 1000;
 /**
  * A follower whose read stopped below committed rows (held back by a transaction still running)
  * reads again after this unless something wakes it first, then after twice as long each time
- * nothing new arrives, up to the poll interval.
+ * nothing new arrives, up to HELD_BACK_MAX_RETRY_MS or the poll interval, whichever is shorter:
+ * it delivers at most that long after the transaction holding it ends.
  */
 const HELD_BACK_FIRST_RETRY_MS = 5;
+const HELD_BACK_MAX_RETRY_MS = 1000;
 /** Streams removed per statement. */
 const DELETE_BATCH = 500;
 
@@ -427,7 +429,7 @@ export class PostgresEventStore implements EventStore {
   private readAgainLater(subscriber: Subscriber, progressed: boolean): void {
     if (progressed) subscriber.retryMs = 0;
     if (subscriber.retry) return;
-    subscriber.retryMs = subscriber.retryMs === 0 ? HELD_BACK_FIRST_RETRY_MS : Math.min(this.pollIntervalMs, subscriber.retryMs * 2);
+    subscriber.retryMs = subscriber.retryMs === 0 ? HELD_BACK_FIRST_RETRY_MS : Math.min(this.pollIntervalMs, HELD_BACK_MAX_RETRY_MS, subscriber.retryMs * 2);
     subscriber.retry = setTimeout(() => {
       subscriber.retry = undefined;
       void this.pump(subscriber);

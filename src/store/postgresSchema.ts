@@ -187,7 +187,9 @@ const MIGRATIONS: readonly Migration[] = [
             SELECT * FROM unnest(streams, expected, side_streams, side_expected, counts, side_counts)
               WITH ORDINALITY AS a(stream, expected, side_stream, side_expected, n, sn, i)
           ), last AS (
-            SELECT ev.stream, max(ev.revision) AS revision FROM events ev WHERE ev.stream = ANY (streams || side_streams) GROUP BY ev.stream
+            -- One index entry per stream (the newest revision), however long the stream is.
+            SELECT u.stream, (SELECT ev.revision FROM events ev WHERE ev.stream = u.stream ORDER BY ev.revision DESC LIMIT 1) AS revision
+            FROM (SELECT DISTINCT x FROM unnest(streams || side_streams) AS x WHERE x IS NOT NULL) AS u(stream)
           ), judged AS (
             SELECT a.i, a.n, a.sn, coalesce(l.revision, -1) AS cur, coalesce(sl.revision, -1) AS side_cur,
               (a.expected = -2 OR a.expected = coalesce(l.revision, -1)) AND (a.side_stream IS NULL OR a.side_expected = coalesce(sl.revision, -1)) AS ok,

@@ -54,6 +54,11 @@ export function createMetrics() {
     }),
     projectionErrors: new Counter({ name: 'projection_errors_total', help: 'Events a read model threw on, by read model', labelNames: ['read_model'], registers: [registry] }),
     projectionLag: new Gauge({ name: 'projection_lag_events', help: 'Events in the store that the read models have not applied yet', registers: [registry] }),
+    storeHeldBack: new Gauge({
+      name: 'store_followers_held_back_seconds',
+      help: 'How long committed events have waited to become readable in log order (PostgreSQL: a transaction in the cluster that wrote and stays open); 0 when none wait',
+      registers: [registry],
+    }),
     // Both set when scraped (GET /metrics), like the lag.
     ready: new Gauge({ name: 'service_ready', help: '1 when this node would answer /readyz with 200, else 0', registers: [registry] }),
     unknownOutcomes: new Gauge({

@@ -357,7 +357,9 @@ export const MessageFrame = v.object({
 export const ServiceBody = v.object({ service: v.string(), version: v.string(), links: v.record(v.string(), v.string()) });
 
 export const HealthBody = v.object({ status: v.literal('ok') });
-const warnings = v.optional(v.pipe(v.array(v.string()), v.description("settings that leave some operations unavailable (e.g. no COMMUNITY_KEY; with an operator's key)")));
+const warnings = v.optional(
+  v.pipe(v.array(v.string()), v.description("what leaves some operations unavailable or late (e.g. no COMMUNITY_KEY, followers of the log held back; with an operator's key)")),
+);
 const clockOffsetMs = v.pipe(v.number(), v.description("this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS; with an operator's key)"));
 const position = v.optional(v.pipe(int, v.description("the log position the read models have applied (with an operator's key)")));
 /** Why a node is not ready, as anyone may learn it; the detail goes to the log and to operators. */

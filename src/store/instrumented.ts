@@ -57,6 +57,7 @@ export function instrumentedStore(store: EventStore, metrics: Pick<Metrics, 'eve
     headPosition: () => observed(() => store.headPosition()),
     deleteStreams: (streamNames) => observed(() => store.deleteStreams(streamNames)),
     beat: (mine, forget) => store.beat(mine, forget),
+    ...(store.heldBackMs && { heldBackMs: () => store.heldBackMs!() }),
     close: () => store.close(),
   };
 }

@@ -135,6 +135,12 @@ export interface EventStore {
    * in `forget` (judged dead by the caller), and returns every instance's last beat.
    */
   beat(mine: NodeBeat, forget?: readonly string[]): Promise<BeatReading>;
+  /**
+   * How long committed events have waited to become readable in log order, in ms (0: none
+   * wait). Only where something outside the log can hold followers back: on PostgreSQL, a
+   * transaction that wrote and stays open (docs/architecture.md, "Event store").
+   */
+  heldBackMs?(): number;
   close(): Promise<void>;
 }
 

@@ -1,21 +1,25 @@
 // Event store on PostgreSQL (node-postgres), for deployments where several nodes share one log.
 //
 // - Tables and migrations: postgresSchema.ts; open() brings the schema up to date first.
-// - One global order without gaps for followers: an append's positions are drawn and committed
-//   under the schema's append lock, taken inside one statement (append_batch) and released by
-//   its commit on the server, so positions rise in commit order and a reader of "after N" never
-//   sees a later position before an earlier one commits. Reads need no filter, and the port keeps
-//   its single-number checkpoint. No lock is ever held across a client round trip: a node frozen
-//   or cut off mid-append delays no other node (docs/decisions.md, "PostgreSQL appends").
+// - One global order without gaps for followers, commits sharing WAL flushes: append_batch draws
+//   an append's transaction id and its positions under the schema's order lock and lets the lock
+//   go before its commit, so a lower position always belongs to a lower transaction id. Reads that
+//   follow the log (readAll, headPosition, subscriptions) see only rows of transactions below
+//   their snapshot's xmin (FINISHED): those have ended, so nothing can still commit below what a
+//   reader has seen, and the port keeps its single-number checkpoint. The cost: a transaction
+//   that wrote and stays open, anywhere in the cluster, holds followers back (not appends) until
+//   it ends (heldBackMs). Reads of one stream need no filter. No lock is ever held across a
+//   client round trip (docs/decisions.md, "PostgreSQL appends").
 // - Group commit: the appends waiting in a node go in one statement (postgresAppender.ts), on a
 //   connection of their own; reads, polls and heartbeats keep the pool.
 // - A rolled-back append leaves its positions unused: gaps, never reuse.
 // - Subscribers read the table: woken by this process's own appends, by LISTEN/NOTIFY
 //   (postgresListener.ts; each node notifies after its commits, coalesced, on a channel of its
-//   schema), and by a poll every pollIntervalMs for whatever no notification told of. A
-//   subscription stops at its first failure and reports it; resumingStore resumes it.
-// - `created` is the server's clock (the log's clock, docs/architecture.md), read once the
-//   append lock is held.
+//   schema), by a poll every pollIntervalMs for whatever no notification told of, and, while a
+//   read stops below committed rows still held back, by a read again soon after. A subscription
+//   stops at its first failure and reports it; resumingStore resumes it.
+// - `created` is the server's clock (the log's clock, docs/architecture.md), read under the
+//   order lock.
 import type pg from 'pg';
 import { AppError, RecordTooLargeError } from '../domain/errors.js';
 import { upcast } from '../domain/eventVersions.js';
@@ -33,6 +37,14 @@ export const MAX_APPEND_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_POLL_INTERVAL_MS = 1000;
 /** Events read per query by a subscription. */
 const PAGE = 1000;
+/**
+ * A follower whose read stopped below committed rows (held back by a transaction still running)
+ * reads again after this unless something wakes it first, then after twice as long each time
+ * nothing new arrives, up to HELD_BACK_MAX_RETRY_MS or the poll interval, whichever is shorter:
+ * it delivers at most that long after the transaction holding it ends.
+ */
+const HELD_BACK_FIRST_RETRY_MS = 5;
+const HELD_BACK_MAX_RETRY_MS = 1000;
 /** Streams removed per statement. */
 const DELETE_BATCH = 500;
 
@@ -70,12 +82,34 @@ function newRows(events: EventToAppend[]): NewRow[] {
 
 const bytesOf = (rows: NewRow[]) => rows.reduce((sum, row) => sum + Buffer.byteLength(row.data) + (row.metadata === null ? 0 : Buffer.byteLength(row.metadata)), 0);
 
-// Deletes a batch of streams, except the one holding the newest event (positions never move
-// back); one statement, no lock: an append committing meanwhile only moves the head further.
+// Rows readers may see, in one statement's snapshot: those of transactions below its xmin. They
+// have all ended, and append_batch draws a lower position only with a lower transaction id, so no
+// row can still commit below the newest of them. An InitPlan: the snapshot is read once.
+const FINISHED = 'tx < (SELECT pg_snapshot_xmin(pg_current_snapshot()))';
+
+const HEAD_EXPRESSION = `coalesce((SELECT position FROM events WHERE ${FINISHED} ORDER BY position DESC LIMIT 1), 0)`;
+/** The newest finished position: the head as readers can reach it. */
+const HEAD = `SELECT ${HEAD_EXPRESSION} AS head`;
+/** The poll: the head readers can reach, and the newest committed position, in one snapshot. */
+const POLL = `SELECT ${HEAD_EXPRESSION} AS head, (SELECT coalesce(max(position), 0) FROM events) AS newest`;
+
+// A page of finished events after $1, and in the same snapshot the newest committed position,
+// finished or not: a follower whose page stops below it knows rows are held back.
+const PAGE_SQL = `
+  SELECT n.newest, e.* FROM (SELECT coalesce(max(position), 0) AS newest FROM events) AS n
+  LEFT JOIN LATERAL (SELECT ${COLUMNS} FROM events WHERE position > $1 AND ${FINISHED} ORDER BY position LIMIT $2) AS e ON true
+  ORDER BY e.position`;
+
+// Deletes a batch of streams, except those holding the newest event and the newest finished one
+// (neither head moves back); one statement, no lock: an append committing meanwhile only moves
+// the heads further.
 const DELETE = `
-  WITH newest AS (SELECT stream FROM events ORDER BY position DESC LIMIT 1),
-  gone AS (DELETE FROM events WHERE stream = ANY($1::text[]) AND stream IS DISTINCT FROM (SELECT stream FROM newest))
-  SELECT (SELECT stream FROM newest WHERE stream = ANY($1::text[])) AS kept`;
+  WITH newest AS (
+    (SELECT stream FROM events ORDER BY position DESC LIMIT 1)
+    UNION (SELECT stream FROM events WHERE ${FINISHED} ORDER BY position DESC LIMIT 1)
+  ),
+  gone AS (DELETE FROM events WHERE stream = ANY($1::text[]) AND stream NOT IN (SELECT stream FROM newest))
+  SELECT array(SELECT stream FROM newest WHERE stream = ANY($1::text[]) ORDER BY stream) AS kept`;
 
 /** The NOTIFY channel of this schema's appends (channels are per database, schemas are not). */
 const CHANNEL = "SELECT 'community_bridge_appended_' || 'events'::regclass::oid AS channel";
@@ -105,6 +139,9 @@ interface Subscriber extends SubscribeOptions {
   /** Woken while pumping: read once more before resting. */
   again: boolean;
   closed: boolean;
+  /** A read again while committed rows are held back (HELD_BACK_FIRST_RETRY_MS). */
+  retry: NodeJS.Timeout | undefined;
+  retryMs: number;
 }
 
 export interface PostgresEventStoreOptions {
@@ -122,7 +159,14 @@ export class PostgresEventStore implements EventStore {
   private readonly listener: AppendListener;
   private readonly subscribers = new Set<Subscriber>();
   private readonly pollTimer: NodeJS.Timeout;
+  private readonly pollIntervalMs: number;
   private polling = false;
+  /**
+   * The first committed position seen that readers could not reach yet, and when it was seen;
+   * cleared once they reach it. Under load it comes and goes within a commit; it stays while a
+   * transaction that wrote (anywhere in the cluster) stays open.
+   */
+  private heldBack: { position: number; since: number } | undefined;
   private closed = false;
   private readonly server: string;
   /** A NOTIFY is on its way; `notifyAgain`: more commits since it was sent. */
@@ -164,7 +208,8 @@ export class PostgresEventStore implements EventStore {
       appended: () => this.wakeAll(),
       lost: (error) => this.stopAll(this.failure(error)),
     });
-    this.pollTimer = setInterval(() => void this.poll(), options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS);
+    this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+    this.pollTimer = setInterval(() => void this.poll(), this.pollIntervalMs);
     this.pollTimer.unref();
   }
 
@@ -197,13 +242,18 @@ export class PostgresEventStore implements EventStore {
 
   async readAll({ after, limit }: { after: number; limit: number }): Promise<RecordedEvent[]> {
     if (limit <= 0) return [];
-    const { rows } = await this.query<Row>(`SELECT ${COLUMNS} FROM events WHERE position > $1 ORDER BY position LIMIT $2`, [after, Math.trunc(limit)]);
-    return rows.map(toRecorded);
+    return (await this.readPage(after, Math.trunc(limit))).events;
   }
 
+  /** The newest position readers can see (FINISHED): an append's own position becomes it once the transactions before it end. */
   async headPosition(): Promise<number> {
-    const { rows } = await this.query<{ head: number }>('SELECT coalesce(max(position), 0) AS head FROM events');
+    const { rows } = await this.query<{ head: number }>(HEAD);
     return rows[0]!.head;
+  }
+
+  /** How long committed events have waited to become readable, in ms (0: none wait); see heldBack. */
+  heldBackMs(): number {
+    return this.heldBack ? Date.now() - this.heldBack.since : 0;
   }
 
   async deleteStreams(streamNames: readonly string[]): Promise<{ kept: string[] }> {
@@ -211,8 +261,8 @@ export class PostgresEventStore implements EventStore {
     const kept = new Set<string>();
     for (let i = 0; i < streamNames.length; i += DELETE_BATCH) {
       const batch = streamNames.slice(i, i + DELETE_BATCH);
-      const { rows } = await this.query<{ kept: string | null }>(DELETE, [batch]);
-      if (rows[0]!.kept !== null) kept.add(rows[0]!.kept);
+      const { rows } = await this.query<{ kept: string[] }>(DELETE, [batch]);
+      for (const stream of rows[0]!.kept) kept.add(stream);
     }
     return { kept: [...kept] };
   }
@@ -228,7 +278,7 @@ export class PostgresEventStore implements EventStore {
 
   /** Stops at the first failure and reports it (see port.ts); resumingStore resumes it. */
   subscribeToAll(options: SubscribeOptions): Subscription {
-    const subscriber: Subscriber = { ...options, lastDelivered: options.after, pumping: false, again: false, closed: false };
+    const subscriber: Subscriber = { ...options, lastDelivered: options.after, pumping: false, again: false, closed: false, retry: undefined, retryMs: 0 };
     if (!this.closed) {
       this.subscribers.add(subscriber);
       // Listening first: an append that commits after the catch-up's last read is then heard of.
@@ -240,6 +290,7 @@ export class PostgresEventStore implements EventStore {
     return {
       unsubscribe: async () => {
         subscriber.closed = true;
+        clearTimeout(subscriber.retry);
         this.subscribers.delete(subscriber);
       },
     };
@@ -249,7 +300,10 @@ export class PostgresEventStore implements EventStore {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.pollTimer);
-    for (const subscriber of this.subscribers) subscriber.closed = true;
+    for (const subscriber of this.subscribers) {
+      subscriber.closed = true;
+      clearTimeout(subscriber.retry);
+    }
     this.subscribers.clear();
     await this.listener.close();
     await Promise.all([this.pool.end(), this.appendPool.end()]);
@@ -302,12 +356,28 @@ export class PostgresEventStore implements EventStore {
     for (const subscriber of [...this.subscribers]) this.stop(subscriber, error);
   }
 
+  /** Finished events after `after` (at most `limit`), and the newest committed position. */
+  private async readPage(after: number, limit: number): Promise<{ events: RecordedEvent[]; newest: number }> {
+    const { rows } = await this.query<Row & { newest: number }>(PAGE_SQL, [after, limit]);
+    const events = rows[0]!.position === null ? [] : rows.map(toRecorded);
+    const newest = rows[0]!.newest;
+    // A short page holds every finished event past `after`: what is past it is held back.
+    if (events.length < limit) this.observe(Math.max(after, events.at(-1)?.position ?? 0), newest);
+    return { events, newest };
+  }
+
+  private observe(reached: number, newest: number): void {
+    if (this.heldBack && reached >= this.heldBack.position) this.heldBack = undefined;
+    if (!this.heldBack && newest > reached) this.heldBack = { position: newest, since: Date.now() };
+  }
+
   /** The poll: subscribers behind the head read on; a server that does not answer stops them. */
   private async poll(): Promise<void> {
     if (this.polling || this.closed || this.subscribers.size === 0) return;
     this.polling = true;
     try {
-      const head = await this.headPosition();
+      const { head, newest } = (await this.query<{ head: number; newest: number }>(POLL)).rows[0]!;
+      this.observe(head, newest);
       for (const subscriber of this.subscribers) if (subscriber.lastDelivered < head) void this.pump(subscriber);
     } catch (error) {
       this.stopAll(error as Error);
@@ -324,10 +394,13 @@ export class PostgresEventStore implements EventStore {
       return;
     }
     subscriber.pumping = true;
+    // Woken otherwise (a commit here, a notification, the poll): the read again is not needed.
+    clearTimeout(subscriber.retry);
+    subscriber.retry = undefined;
     try {
       for (;;) {
         subscriber.again = false;
-        const page = await this.readAll({ after: subscriber.lastDelivered, limit: PAGE });
+        const { events: page, newest } = await this.readPage(subscriber.lastDelivered, PAGE);
         for (const event of page) {
           if (subscriber.closed) return;
           subscriber.lastDelivered = event.position;
@@ -337,7 +410,14 @@ export class PostgresEventStore implements EventStore {
             return this.stop(subscriber, error as Error);
           }
         }
-        if (page.length < PAGE && !subscriber.again) return;
+        if (page.length < PAGE && !subscriber.again) {
+          // Rows past the page are committed but not finished in log order: the transaction
+          // holding them back may end without any notification (a heartbeat, another client's
+          // write), so read again soon rather than at the next poll.
+          if (newest > subscriber.lastDelivered) this.readAgainLater(subscriber, page.length > 0);
+          else this.caughtUp(subscriber);
+          return;
+        }
       }
     } catch (error) {
       this.stop(subscriber, error as Error);
@@ -346,10 +426,28 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
+  private readAgainLater(subscriber: Subscriber, progressed: boolean): void {
+    if (progressed) subscriber.retryMs = 0;
+    if (subscriber.retry) return;
+    subscriber.retryMs = subscriber.retryMs === 0 ? HELD_BACK_FIRST_RETRY_MS : Math.min(this.pollIntervalMs, HELD_BACK_MAX_RETRY_MS, subscriber.retryMs * 2);
+    subscriber.retry = setTimeout(() => {
+      subscriber.retry = undefined;
+      void this.pump(subscriber);
+    }, subscriber.retryMs);
+    subscriber.retry.unref();
+  }
+
+  private caughtUp(subscriber: Subscriber): void {
+    clearTimeout(subscriber.retry);
+    subscriber.retry = undefined;
+    subscriber.retryMs = 0;
+  }
+
   /** A subscription stops at its first failure and says so once (port.ts). */
   private stop(subscriber: Subscriber, error: Error): void {
     if (subscriber.closed) return;
     subscriber.closed = true;
+    clearTimeout(subscriber.retry);
     this.subscribers.delete(subscriber);
     subscriber.onError?.(error);
   }

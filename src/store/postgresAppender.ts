@@ -7,7 +7,8 @@
 //
 // Each append is judged alone inside the batch: a revision that does not match refuses that
 // append (ConcurrencyError) and the others go in. A batch the server refuses for its data (a
-// value it cannot store) is sent again one append at a time, so only the culprit fails.
+// value it cannot store, a unique violation) is sent again one append at a time, so only the
+// culprit fails.
 import type pg from 'pg';
 import { ConcurrencyError } from '../domain/errors.js';
 import type { AppendResult, ExpectedRevision } from './port.js';
@@ -55,10 +56,19 @@ const revisionCode = (expected: ExpectedRevision) => (expected === 'any' ? ANY :
 
 /** SQLSTATE classes that say something about one append's data rather than the server or the connection. */
 const DATA_CLASSES = ['22', '23', '54'];
-const isDataError = (error: unknown) => {
+const codeOf = (error: unknown) => {
   const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && DATA_CLASSES.includes(code.slice(0, 2));
+  return typeof code === 'string' ? code : '';
 };
+const isDataError = (error: unknown) => DATA_CLASSES.includes(codeOf(error).slice(0, 2));
+/**
+ * A row for one of the append's (stream, revision) committed while the append was judged: only a
+ * writer outside append_batch can do that (its stream locks make batches wait for each other).
+ * Sent again, the append is judged on that row: a conflict (409) or, expecting any revision, a
+ * success. This many times at most, then it fails as the store's own error.
+ */
+const UNIQUE_VIOLATION = '23505';
+const UNIQUE_RETRIES = 3;
 
 export class PostgresAppender {
   private readonly waiting: Waiting[] = [];
@@ -112,15 +122,18 @@ export class PostgresAppender {
     return this.waiting.splice(0, count);
   }
 
-  private async send(batch: Waiting[]): Promise<void> {
+  private async send(batch: Waiting[], retries = UNIQUE_RETRIES): Promise<void> {
     let rows: ResultRow[];
     try {
       rows = await this.run(batch.map((w) => w.request));
     } catch (error) {
+      // The statement failed whole (nothing of the batch was written): each append is sent again
+      // alone, once, so only the culprit fails.
       if (batch.length > 1 && isDataError(error)) {
         for (const one of batch) await this.send([one]);
         return;
       }
+      if (batch.length === 1 && codeOf(error) === UNIQUE_VIOLATION && retries > 0) return this.send(batch, retries - 1);
       const failure = this.hooks.failure(error);
       for (const waiting of batch) waiting.reject(failure);
       return;

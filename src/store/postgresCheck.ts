@@ -3,8 +3,9 @@
 //
 // - The schema version is the one this build uses (else: migrate, or a newer build).
 // - The position sequence is not below the head, so no position is handed out twice.
-// - Each stream's revisions run 0..n-1 without a gap, and its positions rise with its revisions:
-//   one pass over the whole table each, so the check's statements are not bound by the
+// - Each stream's revisions run 0..n-1 without a gap, and its positions rise with its revisions.
+// - Positions rise with the appending transactions' ids (events.tx): followers rely on it.
+//   One pass over the whole table each, so the check's statements are not bound by the
 //   statement timeout: it takes as long as the table takes (an operator stops it with Ctrl-C).
 //
 // Not checked: that global positions have no gaps (rolled-back appends and deleted streams leave
@@ -42,6 +43,12 @@ export async function checkPostgresStore(connectionString: string): Promise<stri
          WHERE previous > position LIMIT ${MAX_REPORTED}`,
       );
       for (const { stream, revision } of positions.rows) problems.push(`stream ${stream}: revision ${revision} has a lower position than revision ${revision - 1}`);
+      const order = await client.query<{ position: number }>(
+        `SELECT position FROM (SELECT position, tx, lag(tx) OVER (ORDER BY position) AS previous FROM events) AS e WHERE previous > tx LIMIT ${MAX_REPORTED}`,
+      );
+      for (const { position } of order.rows) {
+        problems.push(`position ${position} was appended by an older transaction than the position before it (written outside append_batch?): a follower may have read past it`);
+      }
       return problems;
     });
   } catch (error) {

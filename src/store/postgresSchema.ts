@@ -7,21 +7,24 @@
 // hold several deployments, one schema each (`options=-c search_path=…` in the connection string).
 //
 // - events: one row per event. `position` is the global position, drawn from the sequence
-//   events_seq only inside append_batch while it holds its schema's append lock (appends commit
-//   one batch at a time, in position order); the unique (stream, revision) constraint is the
-//   concurrency guard. data and metadata are `json`, which keeps the text as written (jsonb
-//   would reorder keys).
+//   events_seq only inside append_batch while it holds its schema's order lock; `tx` is the
+//   appending transaction's id, drawn under the same lock, so positions and ids rise together
+//   and readers can tell which rows nothing can still commit below (postgres.ts, FINISHED). The
+//   unique (stream, revision) constraint is the last concurrency guard. data and metadata are
+//   `json`, which keeps the text as written (jsonb would reorder keys).
 // - append_batch(...): one statement appends a whole batch of a node's appends (postgresAppender.ts).
-//   It takes the append lock inside the statement, so the lock never outlives the statement and
-//   its commit: no client round trip happens while it is held.
+//   It holds the order lock (session level) only while it draws ids and positions and inserts,
+//   and always lets it go before it returns: never through the commit, never across a client
+//   round trip. Each stream it may write is locked (transaction level) until its commit, so a
+//   later batch that writes or checks the same stream judges it on committed rows.
 // - nodes: each process's last heartbeat, one row per instance (EventStore.beat).
 //
-// Advisory locks are per database: their second key is a hash of the schema's name, so two
+// Advisory locks are per database: their keys include a hash of the schema's name, so two
 // deployments in separate schemas never wait for each other.
 import type { ClientBase, Pool } from 'pg';
 import { transaction } from './postgresTransaction.js';
 
-/** First key of the advisory locks (pg_advisory_xact_lock(int, int)): appends, migrations. */
+/** First key of the advisory locks (pg_advisory_lock(int, int)): the append order, migrations. */
 export const APPEND_LOCK = 0x63627201;
 export const MIGRATION_LOCK = 0x63627202;
 
@@ -118,6 +121,106 @@ const MIGRATIONS: readonly Migration[] = [
           JOIN unnest(types, datas, metadatas) WITH ORDINALITY AS src(type, data, metadata, at) ON src.at = x.offs + g
           WHERE x.ok;
         END IF;
+        RETURN QUERY
+        SELECT CASE WHEN x.ok THEN 'ok' ELSE 'conflict' END,
+               CASE WHEN x.ok THEN NULL WHEN x.expected <> -2 AND x.expected <> x.cur THEN x.stream ELSE x.side_stream END,
+               CASE WHEN x.ok THEN NULL WHEN x.expected <> -2 AND x.expected <> x.cur THEN x.cur ELSE x.side_cur END,
+               CASE WHEN x.ok THEN first + x.through - 1 END,
+               CASE WHEN x.ok THEN x.cur + x.n END,
+               CASE WHEN x.ok AND x.side_stream IS NOT NULL THEN x.side_cur + x.sn END
+        FROM unnest(streams, expected, side_streams, counts, side_counts, accepted, curs, side_curs, through)
+               WITH ORDINALITY AS x(stream, expected, side_stream, n, sn, ok, cur, side_cur, through, i)
+        ORDER BY x.i;
+      END
+      $$;
+    `,
+  },
+  {
+    version: 3,
+    description: 'the append lock held while positions and transaction ids are drawn, not through the commit; events.tx; stream locks',
+    // Existing rows are committed: tx 0 sorts below every live transaction id. Rows written
+    // outside append_batch get their own transaction's id, so they wait like any other.
+    sql: `
+      ALTER TABLE events ADD COLUMN tx xid8 NOT NULL DEFAULT '0';
+      ALTER TABLE events ALTER COLUMN tx SET DEFAULT pg_current_xact_id();
+      CREATE OR REPLACE FUNCTION append_batch(
+        streams text[], expected int[], side_streams text[], side_expected int[], counts int[], side_counts int[],
+        types text[], datas json[], metadatas json[]
+      ) RETURNS TABLE (outcome text, conflict_stream text, actual_revision int, last_position bigint, next_revision int, side_revision int)
+      LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      DECLARE
+        recorded timestamptz;
+        accepted bool[];
+        curs int[];
+        side_curs int[];
+        offsets int[];
+        through int[];
+        total int;
+        first bigint;
+        me xid8;
+        seed bigint := hashtext(current_schema());
+      BEGIN
+        -- This transaction's id must be drawn under the order lock, like its positions: one drawn
+        -- before could be lower than the id of a batch that took the lock earlier.
+        IF pg_current_xact_id_if_assigned() IS NOT NULL THEN
+          RAISE EXCEPTION 'append_batch must be the first write of its transaction' USING ERRCODE = 'invalid_transaction_state';
+        END IF;
+        BEGIN
+          -- The order lock, at session level: released below, before the commit and its WAL
+          -- flush, so other nodes' batches commit alongside this one.
+          PERFORM pg_advisory_lock(${APPEND_LOCK}, hashtext(current_schema()));
+          me := pg_current_xact_id();
+          -- A lock per stream this batch may write, held to the commit: a batch that writes or
+          -- checks one of them later waits here for this one to commit, then judges on its rows.
+          PERFORM pg_advisory_xact_lock(hashtextextended(s, seed)) FROM unnest(streams) AS s;
+          PERFORM pg_advisory_xact_lock(hashtextextended(x.s, seed)) FROM unnest(side_streams, side_counts) AS x(s, n) WHERE x.s IS NOT NULL AND x.n > 0;
+          -- A stream only checked (alongside with no events) gets no row the unique index could
+          -- fence: wait out any batch still committing a write to it, and hold nothing.
+          PERFORM pg_advisory_lock_shared(hashtextextended(x.s, seed)) FROM unnest(side_streams, side_counts) AS x(s, n) WHERE x.s IS NOT NULL AND x.n = 0;
+          PERFORM pg_advisory_unlock_shared(hashtextextended(x.s, seed)) FROM unnest(side_streams, side_counts) AS x(s, n) WHERE x.s IS NOT NULL AND x.n = 0;
+          recorded := clock_timestamp();
+          -- Each append judged on its streams' last revisions, read once for the batch (a stream is
+          -- in one append of a batch at most). expected: -2 any revision, -1 no stream, else the
+          -- stream's last revision. offsets: the append's first row in the input; through: the rows
+          -- accepted up to and including this append.
+          WITH a AS (
+            SELECT * FROM unnest(streams, expected, side_streams, side_expected, counts, side_counts)
+              WITH ORDINALITY AS a(stream, expected, side_stream, side_expected, n, sn, i)
+          ), last AS (
+            -- One index entry per stream (the newest revision), however long the stream is.
+            SELECT u.stream, (SELECT ev.revision FROM events ev WHERE ev.stream = u.stream ORDER BY ev.revision DESC LIMIT 1) AS revision
+            FROM (SELECT DISTINCT x FROM unnest(streams || side_streams) AS x WHERE x IS NOT NULL) AS u(stream)
+          ), judged AS (
+            SELECT a.i, a.n, a.sn, coalesce(l.revision, -1) AS cur, coalesce(sl.revision, -1) AS side_cur,
+              (a.expected = -2 OR a.expected = coalesce(l.revision, -1)) AND (a.side_stream IS NULL OR a.side_expected = coalesce(sl.revision, -1)) AS ok,
+              (sum(a.n + a.sn) OVER (ORDER BY a.i) - a.n - a.sn)::int AS offs
+            FROM a LEFT JOIN last l ON l.stream = a.stream LEFT JOIN last sl ON sl.stream = a.side_stream
+          )
+          SELECT array_agg(j.ok ORDER BY j.i), array_agg(j.cur ORDER BY j.i), array_agg(j.side_cur ORDER BY j.i), array_agg(j.offs ORDER BY j.i),
+                 array_agg(j.through ORDER BY j.i)
+          INTO accepted, curs, side_curs, offsets, through
+          FROM (SELECT judged.*, (sum(CASE WHEN judged.ok THEN judged.n + judged.sn ELSE 0 END) OVER (ORDER BY judged.i))::int AS through FROM judged) AS j;
+          total := coalesce(through[array_length(through, 1)], 0);
+          IF total > 0 THEN
+            first := nextval('events_seq');
+            IF total > 1 THEN PERFORM setval('events_seq', first + total - 1); END IF;
+            INSERT INTO events (position, stream, revision, type, data, metadata, created, tx)
+            SELECT first + x.through - x.n - x.sn + g - 1,
+                   CASE WHEN g <= x.n THEN x.stream ELSE x.side_stream END,
+                   CASE WHEN g <= x.n THEN x.cur + g ELSE x.side_cur + g - x.n END,
+                   src.type, src.data, src.metadata, recorded, me
+            FROM unnest(streams, side_streams, counts, side_counts, accepted, curs, side_curs, offsets, through)
+                   AS x(stream, side_stream, n, sn, ok, cur, side_cur, offs, through)
+            CROSS JOIN LATERAL generate_series(1, x.n + x.sn) AS g
+            JOIN unnest(types, datas, metadatas) WITH ORDINALITY AS src(type, data, metadata, at) ON src.at = x.offs + g
+            WHERE x.ok;
+          END IF;
+          PERFORM pg_advisory_unlock(${APPEND_LOCK}, hashtext(current_schema()));
+        EXCEPTION WHEN OTHERS OR query_canceled THEN
+          -- A pooled connection must never keep a session lock past a failed statement.
+          PERFORM pg_advisory_unlock_all();
+          RAISE;
+        END;
         RETURN QUERY
         SELECT CASE WHEN x.ok THEN 'ok' ELSE 'conflict' END,
                CASE WHEN x.ok THEN NULL WHEN x.expected <> -2 AND x.expected <> x.cur THEN x.stream ELSE x.side_stream END,

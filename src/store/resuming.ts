@@ -26,6 +26,7 @@ export function resumingStore(inner: EventStore, backoff: ResumeBackoff = DEFAUL
     headPosition: () => inner.headPosition(),
     deleteStreams: (streamNames) => inner.deleteStreams(streamNames),
     beat: (mine, forget) => inner.beat(mine, forget),
+    ...(inner.heldBackMs && { heldBackMs: () => inner.heldBackMs!() }),
     subscribeToAll(options) {
       const subscription = resumingSubscription(inner, options, backoff, () => live.delete(subscription));
       live.add(subscription);

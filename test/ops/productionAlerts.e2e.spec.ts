@@ -77,6 +77,7 @@ test('deploy/alerts.yml parses as a Prometheus rule file, with the alerts the gu
   const reads = (alert: string) => metricNames(all.find((rule) => rule.alert === alert)?.expr ?? '');
   assert.equal(reads('CommunityBridgeUnknownOutcomes'), ['operations_outcome_unknown']);
   assert.equal(reads('CommunityBridgeProjectionLag'), ['projection_lag_events']);
+  assert.equal(reads('CommunityBridgeFollowersHeldBack'), ['store_followers_held_back_seconds']);
   assert.equal(reads('CommunityBridgeNotReady'), ['service_ready']);
   assert.equal(reads('CommunityBridgePlatformFailures'), ['platform_calls_total']);
   assert.equal(reads('CommunityBridgeClockOffset'), ['clock_offset_seconds']);

@@ -329,6 +329,228 @@ SERVER_TESTS['appends sent together: one whose revision does not match is refuse
   );
 };
 
+const APPEND_BATCH = 'SELECT * FROM append_batch($1::text[], $2::int[], $3::text[], $4::int[], $5::int[], $6::int[], $7::text[], $8::json[], $9::json[])';
+
+/**
+ * A transaction of its own connection, left open after `statement`: as an append whose commit is
+ * slow, or another client's write that stays open. `end` commits (or rolls back).
+ */
+async function openTransaction(connectionString: string, statement: string, values: unknown[] = []): Promise<{ end(commit?: boolean): Promise<void> }> {
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  await client.query('BEGIN');
+  await client.query(statement, values);
+  return {
+    async end(commit = true) {
+      await client.query(commit ? 'COMMIT' : 'ROLLBACK');
+      await client.end();
+    },
+  };
+}
+
+/** append_batch's arguments for one append of `count` events to `stream` at any revision. */
+const oneAppend = (stream: string, count = 1) => [
+  [stream],
+  [-2],
+  [null],
+  [null],
+  [count],
+  [0],
+  Array.from({ length: count }, () => 'ByHand'),
+  Array.from({ length: count }, () => '{}'),
+  Array.from({ length: count }, () => null),
+];
+
+/** Some statement waits for a lock of this type (an append waiting on another's commit). */
+const someoneWaits = (cluster: PostgresCluster, locktype: 'advisory' | 'transactionid', what: string) =>
+  eventually(async () => (await cluster.sql<{ n: number }>('SELECT count(*)::int AS n FROM pg_locks WHERE locktype = $1 AND NOT granted', [locktype]))[0]!.n > 0, what);
+
+/** Settles once the promise does, or says it has not yet (an append waiting on the server). */
+const settled = (promise: Promise<unknown>) => {
+  let done = false;
+  promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  return () => done;
+};
+
+SERVER_TESTS['two nodes append to one stream at once, expecting the same revision: one goes in, the other is a 409; nothing else is lost'] = async ({ cluster, open }) => {
+  const [a, b] = await Promise.all([
+    PostgresEventStore.open({ connectionString: cluster.connectionString }),
+    PostgresEventStore.open({ connectionString: cluster.connectionString }),
+  ]);
+  open.push(a, b);
+  const stream = `contended-${randomUUID()}`;
+  const rounds = 30;
+  for (let round = 0; round < rounds; round++) {
+    const expectedRevision = round === 0 ? ('no_stream' as const) : round - 1;
+    // Each node's append goes in a batch with an append of its own to another stream.
+    const results = await Promise.allSettled([
+      a.append(stream, [{ type: 'Won', data: { round, by: 'a' } }], { expectedRevision }),
+      a.append(`${stream}-a`, [{ type: 'Aside', data: { round } }]),
+      b.append(stream, [{ type: 'Won', data: { round, by: 'b' } }], { expectedRevision }),
+      b.append(`${stream}-b`, [{ type: 'Aside', data: { round } }]),
+    ]);
+    const contested = [results[0]!, results[2]!];
+    assert.is(contested.filter((r) => r.status === 'fulfilled').length, 1, `round ${round}: one of the two went in`);
+    const refused = contested.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    assert.ok(refused.reason instanceof ConcurrencyError, `round ${round}: the other is a conflict (${refused.reason})`);
+    assert.is((refused.reason as ConcurrencyError).actual, round, `round ${round}: naming the revision the winner left`);
+    assert.is(results[1]!.status, 'fulfilled');
+    assert.is(results[3]!.status, 'fulfilled');
+  }
+  const events = await a.readStream(stream);
+  assert.equal(
+    events.map((e) => e.revision),
+    Array.from({ length: rounds }, (_, i) => i),
+  );
+  assert.is((await a.readStream(`${stream}-a`)).length + (await b.readStream(`${stream}-b`)).length, 2 * rounds);
+  const log = await a.readAll({ after: 0, limit: 100_000 });
+  assert.is(log.filter((e) => e.streamName.startsWith(stream)).length, 3 * rounds, 'each event once in the log');
+};
+
+SERVER_TESTS['an append waits for another append to its stream that is still committing, then is judged on it (409)'] = async ({ cluster, open }) => {
+  const store = await PostgresEventStore.open({ connectionString: cluster.connectionString });
+  open.push(store);
+  const stream = `committing-${randomUUID()}`;
+  await store.append(stream, [{ type: 'First', data: {} }]);
+  const other = await openTransaction(cluster.connectionString, APPEND_BATCH, oneAppend(stream));
+  const appending = store.append(stream, [{ type: 'Second', data: {} }], { expectedRevision: 0 });
+  const done = settled(appending);
+  try {
+    await someoneWaits(cluster, 'advisory', 'the append to wait for a lock');
+    assert.not.ok(done(), 'the append waits for the other to commit');
+  } finally {
+    await other.end();
+  }
+  const error = await rejects(appending, ConcurrencyError);
+  assert.equal([error.streamName, error.expected, error.actual], [stream, 0, 1]);
+  assert.equal(
+    (await store.readStream(stream)).map((e) => e.type),
+    ['First', 'ByHand'],
+  );
+};
+
+SERVER_TESTS['a fenced append waits for a takeover of its claim that is still committing, and fails whole (409)'] = async ({ cluster, open }) => {
+  const store = await PostgresEventStore.open({ connectionString: cluster.connectionString });
+  open.push(store);
+  const claim = `claim-${randomUUID()}`;
+  const write = `fenced-${randomUUID()}`;
+  await store.append(claim, [{ type: 'Claimed', data: {} }], { expectedRevision: 'no_stream' });
+  // The takeover's revision is drawn and inserted, its commit not yet done: the claim only
+  // checked (no events of the fenced append's own) has no row for the unique index to fence.
+  const takeover = await openTransaction(cluster.connectionString, APPEND_BATCH, oneAppend(claim));
+  const fenced = store.append(write, [{ type: 'Fenced', data: {} }], { alongside: { streamName: claim, expectedRevision: 0, events: [] } });
+  const done = settled(fenced);
+  try {
+    await someoneWaits(cluster, 'advisory', 'the fenced append to wait for a lock');
+    assert.not.ok(done(), 'the fenced append waits for the takeover to commit');
+  } finally {
+    await takeover.end();
+  }
+  const error = await rejects(fenced, ConcurrencyError);
+  assert.equal([error.streamName, error.expected, error.actual], [claim, 0, 1]);
+  assert.equal(await store.readStream(write), [], 'nothing of the fenced append was written');
+};
+
+SERVER_TESTS['a row written outside append_batch at the same revision: a 409, alone or in a batch whose rest goes in once'] = async ({ cluster, open }) => {
+  const store = await PostgresEventStore.open({ connectionString: cluster.connectionString });
+  open.push(store);
+  /** The row at revision 1 of `stream`, inserted by hand and committed once `appends` wait on it. */
+  const outsideRow = async (stream: string, appends: () => Array<Promise<unknown>>) => {
+    const outside = await openTransaction(
+      cluster.connectionString,
+      "INSERT INTO events (position, stream, revision, type, data, created) VALUES (nextval('events_seq'), $1, 1, 'ByHand', '{}', now())",
+      [stream],
+    );
+    const sent = appends();
+    try {
+      // The append's insert waits on the unique index for the outside row's transaction.
+      await someoneWaits(cluster, 'transactionid', 'the append to wait on the unique index');
+    } finally {
+      await outside.end();
+    }
+    return Promise.allSettled(sent);
+  };
+  const conflict = (result: PromiseSettledResult<unknown>) => {
+    assert.is(result.status, 'rejected');
+    const error = (result as PromiseRejectedResult).reason as ConcurrencyError;
+    assert.ok(error instanceof ConcurrencyError, `a conflict, not the store's failure (${error})`);
+    assert.equal([error.expected, error.actual], [0, 1]);
+  };
+
+  const alone = `outside-${randomUUID()}`;
+  await store.append(alone, [{ type: 'First', data: {} }]);
+  const [single] = await outsideRow(alone, () => [store.append(alone, [{ type: 'Second', data: {} }], { expectedRevision: 0 })]);
+  conflict(single!);
+  assert.equal(
+    (await store.readStream(alone)).map((e) => e.type),
+    ['First', 'ByHand'],
+  );
+
+  const stream = `outside-${randomUUID()}`;
+  await store.append(stream, [{ type: 'First', data: {} }]);
+  const results = await outsideRow(stream, () => [
+    store.append(`${stream}-before`, [{ type: 'Before', data: {} }]),
+    store.append(stream, [{ type: 'Second', data: {} }], { expectedRevision: 0 }),
+    store.append(`${stream}-after`, [{ type: 'After', data: {} }], { expectedRevision: 'no_stream' }),
+  ]);
+  assert.equal(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
+  conflict(results[1]!);
+  assert.is((await store.readStream(`${stream}-before`)).length, 1);
+  assert.is((await store.readStream(`${stream}-after`)).length, 1);
+  assert.equal(
+    (await store.readStream(stream)).map((e) => e.type),
+    ['First', 'ByHand'],
+  );
+};
+
+SERVER_TESTS['a transaction that wrote and stays open (another database of the cluster) holds followers back, not appends; they catch up once it ends'] = async ({
+  cluster,
+  open,
+}) => {
+  const follower = await PostgresEventStore.open({ connectionString: cluster.connectionString, pollIntervalMs: NEVER_POLLS_MS });
+  const writer = await PostgresEventStore.open({ connectionString: cluster.connectionString });
+  open.push(follower, writer);
+  const sub = await follow(follower);
+  const before = await follower.headPosition();
+  const elsewhere = await cluster.connectionStringFor('elsewhere');
+  await cluster.sql('CREATE TABLE IF NOT EXISTS scratch (x int)', [], 'elsewhere');
+  const blocker = await openTransaction(elsewhere, 'INSERT INTO scratch VALUES (1)');
+  const written: number[] = [];
+  const streams = Array.from({ length: 20 }, () => `held-${randomUUID()}`);
+  try {
+    for (const [i, stream] of streams.entries()) {
+      const started = Date.now();
+      written.push((await writer.append(stream, [{ type: 'Held', data: { i } }])).position);
+      assert.ok(Date.now() - started < 2000, 'an append is not held back');
+    }
+    await eventually(() => follower.heldBackMs() >= 500, 'the follower to have been held back half a second');
+    assert.is(sub.seen.length, 0, 'no event delivered while an older transaction runs');
+    assert.is(await follower.headPosition(), before, 'the head readers can reach has not moved');
+    assert.is((await follower.readAll({ after: before, limit: 100 })).length, 0);
+    assert.is((await follower.readStream(streams[0]!)).length, 1, 'a stream reads its committed events (deciders are not held back)');
+  } finally {
+    await blocker.end();
+  }
+  // No notification tells of the blocker's end, and this follower never polls: its reads again
+  // while held back deliver.
+  await eventually(() => sub.seen.length === written.length, { what: () => `every event delivered (${sub.seen.length} of ${written.length})`, timeoutMs: 5000 });
+  assert.equal(
+    sub.seen.map((e) => e.position),
+    written,
+    'every event once, in order',
+  );
+  assert.is(await follower.headPosition(), written.at(-1));
+  assert.is(follower.heldBackMs(), 0);
+  assert.equal(sub.errors, []);
+  await sub.subscription.unsubscribe();
+};
+
 /** A CA and a server certificate for 127.0.0.1 signed by it (openssl, EC keys: quick to make). */
 function makeCertificates() {
   const dir = execFileSync('mktemp', ['-d'], { encoding: 'utf8' }).trim();

@@ -5,10 +5,15 @@
 // every follower has seen every event exactly once, all of them the same sequence, with
 // positions strictly increasing: no follower read past an append that committed late.
 //
+// Some appends keep their transaction open after append_batch has drawn their positions (a
+// connection of the writer's own, BEGIN … COMMIT with a pause between): later positions commit
+// meanwhile, and a follower that read past the open ones would never see them.
+//
 // The writers are this same file, started with `--writer` (see the end of the file); each
 // prints one JSON line per acknowledged append.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConcurrencyError } from '../../src/domain/errors.js';
@@ -24,6 +29,9 @@ const APPENDS_PER_WRITER = 1500;
 const IN_FLIGHT = 16;
 const STREAMS = 12;
 const FOLLOWERS = 3;
+/** The share of appends committed late, and how long their transaction stays open at most. */
+const LATE_SHARE = 0.05;
+const LATE_MS = 40;
 
 const self = fileURLToPath(import.meta.url);
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -59,6 +67,11 @@ async function runWriter(connectionString: string, writer: number, seed: number,
   process.stdout.write('ready\n');
   await new Promise((resolve) => process.stdin.once('data', resolve));
   const pick = () => `${prefix}-${Math.floor(next() * STREAMS)}`;
+  // One connection for the late commits, one at a time, to a stream of the writer's own: the
+  // open transaction holds that stream's lock, which must not stall the other writers' appends.
+  const late = new pg.Client({ connectionString });
+  await late.connect();
+  let lateBusy = false;
   let seq = 0;
   const one = async () => {
     const mine = seq++;
@@ -66,6 +79,24 @@ async function runWriter(connectionString: string, writer: number, seed: number,
     const count = 1 + Math.floor(next() * 3);
     const events: EventToAppend[] = Array.from({ length: count }, (_, k) => ({ type: 'Ordered', data: { writer, seq: mine, k } }));
     const roll = next();
+    const pause = next() * LATE_MS;
+    if (roll > 1 - LATE_SHARE && !lateBusy) {
+      lateBusy = true;
+      try {
+        await late.query('BEGIN');
+        const { rows } = await late.query<{ outcome: string }>(
+          'SELECT * FROM append_batch($1::text[], $2::int[], $3::text[], $4::int[], $5::int[], $6::int[], $7::text[], $8::json[], $9::json[])',
+          [[`${prefix}-late-${writer}`], [-2], [null], [null], [count], [0], events.map((e) => e.type), events.map((e) => JSON.stringify(e.data)), events.map(() => null)],
+        );
+        if (rows[0]!.outcome !== 'ok') throw new Error(`a late append was refused: ${rows[0]!.outcome}`);
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        await late.query('COMMIT');
+      } finally {
+        lateBusy = false;
+      }
+      process.stdout.write(`${JSON.stringify({ writer, seq: mine, events: count })}\n`);
+      return;
+    }
     try {
       if (roll < 0.2) {
         // Fenced: a claim stream checked (or written) with it.
@@ -93,6 +124,7 @@ async function runWriter(connectionString: string, writer: number, seed: number,
     }),
   );
   await store.close();
+  await late.end();
 }
 
 interface Writer {

@@ -11,6 +11,12 @@ import { authenticate } from '../middleware/apiKey.js';
 import { route, type RouteContext, type RouteDeps } from '../route.js';
 
 const READY_WAIT_MS = 1000;
+/**
+ * Followers held back this long are said in /readyz's warnings: past it, a request waiting to read
+ * its own write (5 s) gives up. The node stays ready: appends go on, every node shares the cause,
+ * and taking them all out of rotation would not end it.
+ */
+const HELD_BACK_WARNING_MS = 5000;
 
 function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -85,10 +91,19 @@ function fromOperator(ctx: RouteContext, { readModels, clock }: RouteDeps): bool
   }
 }
 
-/** Settings that leave some operations answering 503: ready all the same, but said. */
-function warningsOf({ platformKeys }: RouteDeps): { warnings?: string[] } {
+/** What leaves some operations answering 503 or late: ready all the same, but said. */
+function warningsOf({ platformKeys, store }: RouteDeps): { warnings?: string[] } {
+  const warnings: string[] = [];
   const missingKeys = missingKeysWarning(platformKeys);
-  return missingKeys ? { warnings: [missingKeys] } : {};
+  if (missingKeys) warnings.push(missingKeys);
+  const heldBackMs = store.heldBackMs?.() ?? 0;
+  if (heldBackMs >= HELD_BACK_WARNING_MS) {
+    warnings.push(
+      `The log's newest events have waited ${Math.round(heldBackMs / 1000)} s to become readable: a transaction in the PostgreSQL cluster that wrote is still open ` +
+        '(pg_stat_activity, the oldest backend_xid). Appends go on; read models, live streams and answers that wait for their own writes wait for it to end',
+    );
+  }
+  return warnings.length > 0 ? { warnings } : {};
 }
 
 const text = (mediaType: string, description: string) => ({ description, media: { [mediaType]: { type: 'string' } } });
@@ -148,6 +163,7 @@ export const metaRoutes = [
     ok: text('text/plain', 'Prometheus text format'),
     async handle(ctx, _input, deps) {
       const { store, runner, metrics, readModels } = deps;
+      metrics.storeHeldBack.set((store.heldBackMs?.() ?? 0) / 1000);
       try {
         metrics.projectionLag.set(Math.max(0, (await withTimeout(store.headPosition(), READY_WAIT_MS, 'the event store')) - runner.position));
       } catch {

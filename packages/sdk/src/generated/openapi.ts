@@ -993,7 +993,7 @@ export interface components {
             position?: number;
             /** @description this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS; with an operator's key) */
             clockOffsetMs?: number;
-            /** @description settings that leave some operations unavailable (e.g. no COMMUNITY_KEY; with an operator's key) */
+            /** @description what leaves some operations unavailable or late (e.g. no COMMUNITY_KEY, followers of the log held back; with an operator's key) */
             warnings?: string[];
         };
         NotReadyBody: {
@@ -1010,7 +1010,7 @@ export interface components {
             position?: number;
             /** @description this node's clock minus the log's clock, in ms (not ready past CLOCK_MAX_OFFSET_MS; with an operator's key) */
             clockOffsetMs?: number;
-            /** @description settings that leave some operations unavailable (e.g. no COMMUNITY_KEY; with an operator's key) */
+            /** @description what leaves some operations unavailable or late (e.g. no COMMUNITY_KEY, followers of the log held back; with an operator's key) */
             warnings?: string[];
         };
         PointsAuditEntry: {

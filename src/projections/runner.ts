@@ -8,6 +8,7 @@
 // apply the event and the runner goes on, so one bad event cannot freeze every read model.
 import { Subject } from 'rxjs';
 import type { DomainEventType } from '../domain/events.js';
+import { StoreUnavailableError } from '../domain/errors.js';
 import { OutOfOrderEventError, type EventStore, type RecordedEvent, type Subscription } from '../store/port.js';
 
 export interface Projection {
@@ -166,7 +167,9 @@ export class ProjectionRunner {
       };
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
-        reject(new Error(`Read models did not reach position ${position} within ${timeoutMs} ms (at ${this.current})`));
+        // The store's log did not become readable in time: store trouble (503, retried with the
+        // same Idempotency-Key), not a fault of the request.
+        reject(new StoreUnavailableError(new Error(`Read models did not reach position ${position} within ${timeoutMs} ms (at ${this.current})`)));
       }, timeoutMs);
       this.waiters.push(waiter);
     });

@@ -62,7 +62,7 @@ async function notReady(deps: RouteDeps): Promise<NotReady | undefined> {
   try {
     await deps.runner.waitFor(head, READY_WAIT_MS);
   } catch (error) {
-    return { reason: 'catching_up', detail: (error as Error).message };
+    return { reason: 'catching_up', detail: storeFailureMessage(error) };
   }
   return degraded(deps);
 }

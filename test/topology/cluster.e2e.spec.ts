@@ -47,6 +47,8 @@ const NODE_ENV = {
   // Every sign-in comes from this one address through nginx: the sign-in page bounds are not what this is about.
   SIGN_IN_PAGES_PER_SECOND: '0',
   SIGN_IN_PAGES_PER_NODE_PER_SECOND: '0',
+  // The same for realtime connects: hundreds of clients open (and reopen) streams from that one address.
+  REALTIME_CONNECTS_PER_SECOND: '0',
   // The harness waits for the "listening" line.
   LOG_LEVEL: 'info',
 };

@@ -22,10 +22,35 @@ export function postgresAvailable(): { dir: string } | { missing: string } {
   }
 }
 
+/** BENCH_PG_STATEMENTS=1: the cluster keeps pg_stat_statements, and each PostgreSQL run's notes name the statements the database spent its time on. */
+const statementStatistics = process.env.BENCH_PG_STATEMENTS === '1';
+
 export async function startBenchCluster(): Promise<PostgresCluster> {
   const binaries = postgresAvailable();
   if ('missing' in binaries) throw new Error(`${binaries.missing}; install PostgreSQL's server package (Debian: postgresql) or set PG_BIN`);
-  return startCluster({ settings: { ...DURABLE_SETTINGS } });
+  const cluster = await startCluster({ settings: { ...DURABLE_SETTINGS, ...(statementStatistics && { shared_preload_libraries: 'pg_stat_statements' }) } });
+  if (statementStatistics) await cluster.sql('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  return cluster;
+}
+
+/** Forgets the statement statistics gathered so far (BENCH_PG_STATEMENTS=1; otherwise nothing). */
+export async function resetStatements(cluster: PostgresCluster): Promise<void> {
+  if (statementStatistics) await cluster.sql('SELECT pg_stat_statements_reset()');
+}
+
+/**
+ * The statements that took most of the server's time since the last reset, one line each: calls,
+ * total and mean execution time, rows (BENCH_PG_STATEMENTS=1; otherwise none).
+ */
+export async function topStatements(cluster: PostgresCluster, count = 8): Promise<string[]> {
+  if (!statementStatistics) return [];
+  const rows = await cluster.sql<{ calls: string; total: number; mean: number; rows: string; query: string }>(
+    `SELECT calls, total_exec_time AS total, mean_exec_time AS mean, rows, query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT $1`,
+    [count],
+  );
+  return rows.map(
+    (r) => `${r.calls} calls, ${Math.round(r.total)} ms in all, ${r.mean.toFixed(3)} ms each, ${r.rows} rows: ${r.query.replace(/\s+/g, ' ').slice(0, 160)}`,
+  );
 }
 
 /** The settings a figure depends on, read back from the server (for the notes). */

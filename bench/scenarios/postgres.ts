@@ -9,7 +9,7 @@
 // replay, copied into PostgreSQL, beside a raw SELECT scan of it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { clusterCpuSeconds, freshDatabase, serverSettings, type PostgresCluster } from '../lib/postgres.js';
+import { clusterCpuSeconds, freshDatabase, resetStatements, serverSettings, topStatements, type PostgresCluster } from '../lib/postgres.js';
 import { log, round, runToResult, type Child } from '../lib/proc.js';
 import type { ScenarioReport } from '../lib/report.js';
 import type { WorkloadName } from '../lib/workloads.js';
@@ -63,6 +63,7 @@ async function measure(
   cluster: PostgresCluster,
   notes: string[],
 ): Promise<LoadResult> {
+  await resetStatements(cluster);
   const run = await warmThenMeasure(
     { url: servers[0]!.url, targets: servers.map((s) => ({ url: s.url, ...(s.apiKey && { apiKey: s.apiKey }) })), workload, connections: CONNECTIONS, ...load },
     pids,
@@ -70,6 +71,7 @@ async function measure(
   );
   log(`${label}:`, describe(run.result));
   notes.push(cpuNote(label, run.cpuS, run.result, load.durationS));
+  for (const line of await topStatements(cluster)) notes.push(`${label}, statement: ${line}`);
   if (run.warmupProblems) notes.push(`${label} warm-up: ${run.warmupProblems} failed requests`);
   notes.push(...loadProblems(label, run.result));
   return run.result;

@@ -10,8 +10,9 @@
 //   that wrote and stays open, anywhere in the cluster, holds followers back (not appends) until
 //   it ends (heldBackMs). Reads of one stream need no filter. No lock is ever held across a
 //   client round trip (docs/decisions.md, "PostgreSQL appends").
-// - Group commit: the appends waiting in a node go in one statement (postgresAppender.ts), on a
-//   connection of their own; reads, polls and heartbeats keep the pool.
+// - Group commit: the appends waiting in a node go in one statement (postgresAppender.ts), two
+//   batches at most in flight, on connections of their own; reads, polls and heartbeats keep
+//   the pool.
 // - A rolled-back append leaves its positions unused: gaps, never reuse.
 // - Subscribers read the table: woken by this process's own appends, by LISTEN/NOTIFY
 //   (postgresListener.ts; each node notifies after its commits, coalesced, on a channel of its
@@ -25,7 +26,7 @@ import { AppError, RecordTooLargeError } from '../domain/errors.js';
 import { upcast } from '../domain/eventVersions.js';
 import { redactedConnectionString } from './connectionString.js';
 import { postgresFailureReason } from './postgresConnection.js';
-import { type NewRow, PostgresAppender } from './postgresAppender.js';
+import { BATCHES_IN_FLIGHT, type NewRow, PostgresAppender } from './postgresAppender.js';
 import { openPool } from './postgresPool.js';
 import { AppendListener } from './postgresListener.js';
 import { migrate } from './postgresSchema.js';
@@ -169,9 +170,6 @@ export class PostgresEventStore implements EventStore {
   private heldBack: { position: number; since: number } | undefined;
   private closed = false;
   private readonly server: string;
-  /** A NOTIFY is on its way; `notifyAgain`: more commits since it was sent. */
-  private notifying = false;
-  private notifyAgain = false;
 
   /** Connects, brings the schema up to date and answers the store; rejects with one line saying why not. */
   static async open(options: PostgresEventStoreOptions): Promise<PostgresEventStore> {
@@ -194,13 +192,13 @@ export class PostgresEventStore implements EventStore {
   ) {
     const { pool, client } = openPool(options.connectionString);
     this.pool = pool;
-    this.appendPool = openPool(options.connectionString, { max: 1 }).pool;
+    this.appendPool = openPool(options.connectionString, { max: BATCHES_IN_FLIGHT }).pool;
     this.server = `PostgreSQL at ${redactedConnectionString(options.connectionString)}`;
     this.appender = new PostgresAppender(this.appendPool, {
       committed: () => {
         // Subscribers here need not wait for the notification's round trip.
         this.wakeAll();
-        this.notify();
+        this.listener.notify();
       },
       failure: (error) => this.failure(error),
     });
@@ -317,27 +315,6 @@ export class PostgresEventStore implements EventStore {
     } catch (error) {
       throw this.failure(error);
     }
-  }
-
-  /**
-   * Tells the other nodes that appends committed: after the commit, never inside it (a NOTIFY in
-   * the transaction serialises commits by itself), one at a time, as many as needed to cover
-   * every commit. A lost notification costs a poll interval, never an event.
-   */
-  private notify(): void {
-    if (this.notifying) {
-      this.notifyAgain = true;
-      return;
-    }
-    this.notifying = true;
-    this.notifyAgain = false;
-    void this.pool
-      .query('SELECT pg_notify($1, NULL)', [this.channel])
-      .catch(() => undefined)
-      .finally(() => {
-        this.notifying = false;
-        if (this.notifyAgain && !this.closed) this.notify();
-      });
   }
 
   /** The caller's refusals (a conflict, an oversized append) as they are; anything else in one line naming the server. */

@@ -1,7 +1,9 @@
 // The PostgreSQL adapter's appends: group commit per node. Appends wait in this process (never
-// on a pooled connection), and whatever has gathered while the previous batch was in flight goes
-// in the next one: one statement (append_batch, postgresSchema.ts), one transaction, one WAL
-// flush. Nothing is held in the database across a round trip: the statement takes the append
+// on a pooled connection), and whatever has gathered while a batch was in flight goes in the next
+// one: one statement (append_batch, postgresSchema.ts), one transaction, one WAL flush. Up to
+// BATCHES_IN_FLIGHT batches are in flight at once, on connections of their own, so one batch is
+// judged and written while another waits for its flush; they never share a stream, and an
+// append waits behind an earlier one to the same stream. Nothing is held in the database across a round trip: the statement takes the append
 // lock and commits on the server, so a node frozen or cut off mid-append costs the others
 // nothing but the statement they were already behind.
 //
@@ -34,6 +36,8 @@ interface Waiting {
   reject(error: unknown): void;
 }
 
+/** Batches sent at once, each on its own connection (the appender's pool holds this many). */
+export const BATCHES_IN_FLIGHT = 2;
 /** Appends per statement at most. */
 const MAX_BATCH_APPENDS = 256;
 /** JSON bytes per statement at most (an append larger than this goes alone). */
@@ -71,8 +75,10 @@ const UNIQUE_VIOLATION = '23505';
 const UNIQUE_RETRIES = 3;
 
 export class PostgresAppender {
-  private readonly waiting: Waiting[] = [];
-  private inFlight = false;
+  private waiting: Waiting[] = [];
+  private inFlight = 0;
+  /** The streams of the batches in flight. */
+  private readonly busy = new Set<string>();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -91,35 +97,49 @@ export class PostgresAppender {
     });
   }
 
-  /** Sends what is waiting, unless a batch is in flight: it will when that one is answered. */
+  /** Sends what is waiting while fewer than BATCHES_IN_FLIGHT are in flight; each answered batch sends again. */
   private next(): void {
-    if (this.inFlight || this.waiting.length === 0) return;
-    this.inFlight = true;
-    const batch = this.take();
-    void this.send(batch).finally(() => {
-      this.inFlight = false;
-      this.next();
-    });
+    while (this.inFlight < BATCHES_IN_FLIGHT) {
+      const batch = this.take();
+      if (batch.length === 0) return;
+      this.inFlight++;
+      const streams = batch.flatMap(({ request }) => streamsOf(request));
+      for (const stream of streams) this.busy.add(stream);
+      void this.send(batch).finally(() => {
+        this.inFlight--;
+        for (const stream of streams) this.busy.delete(stream);
+        this.next();
+      });
+    }
   }
 
   /**
-   * The appends at the head of the queue, in order, up to the bounds and up to the first that
-   * names a stream an earlier one in the batch names: append_batch reads each stream's revision
-   * once per batch.
+   * The waiting appends, in order, up to the bounds, that name no stream of a batch in flight, of
+   * this batch (append_batch reads each stream's revision once per batch) or of an append left
+   * waiting before them (appends to one stream go in the order they came).
    */
   private take(): Waiting[] {
+    const taken: Waiting[] = [];
+    const left: Waiting[] = [];
+    const blocked = new Set(this.busy);
     let bytes = 0;
-    let count = 0;
-    const streams = new Set<string>();
-    while (count < this.waiting.length && count < MAX_BATCH_APPENDS) {
-      const { bytes: size, stream, side } = this.waiting[count]!.request;
-      if (count > 0 && (bytes + size > MAX_BATCH_BYTES || streams.has(stream) || (side && streams.has(side.stream)))) break;
-      streams.add(stream);
-      if (side) streams.add(side.stream);
-      bytes += size;
-      count++;
+    for (const [k, waiting] of this.waiting.entries()) {
+      if (taken.length === MAX_BATCH_APPENDS) {
+        left.push(...this.waiting.slice(k));
+        break;
+      }
+      const streams = streamsOf(waiting.request);
+      const fits = taken.length === 0 || bytes + waiting.request.bytes <= MAX_BATCH_BYTES;
+      if (fits && !streams.some((stream) => blocked.has(stream))) {
+        taken.push(waiting);
+        bytes += waiting.request.bytes;
+      } else {
+        left.push(waiting);
+      }
+      for (const stream of streams) blocked.add(stream);
     }
-    return this.waiting.splice(0, count);
+    this.waiting = left;
+    return taken;
   }
 
   private async send(batch: Waiting[], retries = UNIQUE_RETRIES): Promise<void> {
@@ -162,6 +182,8 @@ export class PostgresAppender {
     return results;
   }
 }
+
+const streamsOf = ({ stream, side }: AppendRequest) => (side ? [stream, side.stream] : [stream]);
 
 function settle({ request, resolve, reject }: Waiting, row: ResultRow): void {
   if (row.outcome === 'conflict') {

@@ -2,13 +2,21 @@
 // channel of its schema, which every node NOTIFYs after its appends commit. A notification only
 // says "look": subscribers read the table itself, so a notification lost or merged with another
 // costs a poll interval at most, never an event. The connection is not pooled: a pooled one would
-// stop listening when handed to a query. A listening connection only receives, so a network that
-// silently drops it would never be noticed: it is asked a trivial query every CHECK_EVERY_MS, and
-// one left unanswered (the query timeout) counts as lost.
+// stop listening when handed to a query. A network that silently drops the connection would not be
+// noticed by listening alone: it is asked a trivial query every CHECK_EVERY_MS, and one left
+// unanswered (the query timeout) counts as lost.
+//
+// The same connection sends this node's notifications: coalesced (one in flight, NOTIFY_EVERY_MS
+// apart at least), each in a transaction of its own that commits without waiting for a WAL flush
+// (a notification needs no durability), carrying this listener's token so that the node does not
+// wake itself: its own commits wake its subscribers directly.
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { ClientConfig } from 'pg';
 
 const CHECK_EVERY_MS = 5000;
+/** Notifications sent at most this often: other nodes' followers learn of commits this much later at most. */
+const NOTIFY_EVERY_MS = 2;
 
 export interface ListenerEvents {
   /** An append committed (here or on another node). */
@@ -22,6 +30,11 @@ export class AppendListener {
   private connecting: Promise<void> | undefined;
   private closed = false;
   private checkTimer: NodeJS.Timeout | undefined;
+  private readonly token = randomUUID();
+  /** A notification is on its way or waiting for its interval; `notifyAgain`: commits since it was sent. */
+  private notifying = false;
+  private notifyAgain = false;
+  private lastNotifyAt = 0;
 
   constructor(
     private readonly config: ClientConfig,
@@ -37,6 +50,37 @@ export class AppendListener {
     return this.connecting;
   }
 
+  /**
+   * Tells the other nodes that appends committed, after the commit (a NOTIFY inside an append's
+   * transaction would serialise commits). A notification that fails is not sent again: a lost
+   * notification costs the other nodes a poll interval, never an event.
+   */
+  notify(): void {
+    if (this.closed) return;
+    if (this.notifying) {
+      this.notifyAgain = true;
+      return;
+    }
+    this.notifying = true;
+    this.notifyAgain = false;
+    void this.send()
+      .catch(() => undefined) // a lost connection is told by the check query or the next ready()
+      .finally(() => {
+        this.notifying = false;
+        if (this.notifyAgain) this.notify();
+      });
+  }
+
+  private async send(): Promise<void> {
+    await this.ready();
+    const wait = this.lastNotifyAt + NOTIFY_EVERY_MS - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const client = this.client;
+    if (!client) return;
+    this.lastNotifyAt = performance.now();
+    await client.query('SELECT pg_notify($1, $2)', [this.channel, this.token]);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.checkTimer);
@@ -50,9 +94,10 @@ export class AppendListener {
     const client = new pg.Client(this.config);
     client.on('error', (error) => this.lose(client, error));
     client.on('end', () => this.lose(client, new Error('the connection listening for appends was closed')));
-    client.on('notification', () => this.events.appended());
+    client.on('notification', (message) => message.payload !== this.token && this.events.appended());
     try {
       await client.connect();
+      await client.query('SET synchronous_commit = off');
       await client.query(`LISTEN ${client.escapeIdentifier(this.channel)}`);
     } catch (error) {
       await client.end().catch(() => undefined);

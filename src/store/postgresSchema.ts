@@ -13,10 +13,11 @@
 //   unique (stream, revision) constraint is the last concurrency guard. data and metadata are
 //   `json`, which keeps the text as written (jsonb would reorder keys).
 // - append_batch(...): one statement appends a whole batch of a node's appends (postgresAppender.ts).
-//   It holds the order lock (session level) only while it draws ids and positions and inserts,
-//   and always lets it go before it returns: never through the commit, never across a client
-//   round trip. Each stream it may write is locked (transaction level) until its commit, so a
-//   later batch that writes or checks the same stream judges it on committed rows.
+//   It holds the order lock (session level) only while it draws the transaction id, the clock
+//   and the positions, and always lets it go before it returns: never through the commit, never
+//   across a client round trip; batches judge and insert their rows in parallel. Each stream it
+//   may write is locked (transaction level, taken in one order) until its commit, so a later
+//   batch that writes or checks the same stream judges it on committed rows.
 // - nodes: each process's last heartbeat, one row per instance (EventStore.beat).
 //
 // Advisory locks are per database: their keys include a hash of the schema's name, so two
@@ -221,6 +222,115 @@ const MIGRATIONS: readonly Migration[] = [
           PERFORM pg_advisory_unlock_all();
           RAISE;
         END;
+        RETURN QUERY
+        SELECT CASE WHEN x.ok THEN 'ok' ELSE 'conflict' END,
+               CASE WHEN x.ok THEN NULL WHEN x.expected <> -2 AND x.expected <> x.cur THEN x.stream ELSE x.side_stream END,
+               CASE WHEN x.ok THEN NULL WHEN x.expected <> -2 AND x.expected <> x.cur THEN x.cur ELSE x.side_cur END,
+               CASE WHEN x.ok THEN first + x.through - 1 END,
+               CASE WHEN x.ok THEN x.cur + x.n END,
+               CASE WHEN x.ok AND x.side_stream IS NOT NULL THEN x.side_cur + x.sn END
+        FROM unnest(streams, expected, side_streams, counts, side_counts, accepted, curs, side_curs, through)
+               WITH ORDINALITY AS x(stream, expected, side_stream, n, sn, ok, cur, side_cur, through, i)
+        ORDER BY x.i;
+      END
+      $$;
+    `,
+  },
+  {
+    version: 4,
+    description: 'append_batch: stream locks and judging before the order lock, rows inserted after it',
+    // The order lock covers only what must be drawn together (the transaction id, the clock, the
+    // positions): batches of other nodes judge and insert in parallel. Stream locks are taken in
+    // one order (by key) before it, so two batches never wait on each other in a cycle.
+    sql: `
+      CREATE OR REPLACE FUNCTION append_batch(
+        streams text[], expected int[], side_streams text[], side_expected int[], counts int[], side_counts int[],
+        types text[], datas json[], metadatas json[]
+      ) RETURNS TABLE (outcome text, conflict_stream text, actual_revision int, last_position bigint, next_revision int, side_revision int)
+      LANGUAGE plpgsql SET search_path FROM CURRENT SET plan_cache_mode = force_generic_plan AS $$
+      DECLARE
+        recorded timestamptz;
+        accepted bool[];
+        curs int[];
+        side_curs int[];
+        offsets int[];
+        through int[];
+        total int;
+        first bigint;
+        me xid8;
+        seed bigint := hashtext(current_schema());
+        lock_key bigint;
+        exclusive bool;
+      BEGIN
+        IF pg_current_xact_id_if_assigned() IS NOT NULL THEN
+          RAISE EXCEPTION 'append_batch must be the first write of its transaction' USING ERRCODE = 'invalid_transaction_state';
+        END IF;
+        -- A lock per stream, held to the commit: exclusive for a stream this batch may write, so
+        -- a later batch that writes or checks it judges on committed rows; shared for a stream
+        -- only checked (alongside with no events), which no row of ours could fence.
+        FOR lock_key, exclusive IN
+          SELECT k.key, bool_or(k.writes) FROM (
+            SELECT hashtextextended(s, seed), true FROM unnest(streams) AS s
+            UNION ALL
+            SELECT hashtextextended(x.s, seed), x.n > 0 FROM unnest(side_streams, side_counts) AS x(s, n) WHERE x.s IS NOT NULL
+          ) AS k(key, writes)
+          GROUP BY k.key ORDER BY k.key
+        LOOP
+          IF exclusive THEN
+            PERFORM pg_advisory_xact_lock(lock_key);
+          ELSE
+            PERFORM pg_advisory_xact_lock_shared(lock_key);
+          END IF;
+        END LOOP;
+        -- Each append judged on its streams' last revisions, read once for the batch (a stream is
+        -- in one append of a batch at most). expected: -2 any revision, -1 no stream, else the
+        -- stream's last revision. offsets: the append's first row in the input; through: the rows
+        -- accepted up to and including this append.
+        WITH a AS (
+          SELECT * FROM unnest(streams, expected, side_streams, side_expected, counts, side_counts)
+            WITH ORDINALITY AS a(stream, expected, side_stream, side_expected, n, sn, i)
+        ), last AS (
+          -- One index entry per stream (the newest revision), however long the stream is.
+          SELECT u.stream, (SELECT ev.revision FROM events ev WHERE ev.stream = u.stream ORDER BY ev.revision DESC LIMIT 1) AS revision
+          FROM (SELECT DISTINCT x FROM unnest(streams || side_streams) AS x WHERE x IS NOT NULL) AS u(stream)
+        ), judged AS (
+          SELECT a.i, a.n, a.sn, coalesce(l.revision, -1) AS cur, coalesce(sl.revision, -1) AS side_cur,
+            (a.expected = -2 OR a.expected = coalesce(l.revision, -1)) AND (a.side_stream IS NULL OR a.side_expected = coalesce(sl.revision, -1)) AS ok,
+            (sum(a.n + a.sn) OVER (ORDER BY a.i) - a.n - a.sn)::int AS offs
+          FROM a LEFT JOIN last l ON l.stream = a.stream LEFT JOIN last sl ON sl.stream = a.side_stream
+        )
+        SELECT array_agg(j.ok ORDER BY j.i), array_agg(j.cur ORDER BY j.i), array_agg(j.side_cur ORDER BY j.i), array_agg(j.offs ORDER BY j.i),
+               array_agg(j.through ORDER BY j.i)
+        INTO accepted, curs, side_curs, offsets, through
+        FROM (SELECT judged.*, (sum(CASE WHEN judged.ok THEN judged.n + judged.sn ELSE 0 END) OVER (ORDER BY judged.i))::int AS through FROM judged) AS j;
+        total := coalesce(through[array_length(through, 1)], 0);
+        IF total > 0 THEN
+          BEGIN
+            -- The order lock, at session level, only while the transaction id, the clock and the
+            -- positions are drawn: a lower position then always has a lower transaction id (and a
+            -- time no later), whatever order the batches commit in.
+            PERFORM pg_advisory_lock(${APPEND_LOCK}, hashtext(current_schema()));
+            me := pg_current_xact_id();
+            recorded := clock_timestamp();
+            first := nextval('events_seq');
+            IF total > 1 THEN PERFORM setval('events_seq', first + total - 1); END IF;
+            PERFORM pg_advisory_unlock(${APPEND_LOCK}, hashtext(current_schema()));
+          EXCEPTION WHEN OTHERS OR query_canceled THEN
+            -- A pooled connection must never keep a session lock past a failed statement.
+            PERFORM pg_advisory_unlock_all();
+            RAISE;
+          END;
+          INSERT INTO events (position, stream, revision, type, data, metadata, created, tx)
+          SELECT first + x.through - x.n - x.sn + g - 1,
+                 CASE WHEN g <= x.n THEN x.stream ELSE x.side_stream END,
+                 CASE WHEN g <= x.n THEN x.cur + g ELSE x.side_cur + g - x.n END,
+                 src.type, src.data, src.metadata, recorded, me
+          FROM unnest(streams, side_streams, counts, side_counts, accepted, curs, side_curs, offsets, through)
+                 AS x(stream, side_stream, n, sn, ok, cur, side_cur, offs, through)
+          CROSS JOIN LATERAL generate_series(1, x.n + x.sn) AS g
+          JOIN unnest(types, datas, metadatas) WITH ORDINALITY AS src(type, data, metadata, at) ON src.at = x.offs + g
+          WHERE x.ok;
+        END IF;
         RETURN QUERY
         SELECT CASE WHEN x.ok THEN 'ok' ELSE 'conflict' END,
                CASE WHEN x.ok THEN NULL WHEN x.expected <> -2 AND x.expected <> x.cur THEN x.stream ELSE x.side_stream END,

@@ -464,14 +464,15 @@ SERVER_TESTS['a row written outside append_batch at the same revision: a 409, al
       "INSERT INTO events (position, stream, revision, type, data, created) VALUES (nextval('events_seq'), $1, 1, 'ByHand', '{}', now())",
       [stream],
     );
-    const sent = appends();
+    // Settled from the start: an append may be refused before the outside transaction's end is answered.
+    const sent = Promise.allSettled(appends());
     try {
       // The append's insert waits on the unique index for the outside row's transaction.
       await someoneWaits(cluster, 'transactionid', 'the append to wait on the unique index');
     } finally {
       await outside.end();
     }
-    return Promise.allSettled(sent);
+    return sent;
   };
   const conflict = (result: PromiseSettledResult<unknown>) => {
     assert.is(result.status, 'rejected');

@@ -48,9 +48,7 @@ export async function topStatements(cluster: PostgresCluster, count = 8): Promis
     `SELECT calls, total_exec_time AS total, mean_exec_time AS mean, rows, query FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT $1`,
     [count],
   );
-  return rows.map(
-    (r) => `${r.calls} calls, ${Math.round(r.total)} ms in all, ${r.mean.toFixed(3)} ms each, ${r.rows} rows: ${r.query.replace(/\s+/g, ' ').slice(0, 160)}`,
-  );
+  return rows.map((r) => `${r.calls} calls, ${Math.round(r.total)} ms in all, ${r.mean.toFixed(3)} ms each, ${r.rows} rows: ${r.query.replace(/\s+/g, ' ').slice(0, 160)}`);
 }
 
 /** The settings a figure depends on, read back from the server (for the notes). */

@@ -3,7 +3,10 @@
 // one: one statement (append_batch, postgresSchema.ts), one transaction, one WAL flush. Up to
 // BATCHES_IN_FLIGHT batches are in flight at once, on connections of their own, so one batch is
 // judged and written while another waits for its flush; they never share a stream, and an
-// append waits behind an earlier one to the same stream. Nothing is held in the database across a round trip: the statement takes the append
+// append waits behind an earlier one to the same stream. Another batch goes while one is in
+// flight only once at least as many appends wait as that one holds: each statement costs the
+// server a fixed share of CPU, and splitting a light load into small batches would spend it for
+// nothing (the appends would wait one statement at most either way). Nothing is held in the database across a round trip: the statement takes the append
 // lock and commits on the server, so a node frozen or cut off mid-append costs the others
 // nothing but the statement they were already behind.
 //
@@ -76,7 +79,8 @@ const UNIQUE_RETRIES = 3;
 
 export class PostgresAppender {
   private waiting: Waiting[] = [];
-  private inFlight = 0;
+  /** The number of appends in each batch in flight. */
+  private readonly inFlight = new Set<{ size: number }>();
   /** The streams of the batches in flight. */
   private readonly busy = new Set<string>();
 
@@ -97,16 +101,17 @@ export class PostgresAppender {
     });
   }
 
-  /** Sends what is waiting while fewer than BATCHES_IN_FLIGHT are in flight; each answered batch sends again. */
+  /** Sends what is waiting while fewer than BATCHES_IN_FLIGHT are in flight (see above); each answered batch sends again. */
   private next(): void {
-    while (this.inFlight < BATCHES_IN_FLIGHT) {
+    while (this.inFlight.size < BATCHES_IN_FLIGHT && this.waiting.length >= Math.max(1, ...[...this.inFlight].map((b) => b.size))) {
       const batch = this.take();
       if (batch.length === 0) return;
-      this.inFlight++;
+      const entry = { size: batch.length };
+      this.inFlight.add(entry);
       const streams = batch.flatMap(({ request }) => streamsOf(request));
       for (const stream of streams) this.busy.add(stream);
       void this.send(batch).finally(() => {
-        this.inFlight--;
+        this.inFlight.delete(entry);
         for (const stream of streams) this.busy.delete(stream);
         this.next();
       });

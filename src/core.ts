@@ -40,20 +40,6 @@ export function snapshotFile(dataDir: string): string {
   return resolve(dataDir, 'snapshots', 'read-models.snapshot');
 }
 
-/** Room for the clocks of the nodes that stamp events and judge retention. */
-const SNAPSHOT_AGE_MARGIN_MS = 60_000;
-
-/**
- * How old a snapshot may be and still be used. Retention deletes a stream once it has ended for
- * ANONYMOUS_RETENTION_MS, or once its Idempotency-Key has expired: a stream still written after
- * a snapshot was taken can be gone from the log only that long after it, and the snapshot would
- * then keep the start of a stream whose end a start no longer reads (a client connected forever).
- * Any process on the store may have deleted it meanwhile, this node's earlier run included.
- */
-export function snapshotMaxAgeMs(config: Config): number {
-  return Math.max(0, Math.min(config.anonymousRetentionMs, config.idempotencyTtlMs) - SNAPSHOT_AGE_MARGIN_MS);
-}
-
 /** Where the configured store is, for messages (never with a password). */
 export function describeStore(config: Config): string {
   const connectionString = config.eventStoreConnectionString;
@@ -147,7 +133,7 @@ export async function openCore(config: CoreConfig, clock: Clock = systemClock, m
   try {
     let restored = new Map<Projection, number>();
     if (snapshotRead) {
-      ({ restored, outcome: snapshot } = await loadSnapshot(snapshotFile(config.dataDir), snapshotRead, store, runner.projections, { clock, maxAgeMs: snapshotMaxAgeMs(config) }));
+      ({ restored, outcome: snapshot } = await loadSnapshot(snapshotFile(config.dataDir), snapshotRead, store, runner.projections, { clock }));
     }
     await runner.start({ restored });
   } catch (error) {

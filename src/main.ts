@@ -15,7 +15,7 @@ import { apiSettings } from './http/route.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { cliOnStore, FROM_SOURCES, passwordLeftOut } from './cliCommand.js';
-import { describeStore, openCore, snapshotFile, snapshotMaxAgeMs, StoreOpenError, webhookSecretBox } from './core.js';
+import { describeStore, openCore, snapshotFile, StoreOpenError, webhookSecretBox } from './core.js';
 import { storeFailureMessage } from './domain/errors.js';
 import { USER_AGENT, version } from './version.js';
 import { missingKeysWarning } from './community/goldFinger.js';
@@ -44,6 +44,8 @@ export interface RunningService {
   deps: HttpDeps;
   /** Deletes ended anonymous streams (runs by itself; tests call runOnce). */
   retention: StreamRetention;
+  /** Writes read-model snapshots when they are on (runs by itself; tests call write). */
+  snapshots: SnapshotWriter | undefined;
   /** Sends webhook deliveries while this node leads (runs by itself). */
   webhooks: WebhookDeliverer;
   close(): Promise<void>;
@@ -147,7 +149,6 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
       nodeId: config.nodeId,
       log,
       ...config.snapshots,
-      maxAgeMs: snapshotMaxAgeMs(config),
       ...(restoredWhole && core.snapshot?.used && { used: core.snapshot }),
     });
   const clockReading = () => logClock!.reading();
@@ -214,6 +215,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
   const leads = () => [...clockReading().liveNodes].sort()[0] === config.nodeId;
   const retention = new StreamRetention({
     store,
+    nodeId: config.nodeId,
     disposable: readModels.disposableStreams,
     clock,
     clockReading,
@@ -251,6 +253,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
     server,
     deps,
     retention,
+    snapshots: snapshots || undefined,
     webhooks,
     /**
      * Stops accepting, lets in-flight requests finish (up to the shutdown timeout less a margin

@@ -256,6 +256,15 @@ export type WebhookDeliveryEvent = WebhookAttemptStarted | WebhookAttemptFinishe
  */
 export type StoreWritesRecovered = { type: 'StoreWritesRecovered'; data: { node: string; failedSince: string; at: string } };
 
+/**
+ * Retention is about to delete these streams (what anonymous traffic left behind, expired
+ * Idempotency-Key streams): the read models that keep any of them let them go. Recorded before
+ * the deletion, so that a start from a read-model snapshot taken while one of them was still
+ * open ends where a replay of the shortened log does; a deletion that then fails leaves both in
+ * the log, and a replay still ends there.
+ */
+export type StreamsDeleted = { type: 'StreamsDeleted'; data: { streams: string[]; node: string; at: string } };
+
 export type DomainEvent =
   | ApiKeyEvent
   | UserEvent
@@ -267,7 +276,8 @@ export type DomainEvent =
   | SessionEvent
   | IdempotencyEvent
   | WebhookEndpointEvent
-  | WebhookDeliveryEvent;
+  | WebhookDeliveryEvent
+  | StreamsDeleted;
 export type DomainEventType = DomainEvent['type'];
 
 /** Stream names: `<category>-<id>` (docs/architecture.md, "Event store"). */
@@ -282,6 +292,8 @@ export const streams = {
   session: (sessionId: string) => `session-${sessionId}`,
   idempotency: (appId: string, keyHash: string) => `idempotency-${appId}-${keyHash}`,
   store: (nodeId: string) => `store-${nodeId}`,
+  /** What retention deleted (StreamsDeleted). */
+  retention: () => 'retention',
   webhook: (endpointId: string) => `webhook-${endpointId}`,
   /** One event (by its log position) to one endpoint: its attempts. */
   webhookDelivery: (deliveryId: string) => `webhookdelivery-${deliveryId}`,

@@ -1,8 +1,11 @@
 import type { ClientBinding } from '../domain/client.js';
+import { streams } from '../domain/events.js';
 import type { RecordedEvent } from '../store/port.js';
 import { asDomain } from './recorded.js';
 import type { Projection } from './runner.js';
 import { refill } from './snapshotState.js';
+
+const CLIENT_STREAM = streams.client('');
 
 export interface ConnectedClient {
   clientId: string;
@@ -24,8 +27,8 @@ export interface ConnectedClient {
  */
 export class ClientsReadModel implements Projection {
   readonly name = 'clients';
-  readonly version = 2;
-  readonly handles = ['ClientConnected', 'ClientSignedIn', 'ClientDisconnected'] as const;
+  readonly version = 3;
+  readonly handles = ['ClientConnected', 'ClientSignedIn', 'ClientDisconnected', 'StreamsDeleted'] as const;
   private readonly connected = new Map<string, ConnectedClient>();
   /** Signed-in clients per user (presence). */
   private readonly clientsByUser = new Map<string, Set<ConnectedClient>>();
@@ -54,12 +57,14 @@ export class ClientsReadModel implements Projection {
         this.bind(client);
         break;
       }
-      case 'ClientDisconnected': {
-        const client = this.connected.get(event.data.clientId);
-        if (client) this.unbind(client);
-        this.connected.delete(event.data.clientId);
+      case 'ClientDisconnected':
+        this.drop(event.data.clientId);
         break;
-      }
+      // Only ended clients are deleted: one still here had its end deleted with it (a start
+      // from a snapshot taken before that end).
+      case 'StreamsDeleted':
+        for (const stream of event.data.streams) if (stream.startsWith(CLIENT_STREAM)) this.drop(stream.slice(CLIENT_STREAM.length));
+        break;
     }
   }
 
@@ -91,6 +96,12 @@ export class ClientsReadModel implements Projection {
   /** Every signed-in client, in the order of their sign-ins in the log. */
   signedIn(): IterableIterator<ConnectedClient> {
     return this.bySignIn.values();
+  }
+
+  private drop(clientId: string): void {
+    const client = this.connected.get(clientId);
+    if (client) this.unbind(client);
+    this.connected.delete(clientId);
   }
 
   private bind(client: ConnectedClient): void {

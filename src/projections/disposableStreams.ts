@@ -13,7 +13,7 @@ import { refill } from './snapshotState.js';
 
 export class DisposableStreamsReadModel implements Projection {
   readonly name = 'disposableStreams';
-  readonly version = 1;
+  readonly version = 2;
   readonly handles = [
     'ClientConnected',
     'ClientSignedIn',
@@ -24,6 +24,7 @@ export class DisposableStreamsReadModel implements Projection {
     'LoginFailed',
     'IdempotentRequestStarted',
     'IdempotentRequestCompleted',
+    'StreamsDeleted',
   ] as const;
   /** Connected clients nobody signed in to (yet). */
   private readonly anonymousClients = new Set<string>();
@@ -68,6 +69,12 @@ export class DisposableStreamsReadModel implements Projection {
       case 'IdempotentRequestCompleted':
         this.keys.set(recorded.streamName, event.data.expires);
         break;
+      // Forgotten whatever state they were in: a client still counted as connected had its end
+      // deleted with it (a start from a snapshot taken before that end). A stream the deletion
+      // kept is the deleting node's to delete again (src/services/retention.ts).
+      case 'StreamsDeleted':
+        this.forget(event.data.streams);
+        break;
     }
   }
 
@@ -103,6 +110,8 @@ export class DisposableStreamsReadModel implements Projection {
   /** The streams were deleted. */
   forget(streamNames: readonly string[]): void {
     for (const stream of streamNames) {
+      this.anonymousClients.delete(stream);
+      this.openLogins.delete(stream);
       this.ended.delete(stream);
       this.keys.delete(stream);
     }

@@ -1,5 +1,5 @@
 import { idempotencyDecider, type IdempotencyState } from '../domain/idempotency.js';
-import type { IdempotencyEvent } from '../domain/events.js';
+import type { IdempotencyEvent, StreamsDeleted } from '../domain/events.js';
 import type { RecordedEvent } from '../store/port.js';
 import type { Projection } from './runner.js';
 
@@ -19,14 +19,18 @@ const SWEEP_EVERY = 1000;
 /** Idempotency keys by stream, with the stream revision needed to claim one. */
 export class IdempotencyReadModel implements Projection {
   readonly name = 'idempotency';
-  readonly version = 1;
-  readonly handles = ['IdempotentRequestStarted', 'IdempotentOperationBound', 'IdempotentRequestCompleted', 'IdempotentRequestReleased'] as const;
+  readonly version = 2;
+  readonly handles = ['IdempotentRequestStarted', 'IdempotentOperationBound', 'IdempotentRequestCompleted', 'IdempotentRequestReleased', 'StreamsDeleted'] as const;
   private byStream = new Map<string, IdempotencyRecord>();
   private applied = 0;
 
   constructor(private readonly now: () => string) {}
 
   apply(event: RecordedEvent): void {
+    if (event.type === 'StreamsDeleted') {
+      this.forget((event.data as StreamsDeleted['data']).streams);
+      return;
+    }
     if (!event.streamName.startsWith('idempotency-')) return;
     const current = this.byStream.get(event.streamName)?.state ?? idempotencyDecider.initialState();
     this.byStream.set(event.streamName, { state: idempotencyDecider.evolve(current, event as unknown as IdempotencyEvent), revision: event.revision });

@@ -51,12 +51,8 @@ export interface SnapshotLoad {
 }
 
 export interface LoadOptions {
+  /** Tells the snapshot's age (for the start-up line). Any age will do: retention records what it deletes (StreamsDeleted), and the read models fold that. */
   clock: Clock;
-  /**
-   * Past this age a snapshot is not used: retention may since have deleted streams with events on
-   * both sides of its position, and the read models would keep what a replay no longer finds.
-   */
-  maxAgeMs: number;
 }
 
 const refused = (reason: string, warn = true): SnapshotLoad => ({ restored: new Map(), outcome: { used: false, reason, warn } });
@@ -101,9 +97,6 @@ export async function loadSnapshot(
   const problem = await notThisLog(store, header);
   if (problem) return refused(problem);
   const ageMs = Date.parse(options.clock.now()) - Date.parse(header.taken);
-  if (ageMs > options.maxAgeMs) {
-    return refused(`the snapshot is ${Math.round(ageMs / 1000)} s old, older than retention allows (${Math.round(options.maxAgeMs / 1000)} s)`, false);
-  }
   const restored = new Map<Projection, number>();
   const rebuilt: SnapshotUse['rebuilt'] = [];
   for (const projection of projections) {
@@ -159,8 +152,6 @@ export interface SnapshotWriterOptions {
   everyEvents: number;
   /** …and at least this often while events arrive. */
   intervalMs: number;
-  /** The age past which a start does not use a snapshot: one is taken by half that age, events or not, when that is no more often than `intervalMs`. */
-  maxAgeMs: number;
   /** The snapshot the start used, if it is to count as the last one (its position and age). */
   used?: { position: number; ageMs: number };
 }
@@ -184,9 +175,7 @@ const CHECK_EVERY_MS = 5000;
 
 /**
  * Takes snapshots in the background: when `everyEvents` positions have been applied since the
- * last one, when `intervalMs` has passed with any, when the last is half as old as a start takes
- * (with or without events: an idle node's snapshot stays usable; not more often than
- * `intervalMs`), and at a clean stop.
+ * last one, when `intervalMs` has passed with any, and at a clean stop.
  */
 export class SnapshotWriter {
   private lastPosition: number;
@@ -236,11 +225,7 @@ export class SnapshotWriter {
   private due(): boolean {
     const moved = this.options.runner.position - this.lastPosition;
     const elapsed = performance.now() - this.lastAt;
-    // Kept usable by age only where that costs no more than the interval does: with a short
-    // retention the snapshot a clean stop writes still serves the restart that follows it.
-    const refreshEvery = this.options.maxAgeMs / 2;
-    const refresh = refreshEvery >= this.options.intervalMs && elapsed >= refreshEvery;
-    return moved >= this.options.everyEvents || (moved > 0 && elapsed >= this.options.intervalMs) || refresh;
+    return moved >= this.options.everyEvents || (moved > 0 && elapsed >= this.options.intervalMs);
   }
 
   private async take(): Promise<SnapshotWritten | undefined> {

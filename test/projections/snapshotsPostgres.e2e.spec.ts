@@ -1,13 +1,15 @@
 // Read-model snapshots of a node on PostgreSQL: it keeps its snapshot in its own DATA_DIR and
-// starts from it; one older than retention allows is not used (other nodes may have deleted
-// streams meanwhile). On a throwaway cluster (test/support/postgres.ts).
+// starts from it, however old it is: what retention deleted since (on any node) is recorded in
+// the log, and the read models forget it. On a throwaway cluster (test/support/postgres.ts).
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { snapshotFile } from '../../src/core.js';
 import { readSnapshotFile, writeSnapshotFile } from '../../src/projections/snapshotFile.js';
 import { capturedLog } from '../support/capturedLog.js';
+import { eventually } from '../support/eventually.js';
 import { startHarness } from '../support/harness.js';
 import { testsOnCluster, type ClusterTests, type PostgresCluster } from '../support/postgres.js';
+import { connect } from '../support/streamsAndSignIn.js';
 import { assertSameAsFullReplay, snapshotLine, traffic, TRAFFIC_USERS } from '../support/snapshots.js';
 
 /**
@@ -21,12 +23,14 @@ function withoutSweepTimes(states: Record<string, unknown>): Record<string, unkn
 }
 
 const TESTS: ClusterTests = {
-  'a node on PostgreSQL starts from the snapshot in its DATA_DIR, with the read models a replay of the log builds; one older than retention allows is not used': async ({
+  'a node on PostgreSQL starts from the snapshot in its DATA_DIR, with the read models a replay of the log builds, also when streams were deleted after it was taken': async ({
     cluster,
   }) => {
     const captured = capturedLog('info');
     const connectionString = await cluster.connectionStringFor('snapshots');
     const h = await startHarness({ log: captured.log, users: TRAFFIC_USERS, env: { EVENTSTORE_CONNECTION_STRING: connectionString, NODE_ID: 'pg-node-1' } });
+    // From here on, anonymous streams are deleted as soon as they end (what ended so far, at this start).
+    const deletedAtOnce = { ANONYMOUS_RETENTION_MS: '0' };
     try {
       await traffic(h);
       await h.restart();
@@ -35,16 +39,27 @@ const TESTS: ClusterTests = {
       assert.ok((await readSnapshotFile(snapshotFile(h.dataDir)))!.header.models.length > 0, 'the snapshot is in DATA_DIR');
       await assertSameAsFullReplay(h, withoutSweepTimes);
 
-      // Back to a start from a snapshot, then one taken two hours ago: another node may have deleted streams since.
-      await h.restart();
+      // A visitor connected while a snapshot is taken leaves after it, and retention deletes its
+      // stream; the next start is from that snapshot, taken two hours ago by its header.
+      await h.restart(deletedAtOnce);
+      const visitor = await connect(h);
+      const taken = await h.service.snapshots!.write();
+      assert.ok(taken, 'a snapshot written');
+      const content = (await readSnapshotFile(snapshotFile(h.dataDir)))!;
+      visitor.stream.close();
+      const stream = `client-${visitor.clientId}`;
+      await eventually(async () => (await h.events(stream)).some((e) => e.type === 'ClientDisconnected'), "the visitor's leaving in the log");
+      await eventually(async () => {
+        await h.service.retention.runOnce();
+        return (await h.events(stream)).length === 0;
+      }, "the visitor's stream deleted");
       await h.service.close();
-      const file = snapshotFile(h.dataDir);
-      const content = (await readSnapshotFile(file))!;
       content.header.taken = new Date(Date.now() - 2 * 3_600_000).toISOString();
-      await writeSnapshotFile(file, content.header, content.states);
-      await h.restart();
-      const old = snapshotLine(captured);
-      assert.match(String(old.msg), /^read-model snapshot not used: the snapshot is \d+ s old, older than retention allows \(60 s\)/);
+      await writeSnapshotFile(snapshotFile(h.dataDir), content.header, content.states);
+      await h.restart(deletedAtOnce);
+      assert.match(String(snapshotLine(captured).msg), /^read models restored from a snapshot at position \d+$/);
+      assert.is(h.service.deps.readModels.clients.get(visitor.clientId), undefined, 'the visitor is not connected forever');
+      await assertSameAsFullReplay(h, withoutSweepTimes);
     } finally {
       await h.close();
     }

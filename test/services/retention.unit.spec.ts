@@ -4,19 +4,28 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createLogger } from '../../src/log.js';
 import { StreamRetention } from '../../src/services/retention.js';
+import type { StreamsDeleted } from '../../src/domain/events.js';
 import type { EventStore } from '../../src/store/port.js';
 
-function world(leads: boolean) {
+function world(leads: boolean, recordFails = false) {
   const deleted: string[][] = [];
+  const recorded: string[][] = [];
   const forgotten: string[][] = [];
   let due = ['client-a', 'client-b'];
   const retention = new StreamRetention({
     store: {
+      append: async (stream, events) => {
+        assert.is(stream, 'retention');
+        if (recordFails) throw new Error('the store refuses writes');
+        for (const event of events) recorded.push([...(event.data as StreamsDeleted['data']).streams]);
+        return { position: recorded.length, nextExpectedRevision: recorded.length - 1 };
+      },
       deleteStreams: async (names: readonly string[]) => {
         deleted.push([...names]);
         return { kept: [] };
       },
-    } as Pick<EventStore, 'deleteStreams'> as EventStore,
+    } as Pick<EventStore, 'append' | 'deleteStreams'>,
+    nodeId: 'node-a',
     disposable: {
       dueBy: () => due,
       forget: (names) => {
@@ -29,21 +38,30 @@ function world(leads: boolean) {
     log: createLogger('silent'),
     retentionMs: 1000,
   });
-  return { retention, deleted, forgotten };
+  return { retention, deleted, recorded, forgotten };
 }
 
-test('the leading node deletes what is due, then forgets it', async () => {
-  const { retention, deleted, forgotten } = world(true);
+test('the leading node records what it deletes, deletes what is due, then forgets it', async () => {
+  const { retention, deleted, recorded, forgotten } = world(true);
   assert.is(await retention.runOnce(), 2);
+  assert.equal(recorded, [['client-a', 'client-b']]);
   assert.equal(deleted, [['client-a', 'client-b']]);
   assert.equal(forgotten, [['client-a', 'client-b']]);
 });
 
-test('a node that does not lead deletes nothing, and forgets what is due', async () => {
-  const { retention, deleted, forgotten } = world(false);
+test('a node that does not lead records and deletes nothing, and forgets what is due', async () => {
+  const { retention, deleted, recorded, forgotten } = world(false);
   assert.is(await retention.runOnce(), 2);
+  assert.equal(recorded, []);
   assert.equal(deleted, []);
   assert.equal(forgotten, [['client-a', 'client-b']]);
+});
+
+test('nothing is deleted or forgotten when what would be deleted cannot be recorded first', async () => {
+  const { retention, deleted, forgotten } = world(true, true);
+  assert.is(await retention.runOnce(), 0);
+  assert.equal(deleted, []);
+  assert.equal(forgotten, []);
 });
 
 test.run();

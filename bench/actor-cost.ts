@@ -1,8 +1,9 @@
 // `node --import tsx bench/actor-cost.ts [--module <clientActor.ts>]… [--rounds 3] [--connections 20000]`
 //
 // What one realtime client's actor costs on its own, as the hub drives it (hub.ts): created under
-// the module's parent actor with the hub's input, a listener on every emitted frame, a snapshot
-// observer, started (PB_CONNECT), then CLOSE. No HTTP, no store. Each figure comes from a process
+// the module's parent actor with the hub's input (its `out` taking the frames; for earlier
+// revisions a listener on every emitted frame and a snapshot observer), started (PB_CONNECT),
+// then CLOSE. No HTTP, no store. Each figure comes from a process
 // of its own, so modules and measurements do not share a heap or JIT state:
 //
 // - cpu: process CPU (user + system) per connection over a batch, garbage collection included,
@@ -54,8 +55,14 @@ const SPEC_USER = {
 async function child(job: ChildJob): Promise<number> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('run the child with --expose-gc');
-  const { clientActorLogic: logic, realtimeActorsLogic } = (await import(job.module)) as { clientActorLogic: AnyActorLogic; realtimeActorsLogic: AnyActorLogic };
-  const parent = createActor(realtimeActorsLogic).start();
+  const { clientActorLogic: logic, realtimeActorsLogic } = (await import(job.module)) as {
+    clientActorLogic: AnyActorLogic;
+    realtimeActorsLogic: AnyActorLogic | (() => AnyActorLogic);
+  };
+  // Today's parent is made by a function and the machine hands its frames to the input's `out`;
+  // earlier revisions' parent was the logic itself, and their frames reached listeners (`on`).
+  const sendsToOut = typeof realtimeActorsLogic === 'function';
+  const parent = createActor(sendsToOut ? realtimeActorsLogic() : realtimeActorsLogic).start();
   let frames = 0;
   const subject = new Subject<{ to: number; frame: unknown }>();
   subject.subscribe(() => frames++);
@@ -64,9 +71,12 @@ async function child(job: ChildJob): Promise<number> {
   const observer = { next() {}, complete() {}, error() {} };
   const session = job.signedIn ? { user: SPEC_USER, sessionId: 'session-1' } : undefined;
   const open = (i: number): AnyActorRef => {
-    const actor = createActor(logic, { parent, input: { clientId: `client-${i}`, position: 1000 + i, ...(session && { session }) } });
-    actor.on('*', (frame: unknown) => sink(i, frame));
-    actor.subscribe(observer);
+    const out = { send: (frame: unknown) => sink(i, frame), end() {} };
+    const actor = createActor(logic, { parent, id: `client-${i}`, input: { clientId: `client-${i}`, position: 1000 + i, session, out } });
+    if (!sendsToOut) {
+      actor.on('*', (frame: unknown) => sink(i, frame));
+      actor.subscribe(observer);
+    }
     actor.start();
     return actor;
   };

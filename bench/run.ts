@@ -7,6 +7,8 @@
 // service with --cpu-prof (profiles in bench/profiles/, summarise with bench/profile-summary.ts);
 // --wait-quiet <s> waits up to s seconds before each scenario for the machine to be ≥ 85% idle
 // (these machines are shared; each scenario's idle share at start is reported either way).
+// `--only sse-100k` holds 100,000 signed-in SSE connections on one node (as many as the run's
+// open-files limit allows where it cannot raise it) from several loopback source addresses.
 // `--only soak` runs the soak (10 min of mixed load on one service; ~1 min with --quick), which
 // is never part of the default set: it is a long run for leaks and drift, not a figure per change.
 // `--only replay-10m` starts the service on ten million events, twice (the second from the
@@ -32,6 +34,7 @@ import { pushFairness } from './scenarios/pushFairness.js';
 import { replay, replay10m } from './scenarios/replay.js';
 import { soak } from './scenarios/soak.js';
 import { fanout, sseCapacity } from './scenarios/sse.js';
+import { sse100k } from './scenarios/sse100k.js';
 
 const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioReport>> = {
   'admin-write': adminWrite,
@@ -46,6 +49,7 @@ const SCENARIOS: Record<string, (ctx: BenchContext) => Promise<ScenarioReport>> 
 /** Run only when named in --only. */
 const ON_REQUEST: typeof SCENARIOS = {
   soak,
+  'sse-100k': sse100k,
   'replay-10m': replay10m,
   'pg-store-append': pgStoreAppend,
   'pg-admin-write': pgAdminWrite,

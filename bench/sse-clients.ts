@@ -11,8 +11,9 @@
 //             → the platform's OpenID page with `sim_user` → callback → session cookie), the
 //             `login` frame on that connection, then perUser-1 more connections with the cookie.
 // - baseline  {oIds, perUser, concurrency}: connections to the bare broadcaster (`?oId=`).
-// - reset     {}: forgets the message latencies counted so far.
-// - stats     {keepLatencies}: messages counted, their latencies (ms, push sent → frame parsed).
+// - reset     {}: forgets the message latencies and the heartbeats counted so far.
+// - stats     {keepLatencies}: messages counted, their latencies (ms, push sent → frame parsed),
+//             the open connections that got no heartbeat since the reset and the fewest any got.
 // - close     {}: closes every connection.
 import { request, type IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -35,6 +36,8 @@ interface Connection {
   /** `cb_client=…`: the browser binding the stream set, which the login page checks. */
   binding?: string;
   onFrame?: (event: string, data: string) => void;
+  /** Heartbeats (comment frames) since the last `reset`. */
+  heartbeats: number;
 }
 
 const connections = new Set<Connection>();
@@ -51,7 +54,10 @@ function handleFrame(connection: Connection, frame: string): void {
     if (line.startsWith('data: ')) data = line.slice(6);
     else if (line.startsWith('event: ')) event = line.slice(7);
   }
-  if (!data) return; // a comment (heartbeat)
+  if (!data) {
+    connection.heartbeats++; // a comment: the heartbeat
+    return;
+  }
   if (event === 'message') {
     messages++;
     lastMessageAt = now();
@@ -65,7 +71,7 @@ function handleFrame(connection: Connection, frame: string): void {
 /** Opens one SSE connection; resolves with it once the first (PB_CONNECT) frame arrived. */
 function connect(path: string, headers: Record<string, string> = {}, timeoutMs = 30_000): Promise<Connection> {
   return new Promise((resolve, reject) => {
-    const connection: Connection = { res: undefined };
+    const connection: Connection = { res: undefined, heartbeats: 0 };
     let settled = false;
     const fail = (error: Error) => {
       if (settled) return;
@@ -256,10 +262,26 @@ const handlers = {
     latencies = [];
     messages = 0;
     lastMessageAt = 0;
+    for (const connection of connections) connection.heartbeats = 0;
     return {};
   },
   async stats({ keepLatencies }: { keepLatencies?: boolean }) {
-    return { messages, lastMessageAt, open: connections.size, unexpectedCloses, latency: summary(latencies), ...(keepLatencies && { latencies }) };
+    let withoutHeartbeat = 0;
+    let fewestHeartbeats = Number.POSITIVE_INFINITY;
+    for (const { heartbeats } of connections) {
+      if (heartbeats === 0) withoutHeartbeat++;
+      fewestHeartbeats = Math.min(fewestHeartbeats, heartbeats);
+    }
+    return {
+      messages,
+      lastMessageAt,
+      open: connections.size,
+      unexpectedCloses,
+      withoutHeartbeat,
+      fewestHeartbeats: connections.size > 0 ? fewestHeartbeats : 0,
+      latency: summary(latencies),
+      ...(keepLatencies && { latencies }),
+    };
   },
   async close() {
     closing = true;

@@ -10,6 +10,7 @@ import { consoleOffRoutes, createConsole } from './console/index.js';
 import { createRequestListener } from './http/app.js';
 import { startingResponder } from './http/starting.js';
 import { boundSockets, timeoutOptions, type SocketBounds } from './http/socketBounds.js';
+import { describeOpenFiles, openFilesLimits } from './openFilesLimit.js';
 import type { HttpDeps } from './http/deps.js';
 import { apiSettings } from './http/route.js';
 import { createLogger, type Logger } from './log.js';
@@ -248,6 +249,9 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
   const operatorConsole = config.console && consoleIndex && createConsole(config.console, config, deps, consoleIndex, log);
   handle = createRequestListener(deps, log, [operatorConsole ? operatorConsole.routes : consoleOffRoutes]);
   log.info({ url, store: describeStore(config), community: config.community.url }, 'listening');
+  const openFiles = describeOpenFiles(openFilesLimits(), { streams: config.realtime.maxConnections, sockets: config.sockets.maxConnections });
+  if (openFiles.short) log.warn(openFiles.line);
+  else log.info(openFiles.line);
   return {
     url,
     server,

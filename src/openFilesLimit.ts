@@ -39,3 +39,35 @@ export function maxSocketsFor(softLimit: number | undefined): number {
 }
 
 export const defaultMaxSockets = () => maxSocketsFor(openFilesSoftLimit());
+
+/** The soft and hard `Max open files` of this process (Linux /proc), or undefined. */
+export function openFilesLimits(limitsText?: string): { soft: number; hard: number } | undefined {
+  let text = limitsText;
+  if (text === undefined) {
+    try {
+      text = readFileSync('/proc/self/limits', 'utf8');
+    } catch {
+      return undefined;
+    }
+  }
+  const match = /^Max open files\s+(\d+)\s+(\d+)\s/m.exec(text);
+  return match ? { soft: Number(match[1]), hard: Number(match[2]) } : undefined;
+}
+
+/**
+ * The one line a node logs at start about its descriptors: what the caps it runs with need, and
+ * what to raise for more. Node raises its own soft limit to the hard one as it starts; nothing in
+ * a process can raise the hard one, only what starts it. `short` is true when a cap given in the
+ * environment is at or above the limit: sockets past it would fail to open (EMFILE).
+ */
+export function describeOpenFiles(limits: { soft: number; hard: number } | undefined, caps: { streams: number; sockets: number }): { short: boolean; line: string } {
+  const raise = 'raise the hard open-files limit of what starts the node (systemd LimitNOFILE=, docker --ulimit nofile=N:N, ulimit -Hn as root)';
+  if (limits === undefined) return { short: false, line: `open-files limit unknown: at most ${caps.streams} realtime streams and ${caps.sockets} sockets` };
+  const short = caps.sockets >= limits.soft;
+  return {
+    short,
+    line:
+      `open-files limit ${limits.soft} (hard ${limits.hard}): at most ${caps.streams} realtime streams and ${caps.sockets} sockets` +
+      (short ? `, more than the limit leaves room for; ${raise} above ${caps.sockets}` : `; to hold more, ${raise}`),
+  };
+}

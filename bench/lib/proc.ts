@@ -45,6 +45,8 @@ export interface StartOptions {
   expectReady?: boolean;
   /** Told each other line of its stdout (also passed on to our stderr). */
   onLine?: (line: string) => void;
+  /** A command that execs node in the same process (e.g. `prlimit --nofile=N:N`), so `pid` stays the node's. */
+  launcher?: string[];
 }
 
 /** An IPC message from a child: an object with a `type` (or whatever else it sent). */
@@ -57,7 +59,8 @@ process.once('exit', () => {
 });
 
 export function startChild<Ready = unknown>(name: string, script: string, options: StartOptions = {}): Child<Ready> {
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', script, ...(options.args ?? [])], {
+  const [command, ...launcherArgs] = [...(options.launcher ?? []), process.execPath];
+  const child = spawn(command!, [...launcherArgs, ...(options.nodeFlags ?? []), '--import', 'tsx', script, ...(options.args ?? [])], {
     cwd: ROOT_DIR,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe', ...(options.ipc ? (['ipc'] as const) : [])],

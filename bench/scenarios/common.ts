@@ -54,6 +54,7 @@ export async function startBenchService(
   env: Record<string, string> = {},
   nodeFlags: string[] = [],
   childName = 'service',
+  launcher?: string[],
 ): Promise<RunningService> {
   const dataDir = mkdtempSync(join(ctx.tmp, `${scenario}-`));
   const child = startChild<{ url: string; apiKey: string; keys: Record<string, string> }>(childName, 'bench/serve.ts', {
@@ -75,6 +76,7 @@ export async function startBenchService(
     nodeFlags: [...nodeFlags, ...(ctx.profile ? ['--cpu-prof', '--cpu-prof-dir', `bench/profiles/${scenario}`] : [])],
     // A node on PostgreSQL migrates the schema and catches up with the log before it listens.
     readyTimeoutMs: 120_000,
+    launcher,
   });
   const { url, apiKey, keys } = await child.ready;
   const memory = new MemorySampler(child.pid);

@@ -37,8 +37,35 @@ export function boundSockets(server: Server, bounds: SocketBounds, onRefused: (b
   server.maxConnections = bounds.maxConnections;
   server.on('drop', () => onRefused('node'));
   const byAddress = new Map<string, number>();
-  /** Sockets that have not sent a whole request head yet, with the address they count under. */
-  const silent = new Set<Socket>();
+  /** The address each counted socket counts under, until it closes. */
+  const counted = new Map<Socket, string>();
+  /** Sockets that have not sent a whole request head yet, with when each was accepted, oldest first. */
+  const silent = new Map<Socket, number>();
+  // Later than Node's own check of a head begun, which answers 408: this one is for sockets that
+  // send nothing.
+  const silentMs = bounds.headersTimeoutMs + 2 * TIMEOUT_CHECK_MS;
+  // One sweep for every socket, and one close listener shared by all: a timer or a closure per
+  // socket would stay with it for its whole life (Node keeps a socket's timer once cleared), and a
+  // realtime stream's socket lives for hours.
+  const sweep = setInterval(() => {
+    const acceptedBefore = performance.now() - silentMs;
+    for (const [socket, accepted] of silent) {
+      if (accepted > acceptedBefore) break;
+      silent.delete(socket);
+      socket.destroy();
+    }
+  }, TIMEOUT_CHECK_MS);
+  sweep.unref();
+  server.once('close', () => clearInterval(sweep));
+  function closed(this: Socket): void {
+    silent.delete(this);
+    const address = counted.get(this);
+    if (address === undefined) return;
+    counted.delete(this);
+    const left = (byAddress.get(address) ?? 1) - 1;
+    if (left > 0) byAddress.set(address, left);
+    else byAddress.delete(address);
+  }
   server.on('connection', (socket: Socket) => {
     const { maxConnectionsPerAddress: perAddress } = bounds;
     if (perAddress !== undefined) {
@@ -50,20 +77,13 @@ export function boundSockets(server: Server, bounds: SocketBounds, onRefused: (b
         return;
       }
       byAddress.set(address, held + 1);
-      socket.once('close', () => {
-        const left = (byAddress.get(address) ?? 1) - 1;
-        if (left > 0) byAddress.set(address, left);
-        else byAddress.delete(address);
-      });
+      counted.set(socket, address);
     }
-    // With no listener of ours, Node destroys a socket whose timeout fires. Later than Node's own
-    // check of a head begun, which answers 408: this one is for sockets that send nothing.
-    silent.add(socket);
-    socket.setTimeout(bounds.headersTimeoutMs + 2 * TIMEOUT_CHECK_MS);
-    socket.once('close', () => silent.delete(socket));
+    silent.set(socket, performance.now());
+    socket.on('close', closed);
   });
   server.on('request', ({ socket }) => {
     // Its first request has come: from here on Node's own request and keep-alive timeouts apply.
-    if (silent.delete(socket as Socket)) socket.setTimeout(0);
+    silent.delete(socket as Socket);
   });
 }

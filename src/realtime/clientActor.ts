@@ -1,10 +1,13 @@
 // One realtime client (docs/architecture.md, "Realtime"): a state machine, `anonymous` —SIGNED_IN→
 // `signedIn` —CLOSE→ `closed`, or `anonymous` —CLOSE→ `closed`; a connection opened with a live
 // session starts in `signedIn`. Every frame the connection sends is emitted by a transition of this
-// machine (XState's `emit`, declared in `types.emitted`), except a live message: one push is one
-// event for the user, whose actor (userActor.ts) emits one frame for all of the user's connections
-// on this node. The hub passes the emitted frames through its RxJS subject to the connections'
-// writers, and nothing else writes to the socket.
+// machine, except a live message: one push is one event for the user, whose actor (userActor.ts)
+// emits one frame for all of the user's connections on this node. The transitions' actions hand
+// their frames to the client's `out` (its input), which passes them through the hub's RxJS subject
+// to the connection's writer, and reaching `closed` ends them; nothing else writes to the socket.
+// An action rather than XState's `emit`: an emitted event reaches only listeners registered on
+// each actor, and those (a map, a set and a bound handler per actor) would live as long as the
+// stream, thousands of them.
 //
 // Frame ids are global log positions, so a browser's Last-Event-ID always names a position.
 // `lastId` is the highest id this machine sent (PB_CONNECT, login, replayed messages); a message
@@ -12,7 +15,7 @@
 // free of duplicates. A live message is dropped the same way: the hub writes it to this
 // connection only above this machine's `lastId`.
 import type * as v from 'valibot';
-import { assertEvent, assign, emit, fromTransition, setup, type EventObject } from 'xstate';
+import { assertEvent, assign, fromTransition, setup, type ErrorActorEvent, type EventObject } from 'xstate';
 import type { LoginFrame, MessageFrame, PbConnectFrame } from '../contract/answers.js';
 import { isUnseen, messageFrame, type PushedMessage } from './messages.js';
 import type { SpecUser } from './specUser.js';
@@ -25,8 +28,16 @@ export type Frame =
 
 export type ClientActorEvent = { type: 'SIGNED_IN'; user: SpecUser; sessionId: string | undefined; position: number } | PushedMessage | { type: 'HEARTBEAT' } | { type: 'CLOSE' };
 
+/** Where a client's frames go: through the hub's subject to the connection's writer. */
+export interface FrameSink {
+  send(frame: Frame): void;
+  /** The client reached `closed`: no frame follows. */
+  end(): void;
+}
+
 export interface ClientInput {
   clientId: string;
+  out: FrameSink;
   /** Id of the PB_CONNECT frame. */
   position: number;
   /** Present when the request carried a live session: the client starts signed in. */
@@ -35,6 +46,7 @@ export interface ClientInput {
 
 export interface ClientContext {
   clientId: string;
+  out: FrameSink;
   user: SpecUser | undefined;
   sessionId: string | undefined;
   lastId: number;
@@ -48,7 +60,6 @@ const client = setup({
     context: {} as ClientContext,
     input: {} as ClientInput,
     events: {} as ClientActorEvent,
-    emitted: {} as Frame,
   },
   guards: {
     // Only a client started with a session holds a user while anonymous (a sign-in leaves).
@@ -59,32 +70,32 @@ const client = setup({
     },
   },
   actions: {
-    emitConnect: emit(
-      ({ context: { clientId, user, lastId } }): Frame => ({
+    emitConnect: ({ context: { clientId, user, lastId, out } }) =>
+      out.send({
         type: 'PB_CONNECT',
         id: lastId,
         data: user ? { client_id: clientId, login_status: true, user } : { client_id: clientId, login_status: false },
       }),
-    ),
     bindUser: assign(({ context, event }) => {
       assertEvent(event, 'SIGNED_IN');
       // The login frame never moves the id backwards (a callback served by a node that is behind).
       return { user: event.user, sessionId: event.sessionId, lastId: Math.max(context.lastId, event.position) };
     }),
     // After bindUser: its id is the context's new `lastId`.
-    emitLogin: emit(({ context, event }): Frame => {
+    emitLogin: ({ context, event }) => {
       assertEvent(event, 'SIGNED_IN');
-      return { type: 'login', id: context.lastId, data: { action: 'login', user: event.user } };
-    }),
+      context.out.send({ type: 'login', id: context.lastId, data: { action: 'login', user: event.user } });
+    },
     recordMessage: assign(({ event }) => {
       assertEvent(event, 'MESSAGE');
       return { lastId: event.position };
     }),
-    emitMessage: emit(({ event }): Frame => {
+    emitMessage: ({ context, event }) => {
       assertEvent(event, 'MESSAGE');
-      return messageFrame(event);
-    }),
-    emitHeartbeat: emit(HEARTBEAT_FRAME),
+      context.out.send(messageFrame(event));
+    },
+    emitHeartbeat: ({ context }) => context.out.send(HEARTBEAT_FRAME),
+    endFrames: ({ context }) => context.out.end(),
   },
 });
 
@@ -95,7 +106,7 @@ const client = setup({
  */
 export const clientActorLogic = client.createMachine({
   id: 'realtimeClient',
-  context: ({ input }) => ({ clientId: input.clientId, user: input.session?.user, sessionId: input.session?.sessionId, lastId: input.position }),
+  context: ({ input }) => ({ clientId: input.clientId, out: input.out, user: input.session?.user, sessionId: input.session?.sessionId, lastId: input.position }),
   entry: 'emitConnect',
   initial: 'anonymous',
   states: {
@@ -118,7 +129,7 @@ export const clientActorLogic = client.createMachine({
         CLOSE: 'closed',
       },
     },
-    closed: { type: 'final' },
+    closed: { type: 'final', entry: 'endFrames' },
   },
 });
 
@@ -126,9 +137,15 @@ export type ClientActorLogic = typeof clientActorLogic;
 
 /**
  * The parent of a node's client and user actors: each joins this one actor system rather than
- * bringing a system of its own. It keeps no state and ignores what its children tell it (a child
- * reaching its final state sends it an event): a machine as the parent kept an entry for the name
- * of every such event it had seen, one per child that ever left. Children are created with it as
- * their parent, not spawned by it, so it holds no list of them either.
+ * bringing a system of its own. It keeps no state. Of what its children tell it (a child reaching
+ * its final state sends it an event), it passes on only a child's failure, an action that threw:
+ * with no observer of its own, that child's error reaches nobody else. A machine as the parent
+ * kept an entry for the name of every event it had seen, one per child that ever left. Children
+ * are created with it as their parent, not spawned by it, so it holds no list of them either.
  */
-export const realtimeActorsLogic = fromTransition((state: undefined, _event: EventObject) => state, undefined);
+export function realtimeActorsLogic(onChildFailed: (actorId: string, error: unknown) => void = () => undefined) {
+  return fromTransition((state: undefined, event: EventObject) => {
+    if (event.type.startsWith('xstate.error.actor.')) onChildFailed((event as ErrorActorEvent).actorId, (event as ErrorActorEvent).error);
+    return state;
+  }, undefined);
+}

@@ -7,7 +7,7 @@
 // `frames$`; a reconnect's replay is paced to its response (replay.ts), and live traffic a reader
 // does not take cuts it off past SLOW_READER_MAX_BYTES.
 import { Subject, type Observer, type Subscription } from 'rxjs';
-import { createActor, type Actor } from 'xstate';
+import { createActor, type Actor, type AnyActorRef } from 'xstate';
 import { clientDecider, type ClientCommand, type ClientState, type DisconnectClient, type SessionBinding } from '../domain/client.js';
 import { streams, type ClientOpener } from '../domain/events.js';
 import { exceedsDepth } from '../domain/jsonBounds.js';
@@ -21,7 +21,7 @@ import type { Clock } from '../system/clock.js';
 import { secureRandomBytes } from '../system/ids.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { handleCommand, type KnownState } from '../services/commandHandler.js';
-import { clientActorLogic, realtimeActorsLogic, type ClientActorLogic, type ClientActorEvent, type ClientInput, type Frame } from './clientActor.js';
+import { clientActorLogic, realtimeActorsLogic, type ClientActorLogic, type ClientActorEvent, type ClientInput, type FrameSink, type Frame } from './clientActor.js';
 import type { PushedMessage } from './messages.js';
 import { Replay, type LiveFrame, type ReplayTarget } from './replay.js';
 import { SLOW_READER_MAX_BYTES, type FrameStream } from './sse.js';
@@ -59,8 +59,8 @@ export interface OpenRequest {
 export interface ClientHandle {
   readonly clientId: string;
   /**
-   * Hands the client's frames to the observer (each frame the actor emits, then complete when it
-   * reaches `closed`), then starts the actor (PB_CONNECT first, then any replayed messages). Call
+   * Hands the client's frames to the observer (each frame the actor's transitions send, then
+   * complete when it reaches `closed`, or error when it failed), then starts the actor (PB_CONNECT first, then any replayed messages). Call
    * it in the same tick as open() resolved, so that no event applied in between is missed.
    * `stream`, the response the observer writes to, paces the replay and bounds what a reader
    * leaves untaken; without one the observer takes every frame at once, unbounded.
@@ -90,13 +90,15 @@ interface Lifecycle {
   pass: number;
   /** Where the frames of every connection go: the hub's one subscription writes each to its stream. */
   readonly frames$: Subject<Delivery>;
+  /** The parent, and so the actor system, of every client and user actor on this node. */
+  readonly actors: AnyActorRef;
 }
 
 /**
- * One client on this node, and the handle the HTTP side holds for it. A class rather than
- * closures: thousands live as long as their streams, and methods are shared.
+ * One client on this node, the handle the HTTP side holds for it, and its actor's `out`. A class
+ * rather than closures: thousands live as long as their streams, and methods are shared.
  */
-class Connection implements ClientHandle, ReplayTarget {
+class Connection implements ClientHandle, ReplayTarget, FrameSink {
   started = false;
   closed = false;
   /** Where the actor's frames go, once started. */
@@ -107,17 +109,26 @@ class Connection implements ClientHandle, ReplayTarget {
   replaying: Replay | undefined;
   /** The heartbeat pass during which the stream last carried a frame. */
   lastPass = 0;
+  readonly actor: Actor<ClientActorLogic>;
 
   constructor(
     private readonly lifecycle: Lifecycle,
     readonly clientId: string,
-    readonly actor: Actor<ClientActorLogic>,
+    /** The actor's PB_CONNECT id and the session it starts with (ClientInput). */
+    position: number,
+    session: ClientInput['session'],
     public userId: string | undefined,
     public sessionId: string | undefined,
     readonly replayAfter: number | undefined,
     /** The client's stream as this node last saw it: its disconnect is decided on it. */
     public known: KnownState<ClientState>,
-  ) {}
+  ) {
+    // Its id is the client's: a failure reaches the hub under it (realtimeActorsLogic). The input
+    // is written out whole, not spread: V8 gives an object made by a spread and then extended a
+    // hidden class of its own, which the actor would keep for the stream's life.
+    const input: ClientInput = { clientId, position, session, out: this };
+    this.actor = createActor(clientActorLogic, { parent: lifecycle.actors, id: clientId, input });
+  }
 
   start(observer: Partial<Observer<Frame>>, stream?: FrameStream): void {
     this.lifecycle.start(this, observer, stream);
@@ -127,13 +138,13 @@ class Connection implements ClientHandle, ReplayTarget {
     this.lifecycle.close(this, 'closed');
   }
 
-  /** The actor reached `closed`: its frames end (the connection subscribes to its own actor). */
-  complete(): void {
+  /** The actor reached `closed`: its frames end. */
+  end(): void {
     this.frames?.complete?.();
   }
 
   /** The actor failed: its frames end with the error. */
-  error(error: unknown): void {
+  failed(error: unknown): void {
     this.frames?.error?.(error);
   }
 
@@ -221,8 +232,6 @@ export class RealtimeHub {
   private readonly bySession = new Map<string, Set<Connection>>();
   /** Appends in flight (connects and disconnects): stop() waits for them before the store closes. */
   private readonly pending = new Set<Promise<unknown>>();
-  /** The parent, and so the actor system, of every client and user actor on this node. */
-  private readonly realtimeActors = createActor(realtimeActorsLogic).start();
   private subscription: Subscription | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -234,6 +243,7 @@ export class RealtimeHub {
     close: (connection, reason) => this.close(connection, reason),
     pass: 0,
     frames$: new Subject<Delivery>(),
+    actors: createActor(realtimeActorsLogic((clientId, error) => this.childFailed(clientId, error))).start(),
   };
 
   constructor(private readonly deps: RealtimeHubDeps) {
@@ -297,9 +307,8 @@ export class RealtimeHub {
     // Events up to runner.position reached the read models (and the replay window) already;
     // later ones come live. A replaying client's PB_CONNECT repeats its own Last-Event-ID.
     const position = replayAfter ?? runner.position;
-    const input: ClientInput = { clientId, position, ...(session && { session: { user: toSpecUser(session.user), sessionId: session.binding.sessionId } }) };
-    const actor = createActor(clientActorLogic, { parent: this.realtimeActors, input });
-    const connection = new Connection(this.lifecycle, clientId, actor, session?.binding.userId, session?.binding.sessionId, replayAfter, { state, revision });
+    const startsWith = session && { user: toSpecUser(session.user), sessionId: session.binding.sessionId };
+    const connection = new Connection(this.lifecycle, clientId, position, startsWith, session?.binding.userId, session?.binding.sessionId, replayAfter, { state, revision });
     if (this.stopping) {
       this.close(connection, 'shutdown');
       throw new HubClosedError();
@@ -315,7 +324,7 @@ export class RealtimeHub {
     for (const connection of [...this.connections.values()]) this.close(connection, 'shutdown');
     while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
     this.lifecycle.frames$.complete();
-    this.realtimeActors.stop();
+    this.lifecycle.actors.stop();
   }
 
   private startConnection(connection: Connection, observer: Partial<Observer<Frame>>, stream: FrameStream | undefined): void {
@@ -325,9 +334,6 @@ export class RealtimeHub {
     connection.frames = observer;
     connection.stream = stream;
     connection.lastPass = this.lifecycle.pass;
-    actor.on('*', (frame) => connection.send(frame));
-    // The connection, not the observer: an actor's subscribers get its snapshots as `next`.
-    actor.subscribe(connection);
     actor.start();
     this.connections.set(connection.clientId, connection);
     this.index(connection);
@@ -339,6 +345,15 @@ export class RealtimeHub {
         connection.replaying.start();
       }
     }
+  }
+
+  /** A client's actor failed (an action threw): its stream ends with the error, the client closes. */
+  private childFailed(clientId: string, error: unknown): void {
+    const connection = this.connections.get(clientId);
+    if (!connection) return;
+    this.deps.log.error({ err: error, clientId }, 'a realtime client actor failed; closing its connection');
+    connection.failed(error);
+    this.close(connection, 'closed');
   }
 
   private close(connection: Connection, reason: DisconnectClient['reason']): void {
@@ -450,7 +465,7 @@ export class RealtimeHub {
     if (userId !== undefined) {
       let channel = this.byUser.get(userId);
       if (!channel) {
-        channel = new UserChannel(createActor(userActorLogic, { parent: this.realtimeActors }));
+        channel = new UserChannel(createActor(userActorLogic, { parent: this.lifecycle.actors }));
         this.byUser.set(userId, channel);
       }
       channel.connections.add(connection);

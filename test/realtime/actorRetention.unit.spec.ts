@@ -13,13 +13,14 @@ setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
 const CLIENTS = 20_000;
+const out = { send: () => undefined, end: () => undefined };
 
 /** Heap bytes retained per client that connected and left, under one parent that lives on. */
 function retainedPerClient(parentLogic: AnyActorLogic): number {
   const parent = createActor(parentLogic).start();
   const churn = () => {
     for (let i = 0; i < CLIENTS; i++) {
-      const actor = createActor(clientActorLogic, { parent, input: { clientId: `c${i}`, position: 1 } });
+      const actor = createActor(clientActorLogic, { parent, input: { clientId: `c${i}`, position: 1, out } });
       actor.start();
       actor.send({ type: 'HEARTBEAT' });
       actor.send({ type: 'CLOSE' });
@@ -38,7 +39,7 @@ function retainedPerClient(parentLogic: AnyActorLogic): number {
 }
 
 test("a closed client leaves nothing in the hub's parent; a machine as the parent would keep each one's done-event name", () => {
-  const hubs = retainedPerClient(realtimeActorsLogic);
+  const hubs = retainedPerClient(realtimeActorsLogic());
   const machine = retainedPerClient(createMachine({ id: 'parent' }));
   assert.ok(machine > 50, `the measurement sees a machine parent's growth (${machine.toFixed(1)} B per client)`);
   assert.ok(hubs < 10, `${hubs.toFixed(1)} B retained per closed client under the hub's parent`);

@@ -1,10 +1,10 @@
 // The realtime client's machine on its own (docs/architecture.md, "Realtime"): xstate's pure `initialTransition` and
 // `transition` calls, no actor, no socket. Every transition is checked for the state it reaches
-// and the frames it emits.
+// and the frames it emits (its actions, run against a recording `out`).
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createActor, initialTransition, StateMachine, transition } from 'xstate';
-import { clientActorLogic, type ClientActorEvent, type ClientInput, type Frame } from '../../src/realtime/clientActor.js';
+import { createActor, initialTransition, StateMachine, transition, type ExecutableActionObject } from 'xstate';
+import { clientActorLogic, realtimeActorsLogic, type ClientActorEvent, type ClientInput, type Frame, type FrameSink } from '../../src/realtime/clientActor.js';
 import type { SpecUser } from '../../src/realtime/specUser.js';
 
 const user = (oId = '1630399136785'): SpecUser => ({
@@ -22,18 +22,33 @@ const user = (oId = '1630399136785'): SpecUser => ({
   updated: '2026-01-02 03:04:05.678Z',
 });
 
-/** The frames a step emits: the `xstate.emit` actions' events, in order (as xstate's own tests read them). */
-function frames(actions: Array<{ type: string; params?: unknown }>): Frame[] {
-  return actions.filter((a) => a.type === 'xstate.emit').map((a) => (a.params as { event: Frame }).event);
+/** An `out` that records what the actions it is handed send; `ended` counts the ends. */
+function recorder() {
+  const sent: Frame[] = [];
+  const out = { sent, ended: 0, send: (frame: Frame) => void sent.push(frame), end: () => void out.ended++ };
+  return out satisfies FrameSink;
+}
+type Recorder = ReturnType<typeof recorder>;
+
+/** The frames a step sends: its actions run, as an actor runs them, against the snapshot's recording `out`. */
+function frames(actions: readonly ExecutableActionObject[], out: Recorder): Frame[] {
+  const from = out.sent.length;
+  for (const action of actions) action.exec?.(action.info, action.params);
+  return out.sent.slice(from);
 }
 
-/** The first step of the actor the hub starts for this input. */
-const start = (input: ClientInput) => initialTransition(clientActorLogic, input);
+/** The first step of the actor the hub starts for this input, with a recording `out` of its own. */
+const start = (input: Omit<ClientInput, 'out'>) => {
+  const out = recorder();
+  const [snapshot, actions] = initialTransition(clientActorLogic, { ...input, out });
+  return [snapshot, actions, out] as const;
+};
+const outOf = (snapshot: { context: { out: FrameSink } }) => snapshot.context.out as Recorder;
 const anonymous = () => start({ clientId: 'client-1', position: 7 })[0];
 const signedIn = () => start({ clientId: 'client-1', position: 7, session: { user: user(), sessionId: 's1' } })[0];
 const step = (snapshot: ReturnType<typeof anonymous>, event: ClientActorEvent) => {
   const [next, actions] = transition(clientActorLogic, snapshot, event);
-  return { next, frames: frames(actions) };
+  return { next, frames: frames(actions, outOf(snapshot)) };
 };
 const message = (position: number, name = 'reward'): ClientActorEvent => ({ type: 'MESSAGE', position, appId: 'game-one', name, data: { points: 5 } });
 
@@ -44,16 +59,16 @@ test('a state machine: anonymous, signedIn and the final state closed', () => {
 });
 
 test('without a session it starts anonymous and emits PB_CONNECT with login_status false', () => {
-  const [snapshot, actions] = start({ clientId: 'client-1', position: 7 });
+  const [snapshot, actions, out] = start({ clientId: 'client-1', position: 7 });
   assert.is(snapshot.value, 'anonymous');
-  assert.equal(frames(actions), [{ type: 'PB_CONNECT', id: 7, data: { client_id: 'client-1', login_status: false } }]);
+  assert.equal(frames(actions, out), [{ type: 'PB_CONNECT', id: 7, data: { client_id: 'client-1', login_status: false } }]);
 });
 
 test('with a live session it starts signed in and PB_CONNECT carries the user', () => {
-  const [snapshot, actions] = start({ clientId: 'client-1', position: 7, session: { user: user(), sessionId: 's1' } });
+  const [snapshot, actions, out] = start({ clientId: 'client-1', position: 7, session: { user: user(), sessionId: 's1' } });
   assert.is(snapshot.value, 'signedIn');
   assert.is(snapshot.context.sessionId, 's1');
-  assert.equal(frames(actions), [{ type: 'PB_CONNECT', id: 7, data: { client_id: 'client-1', login_status: true, user: user() } }]);
+  assert.equal(frames(actions, out), [{ type: 'PB_CONNECT', id: 7, data: { client_id: 'client-1', login_status: true, user: user() } }]);
 });
 
 test('anonymous —SIGNED_IN→ signedIn emits login with the user, its id the sign-in position', () => {
@@ -107,12 +122,13 @@ test('HEARTBEAT emits a heartbeat frame in both states and changes nothing else'
   }
 });
 
-test('CLOSE from either state reaches the final state closed and emits nothing', () => {
-  for (const start of [anonymous(), signedIn()]) {
-    const { next, frames } = step(start, { type: 'CLOSE' });
+test('CLOSE from either state reaches the final state closed, emits nothing and ends the frames', () => {
+  for (const start of [anonymous, signedIn]) {
+    const { next, frames } = step(start(), { type: 'CLOSE' });
     assert.is(next.value, 'closed');
     assert.is(next.status, 'done');
     assert.equal(frames, []);
+    assert.is(outOf(next).ended, 1);
   }
 });
 
@@ -123,14 +139,13 @@ test('closed is final: nothing more happens', () => {
     assert.is(next.value, 'closed');
     assert.equal(frames, []);
   }
+  assert.is(outOf(closed).ended, 1);
 });
 
-test('an actor of the machine sends the frames its transitions emit, in order, and completes when closed', () => {
-  const actor = createActor(clientActorLogic, { input: { clientId: 'client-1', position: 7 } });
-  const sent: Frame[] = [];
-  let completed = false;
-  actor.on('*', (frame) => sent.push(frame));
-  actor.subscribe({ complete: () => (completed = true) });
+test('an actor of the machine sends the frames its transitions emit, in order, and ends them when closed', () => {
+  const out = recorder();
+  const { sent } = out;
+  const actor = createActor(clientActorLogic, { input: { clientId: 'client-1', position: 7, out } });
   actor.start();
   actor.send({ type: 'HEARTBEAT' });
   actor.send({ type: 'SIGNED_IN', user: user(), sessionId: 's2', position: 12 });
@@ -148,7 +163,24 @@ test('an actor of the machine sends the frames its transitions emit, in order, a
     ],
   );
   assert.is(actor.getSnapshot().status, 'done');
-  assert.ok(completed);
+  assert.is(out.ended, 1);
+});
+
+test("an actor whose action throws fails without throwing, and its parent hears of it under the actor's id", () => {
+  const failures: Array<[string, unknown]> = [];
+  const parent = createActor(realtimeActorsLogic((actorId, error) => failures.push([actorId, error]))).start();
+  const broken = new Error('the writer broke');
+  const out: FrameSink = {
+    send: () => {
+      throw broken;
+    },
+    end: () => undefined,
+  };
+  const actor = createActor(clientActorLogic, { parent, id: 'client-9', input: { clientId: 'client-9', position: 7, out } });
+  actor.start();
+  assert.is(actor.getSnapshot().status, 'error');
+  assert.equal(failures, [['client-9', broken]]);
+  parent.stop();
 });
 
 test.run();

@@ -4,7 +4,7 @@
 import { request, type IncomingMessage } from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { maxConnectionsFor, openFilesSoftLimit } from '../../src/openFilesLimit.js';
+import { describeOpenFiles, maxConnectionsFor, openFilesLimits, openFilesSoftLimit } from '../../src/openFilesLimit.js';
 import { loadConfig } from '../../src/config.js';
 import { eventually } from '../support/eventually.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -134,6 +134,18 @@ test('the per-node cap defaults to the open-files soft limit less a tenth (at le
   const own = openFilesSoftLimit();
   assert.is(loadConfig({}).realtime.maxConnections, own === undefined ? 10_000 : maxConnectionsFor(own));
   assert.is(loadConfig({ REALTIME_MAX_CONNECTIONS: '7' }).realtime.maxConnections, 7);
+});
+
+test('at start a node says in one line what its open-files limit allows and what to raise; a warning when the sockets configured exceed it', () => {
+  const limits = openFilesLimits('Max open files            20000                20000                files\n');
+  assert.equal(limits, { soft: 20_000, hard: 20_000 });
+  const fits = describeOpenFiles(limits, { streams: 18_000, sockets: 19_000 });
+  assert.not.ok(fits.short);
+  assert.match(fits.line, /open-files limit 20000 \(hard 20000\): at most 18000 realtime streams and 19000 sockets; to hold more, raise the hard open-files limit/);
+  const over = describeOpenFiles(limits, { streams: 100_000, sockets: 110_000 });
+  assert.ok(over.short);
+  assert.match(over.line, /LimitNOFILE=.* above 110000/);
+  assert.not.match(over.line, /\n/);
 });
 
 test.run();

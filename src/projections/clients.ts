@@ -83,9 +83,16 @@ export class ClientsReadModel implements Projection {
     return true;
   }
 
-  /** Whether the user has at least one open connection, on any node. */
-  isOnline(userId: string): boolean {
-    return this.clientsByUser.has(userId);
+  /**
+   * Whether the user has at least one open connection, on any node; given the stopped nodes
+   * (ClockReading), on any other node: a stopped node's clients are gone, though nothing recorded
+   * their end.
+   */
+  isOnline(userId: string, stoppedNodes?: ReadonlySet<string>): boolean {
+    const clients = this.clientsByUser.get(userId);
+    if (!clients || stoppedNodes === undefined) return clients !== undefined;
+    for (const client of clients) if (client.node === undefined || !stoppedNodes.has(client.node)) return true;
+    return false;
   }
 
   /** The user's signed-in clients, on any node. */

@@ -17,7 +17,8 @@ export const isClientIdShape = (clientId: string) => CLIENT_ID.test(clientId);
 export class Clients {
   constructor(private readonly deps: { store: EventStore; clients: ClientsReadModel }) {}
 
-  async find(clientId: string): Promise<{ clientId: string; user: ClientBinding | undefined } | undefined> {
+  /** The client, with the node holding it when the read models know it (a client another node just connected: not yet). */
+  async find(clientId: string): Promise<{ clientId: string; user: ClientBinding | undefined; node?: string | undefined } | undefined> {
     if (!isClientIdShape(clientId)) return undefined;
     const known = this.deps.clients.get(clientId);
     if (known) return known;

@@ -81,6 +81,12 @@ export interface ClockReading {
   trusted: boolean;
   /** NODE_IDs with a live instance (this node's own included). */
   liveNodes: ReadonlySet<string>;
+  /**
+   * NODE_IDs this process has seen live and that have no live instance now (killed, frozen, cut
+   * off): what they hold is gone, though nothing recorded its end. A node not seen live yet (one
+   * that just started) is in neither set.
+   */
+  stoppedNodes: ReadonlySet<string>;
 }
 
 /**
@@ -108,6 +114,8 @@ export class LogClock implements Clock {
   private readonly localMs: () => number;
   private readonly monotonicMs: () => number;
   private readonly peers = new Map<string, Peer>();
+  /** The NODE_IDs of every peer seen live in this process's life. */
+  private readonly seenLive = new Set<string>();
   private offsetMs = 0;
   private measured = false;
   private count = 0;
@@ -127,7 +135,9 @@ export class LogClock implements Clock {
   reading(): ClockReading {
     const liveNodes = new Set([this.options.nodeId]);
     for (const peer of this.livePeers()) liveNodes.add(peer.beat.node);
-    return { offsetMs: this.offsetMs, trusted: this.measured && Math.abs(this.offsetMs) <= this.options.maxOffsetMs, liveNodes };
+    for (const node of liveNodes) this.seenLive.add(node);
+    const stoppedNodes = new Set([...this.seenLive].filter((node) => !liveNodes.has(node)));
+    return { offsetMs: this.offsetMs, trusted: this.measured && Math.abs(this.offsetMs) <= this.options.maxOffsetMs, liveNodes, stoppedNodes };
   }
 
   /**

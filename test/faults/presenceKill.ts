@@ -2,8 +2,9 @@
 // store the suite gives (presence.e2e: SQLite, presencePostgres.e2e: PostgreSQL): both nodes list
 // the same users with the same `since` (the time the log recorded the sign-in, not either node's
 // clock), /metrics counts each node's clients, and when one node is SIGKILLed its users leave
-// presence on the other once its lease lapses, while a user who also has a client on the live
-// node stays, their `since` now that client's sign-in.
+// presence on the other once its lease lapses (and `/adm/user/get` and push answers agree),
+// while a user who also has a client on the live node stays, their `since` now that client's
+// sign-in.
 import * as assert from 'uvu/assert';
 import type * as v from 'valibot';
 import type { PresenceAnswer, PresencePage } from '../../src/contract/answers.js';
@@ -96,6 +97,13 @@ export async function killedNodeLeavesPresence(world: PresenceWorld): Promise<vo
   const alice = await presenceOf(world, b, ALICE.oId);
   assert.equal([alice.online, alice.clients, alice.since], [false, 0, undefined], 'alice, only on pr-a, is offline');
   assert.ok(!(await world.events(`client-${aliceOnA}`)).some((e) => e.type === 'ClientDisconnected'), 'nothing recorded her disconnect: the lease alone took her out');
+  // The other answers about clients agree with presence: her client on pr-a is gone, and a push
+  // finds her offline, bob online.
+  const lookup = await b.request('GET', `/adm/user/get?client_id=${aliceOnA}`, { apiKey: world.key });
+  assert.is(lookup.status, 404, lookup.text);
+  const push = await b.request('POST', '/adm/message/push', { apiKey: world.key, body: { oIds: [ALICE.oId, BOB.oId], name: 'after-kill', data: {} } });
+  assert.is(push.status, 200, push.text);
+  assert.equal((push.body as { data: { online: string[]; offline: string[] } }).data, { online: [BOB.oId], offline: [ALICE.oId], unknown: [] });
   assert.is(await sample(b, 'presence_clients{node="pr-a"}'), undefined, 'the gone node has no series');
   assert.is(await sample(b, 'presence_clients{node="pr-b"}'), 1);
   assert.is(await sample(b, 'presence_users_online'), 1);

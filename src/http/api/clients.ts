@@ -31,9 +31,10 @@ export const clientRoutes = [
     query: UserGetQuery,
     ok: { description: 'The client, signed in (with the user) or not', json: UserGetAnswer },
     answers: { 404: { description: "Unknown or disconnected client: the spec's own body", json: ClientNotFoundBody } },
-    async handle(ctx, { query: { client_id: clientId } }, { store, readModels, realtime }) {
+    async handle(ctx, { query: { client_id: clientId } }, { store, readModels, realtime, clockReading }) {
       const client = await realtime.clients.find(clientId);
-      if (!client) {
+      // A client of a node that stopped (killed, cut off) is gone, though nothing recorded its end yet.
+      if (!client || (client.node !== undefined && clockReading().stoppedNodes.has(client.node))) {
         ctx.status = 404;
         ctx.body = CLIENT_NOT_FOUND;
         return;

@@ -19,11 +19,12 @@ const IDS_PER_TURN = 1000;
 
 /**
  * Who the push reaches, as far as this service knows when it accepts it: each given id that has
- * an open connection on any node, that names a known user with none, or that names no user.
+ * an open connection on a node that has not stopped (ClockReading), that names a known user with none, or that names no user.
  */
-async function deliveryReport({ users, clients }: ReadModels, oIds: string[], userIds: string[]) {
+async function deliveryReport({ users, clients }: ReadModels, stoppedNodes: ReadonlySet<string>, oIds: string[], userIds: string[]) {
   const report = { online: [] as string[], offline: [] as string[], unknown: [] as string[] };
-  const place = (id: string, userId: string | undefined) => (userId === undefined ? report.unknown : clients.isOnline(userId) ? report.online : report.offline).push(id);
+  const place = (id: string, userId: string | undefined) =>
+    (userId === undefined ? report.unknown : clients.isOnline(userId, stoppedNodes) ? report.online : report.offline).push(id);
   const ids = [...oIds.map((oId) => ({ id: oId, oId })), ...userIds.map((id) => ({ id, oId: undefined }))];
   for (let i = 0; i < ids.length; i++) {
     if (i > 0 && i % IDS_PER_TURN === 0) await yieldTurn();
@@ -94,14 +95,14 @@ export function messageRoutes({ push, replayMs }: ApiSettings) {
       },
       ...(budget && { guards: [budget.gate] }),
       keptAnswer: keptPushAnswer,
-      async handle(ctx, { body: { oIds, userIds, name, data }, caller }, { store, clock, readModels }) {
+      async handle(ctx, { body: { oIds, userIds, name, data }, caller }, { store, clock, readModels, clockReading }) {
         budget?.settle(ctx.req, oIds.length + userIds.length);
         const claim = ctx.state.writeClaim;
         const messageId = messageIdFor(caller.appId, claim?.epoch);
         const command = { type: 'PushMessage', messageId, name, data, oIds, userIds, at: clock.now(), ...actorOf(caller) } as const;
         const known = { state: messageDecider.initialState(), revision: -1 };
         await handleCommand(store, streams.message(messageId), messageDecider, command, { known, fence: claim && (() => claim.fence()) });
-        return { code: 0 as const, msg: 'success', data: await deliveryReport(readModels, oIds, userIds) };
+        return { code: 0 as const, msg: 'success', data: await deliveryReport(readModels, clockReading().stoppedNodes, oIds, userIds) };
       },
     }),
   ];

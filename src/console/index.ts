@@ -37,7 +37,7 @@ export type ConsoleSettings = NonNullable<Config['console']> & {
 
 /** `index`: what the console keeps beside the read models, folded by the service's runner. */
 export function createConsole(settings: ConsoleSettings, config: Config, http: HttpDeps, index: ConsoleIndex, log: Logger): Console {
-  const { store, runner, readModels, outcomes, metrics, clock, platform, userSync, pushLimits, api, liveness, webhooks } = http;
+  const { store, runner, readModels, outcomes, metrics, clock, platform, userSync, pushLimits, api, liveness, webhooks, presence, clockReading } = http;
   const publicUrl = http.realtime.publicUrl;
   const admins = new Set(settings.admins);
   const sessions = new ConsoleSessions({ store, clock, ttlMs: settings.sessionTtlMs });
@@ -57,6 +57,8 @@ export function createConsole(settings: ConsoleSettings, config: Config, http: H
     store,
     pushLimits,
     liveness,
+    presence,
+    clockReading,
     api,
     nodeId: config.nodeId,
     keys: new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock }),

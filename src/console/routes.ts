@@ -10,6 +10,7 @@ import type { ConsoleRoute } from './api/consoleRoute.js';
 import { eventEndpoints } from './api/events.js';
 import { keyEndpoints } from './api/keys.js';
 import { operationEndpoints } from './api/operations.js';
+import { onlineEndpoints } from './api/online.js';
 import { overviewEndpoints } from './api/overview.js';
 import { sessionEndpoints } from './api/session.js';
 import { userEndpoints } from './api/users.js';
@@ -23,6 +24,7 @@ import { consoleOffPage, refusalPage, shellPage } from './pages.js';
 export const ENDPOINTS: readonly ConsoleRoute[] = [
   ...sessionEndpoints,
   ...overviewEndpoints,
+  ...onlineEndpoints,
   ...keyEndpoints,
   ...userEndpoints,
   ...operationEndpoints,

@@ -157,6 +157,14 @@ export const UserDetail = v.object({
 });
 export type UserDetail = v.InferOutput<typeof UserDetail>;
 
+/** Who is online now (the Online page): presence as `/adm/presence` judges it, with names and the nodes holding them. */
+export const OnlineList = v.object({
+  users: v.array(v.object({ oId: v.string(), name: v.string(), clients: v.number(), since: isoInstant, nodes: v.array(v.string()) })),
+  /** Users online in all; `users` holds the first of them, by their earliest sign-in. */
+  total: v.number(),
+});
+export type OnlineList = v.InferOutput<typeof OnlineList>;
+
 export const PushSent = v.object({ messageId: v.string(), online: v.boolean() });
 export type PushSent = v.InferOutput<typeof PushSent>;
 

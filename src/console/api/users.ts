@@ -18,7 +18,10 @@ import { operationView } from './views.js';
 
 const SEARCH_LIMIT = 50;
 
-const brief = (user: IndexedUser, { readModels }: ConsoleDeps): UserBrief => ({ ...user, online: readModels.clients.isOnline(user.userId) });
+const brief = (user: IndexedUser, { readModels, clockReading }: ConsoleDeps): UserBrief => ({
+  ...user,
+  online: readModels.clients.isOnline(user.userId, clockReading().stoppedNodes),
+});
 
 async function userDetail(oId: string, deps: ConsoleDeps): Promise<UserDetail> {
   const { index, readModels, clock } = deps;
@@ -65,7 +68,7 @@ export const userEndpoints = [
     path: '/console/api/users/:oId/push',
     params: OIdParam,
     body: TestPushBody,
-    async handle(ctx, { params: { oId }, body: { name, data } }, { store, clock, readModels, pushLimits }): Promise<PushSent> {
+    async handle(ctx, { params: { oId }, body: { name, data } }, { store, clock, readModels, pushLimits, clockReading }): Promise<PushSent> {
       const user = readModels.users.byOid(oId);
       if (!user) throw new NotFoundError(`No user ${oId} is known to this service`);
       const problem = pushDataProblem(data, pushLimits);
@@ -84,7 +87,7 @@ export const userEndpoints = [
         keyId: consoleOperator(ctx.state.operator.oId).name,
       };
       await handleCommand(store, streams.message(messageId), messageDecider, command, { known: { state: messageDecider.initialState(), revision: -1 } });
-      return { messageId, online: readModels.clients.isOnline(user.id) };
+      return { messageId, online: readModels.clients.isOnline(user.id, clockReading().stoppedNodes) };
     },
   }),
 ];

@@ -1,12 +1,13 @@
 // The console's front-end: who is signed in, the navigation, and the page the location's hash
-// names (#/overview, #/keys, #/users, #/users/<oId>, #/unknown, #/webhooks, #/webhooks/<id>,
-// #/events), with the page's query after a `?` (#/users?q=…, #/webhooks?app=…, #/events?category=…).
+// names (#/overview, #/keys, #/users, #/users/<oId>, #/online, #/unknown, #/webhooks,
+// #/webhooks/<id>, #/events), with the page's query after a `?` (#/users?q=…, #/webhooks?app=…, #/events?category=…).
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import type { Me } from '../../contract/console.js';
 import { api, type ApiError, useToken } from './api.js';
 import { EventsPageView, filterOf } from './pages/events.js';
 import { KeysPage } from './pages/keys.js';
+import { OnlinePage } from './pages/online.js';
 import { OverviewPage } from './pages/overview.js';
 import { UnknownPage } from './pages/unknown.js';
 import { UserPage, UsersPage } from './pages/users.js';
@@ -18,6 +19,7 @@ const NAV = [
   ['#/overview', 'Overview'],
   ['#/keys', 'Keys'],
   ['#/users', 'Users'],
+  ['#/online', 'Online'],
   ['#/unknown', 'Unknown outcomes'],
   ['#/webhooks', 'Webhooks'],
   ['#/events', 'Event log'],
@@ -44,6 +46,8 @@ function Page({ hash }: { hash: string }) {
       return <KeysPage />;
     case '/users':
       return <UsersPage query={new URLSearchParams(search).get('q') ?? ''} key={search} />;
+    case '/online':
+      return <OnlinePage />;
     case '/unknown':
       return <UnknownPage />;
     case '/webhooks':

@@ -7,16 +7,19 @@ import { readFileSync } from 'node:fs';
 const FALLBACK_MAX_CONNECTIONS = 10_000;
 const FALLBACK_MAX_SOCKETS = 11_000;
 
+/** This process's limits as Linux tells them (/proc/self/limits), or undefined elsewhere. */
+function ownLimits(): string | undefined {
+  try {
+    return readFileSync('/proc/self/limits', 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
 /** The soft `Max open files` of this process (Linux /proc), or undefined. */
 export function openFilesSoftLimit(limitsText?: string): number | undefined {
-  let text = limitsText;
-  if (text === undefined) {
-    try {
-      text = readFileSync('/proc/self/limits', 'utf8');
-    } catch {
-      return undefined;
-    }
-  }
+  const text = limitsText ?? ownLimits();
+  if (text === undefined) return undefined;
   const soft = /^Max open files\s+(\d+)\s/m.exec(text)?.[1];
   return soft === undefined ? undefined : Number(soft);
 }
@@ -42,14 +45,8 @@ export const defaultMaxSockets = () => maxSocketsFor(openFilesSoftLimit());
 
 /** The soft and hard `Max open files` of this process (Linux /proc), or undefined. */
 export function openFilesLimits(limitsText?: string): { soft: number; hard: number } | undefined {
-  let text = limitsText;
-  if (text === undefined) {
-    try {
-      text = readFileSync('/proc/self/limits', 'utf8');
-    } catch {
-      return undefined;
-    }
-  }
+  const text = limitsText ?? ownLimits();
+  if (text === undefined) return undefined;
   const match = /^Max open files\s+(\d+)\s+(\d+)\s/m.exec(text);
   return match ? { soft: Number(match[1]), hard: Number(match[2]) } : undefined;
 }

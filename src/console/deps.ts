@@ -8,7 +8,8 @@ import type { ConsoleSignIn } from './signIn.js';
 import type { ConsoleStreams } from './streams.js';
 
 /** What the console's pages and endpoints use, built once by createConsole. */
-export interface ConsoleDeps extends Pick<HttpDeps, 'store' | 'runner' | 'readModels' | 'outcomes' | 'metrics' | 'clock' | 'pushLimits' | 'api' | 'liveness' | 'webhooks' | 'presence' | 'clockReading'> {
+export interface ConsoleDeps
+  extends Pick<HttpDeps, 'store' | 'runner' | 'readModels' | 'outcomes' | 'metrics' | 'clock' | 'pushLimits' | 'api' | 'liveness' | 'webhooks' | 'presence' | 'clockReading'> {
   cookies: ConsoleCookies;
   sessions: ConsoleSessions;
   signIn: ConsoleSignIn;

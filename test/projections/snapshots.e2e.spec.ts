@@ -14,11 +14,9 @@ import { readSnapshotFile, writeSnapshotFile } from '../../src/projections/snaps
 import type { Clock } from '../../src/system/clock.js';
 import type { VipState } from '../../src/domain/vip.js';
 import { capturedLog } from '../support/capturedLog.js';
-import { eventually } from '../support/eventually.js';
 import { ALICE, startHarness, type HarnessOptions } from '../support/harness.js';
 import { readModelStates } from '../support/readModelStates.js';
-import { connect } from '../support/streamsAndSignIn.js';
-import { assertSameAsFullReplay, snapshotLine, traffic, TRAFFIC_USERS } from '../support/snapshots.js';
+import { assertSameAsFullReplay, snapshotLine, traffic, TRAFFIC_USERS, visitorDeletedAfterSnapshot } from '../support/snapshots.js';
 
 /**
  * Time stands still: read models that judge age against the clock (replay windows, sweeps, the
@@ -188,23 +186,11 @@ test('streams retention deletes after a snapshot was taken: a restart from that 
   const { h, captured } = await start({ env: { ...ENV, ANONYMOUS_RETENTION_MS: '0' } });
   try {
     await traffic(h);
-    // A visitor connected while the snapshot is taken, who leaves after it: the snapshot holds its
-    // start, the log its end, and retention then deletes both.
-    const visitor = await connect(h);
-    assert.ok(await h.service.snapshots!.write(), 'a snapshot written');
-    const taken = await readFile(snapshotFile(h.dataDir));
-    visitor.stream.close();
-    const stream = `client-${visitor.clientId}`;
-    await eventually(async () => (await h.events(stream)).some((e) => e.type === 'ClientDisconnected'), "the visitor's leaving in the log");
-    await eventually(async () => {
-      await h.service.retention.runOnce();
-      return (await h.events(stream)).length === 0;
-    }, "the visitor's stream deleted");
-    await h.service.close();
-    await writeFile(snapshotFile(h.dataDir), taken);
+    const { snapshot, clientId } = await visitorDeletedAfterSnapshot(h);
+    await writeFile(snapshotFile(h.dataDir), snapshot);
     await h.restart();
     assert.match(String(snapshotLine(captured).msg), /^read models restored from a snapshot/);
-    assert.is(h.service.deps.readModels.clients.get(visitor.clientId), undefined, 'the visitor is not connected forever');
+    assert.is(h.service.deps.readModels.clients.get(clientId), undefined, 'the visitor is not connected forever');
     await assertSameAsFullReplay(h);
   } finally {
     await h.close();

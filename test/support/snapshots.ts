@@ -1,10 +1,13 @@
 // What the read-model snapshot suites share: a day of traffic through the service's own API, the
 // start-up line about the snapshot, and the comparison of read models restored from a snapshot
 // with the read models a replay of the whole log builds.
+import { readFile } from 'node:fs/promises';
 import * as assert from 'uvu/assert';
+import { snapshotFile } from '../../src/core.js';
 import type { capturedLog } from './capturedLog.js';
 import { ALICE, BOB, type Harness } from './harness.js';
 import { readModelStates } from './readModelStates.js';
+import { eventually } from './eventually.js';
 import { connect, signIn } from './streamsAndSignIn.js';
 
 export const CAROL = { oId: '1630399136790', userName: 'carol', nickname: 'Carol' };
@@ -91,4 +94,24 @@ export async function assertSameAsFullReplay(
   assert.equal(Object.keys(fromSnapshot).sort(), Object.keys(replayed).sort());
   for (const name of Object.keys(replayed)) assert.equal(fromSnapshot[name], replayed[name], `read model ${name}`);
   return replayed;
+}
+
+/**
+ * A visitor connected while a snapshot is taken leaves after it, and retention (set to delete ended
+ * anonymous streams at once) deletes its stream: the snapshot holds its start, the log none of it.
+ * Stops the service; answers the snapshot file as it was written, and the visitor's client id.
+ */
+export async function visitorDeletedAfterSnapshot(h: Harness): Promise<{ snapshot: Buffer; clientId: string }> {
+  const visitor = await connect(h);
+  assert.ok(await h.service.snapshots!.write(), 'a snapshot written');
+  const snapshot = await readFile(snapshotFile(h.dataDir));
+  visitor.stream.close();
+  const stream = `client-${visitor.clientId}`;
+  await eventually(async () => (await h.events(stream)).some((e) => e.type === 'ClientDisconnected'), "the visitor's leaving in the log");
+  await eventually(async () => {
+    await h.service.retention.runOnce();
+    return (await h.events(stream)).length === 0;
+  }, "the visitor's stream deleted");
+  await h.service.close();
+  return { snapshot, clientId: visitor.clientId };
 }

@@ -6,6 +6,7 @@ import { when } from '../format.js';
 import { useApi } from '../hooks.js';
 import { Failure, Loading } from '../states.js';
 import { Table } from '../table.js';
+import { oIdColumn } from './users.js';
 
 export function OnlinePage() {
   const { data, error, reload } = useApi<OnlineList>('/online', 3000);
@@ -23,15 +24,7 @@ export function OnlinePage() {
         rowKey={(u) => u.oId}
         empty="Nobody is signed in to a realtime client right now."
         columns={[
-          {
-            label: 'oId',
-            sort: (u) => u.oId,
-            render: (u) => (
-              <a href={`#/users/${u.oId}`}>
-                <code>{u.oId}</code>
-              </a>
-            ),
-          },
+          oIdColumn(),
           { label: 'Name', sort: (u) => u.name, render: (u) => u.name },
           { label: 'Clients', sort: (u) => u.clients, render: (u) => u.clients },
           { label: 'Since', sort: (u) => u.since, render: (u) => when(u.since) },

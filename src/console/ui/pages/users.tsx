@@ -6,7 +6,20 @@ import { api, ApiError } from '../api.js';
 import { fields, when } from '../format.js';
 import { useApi } from '../hooks.js';
 import { Badge, Failure, Loading } from '../states.js';
-import { Table } from '../table.js';
+import { type Column, Table } from '../table.js';
+
+/** A user's oId, linking to their page. */
+export function oIdColumn<Row extends { oId: string }>(): Column<Row> {
+  return {
+    label: 'oId',
+    sort: (u) => u.oId,
+    render: (u) => (
+      <a href={`#/users/${u.oId}`}>
+        <code>{u.oId}</code>
+      </a>
+    ),
+  };
+}
 
 /** With no search: the service's newest users (`GET /users` without `q`). */
 export function UsersPage({ query }: { query: string }) {
@@ -42,15 +55,7 @@ export function UsersPage({ query }: { query: string }) {
             rowKey={(u) => u.oId}
             empty={query ? `No user matches “${query}”.` : 'This service has not acted on any user yet.'}
             columns={[
-              {
-                label: 'oId',
-                sort: (u) => u.oId,
-                render: (u) => (
-                  <a href={`#/users/${u.oId}`}>
-                    <code>{u.oId}</code>
-                  </a>
-                ),
-              },
+              oIdColumn(),
               { label: 'Name', sort: (u) => u.name, render: (u) => <a href={`#/users/${u.oId}`}>{u.name}</a> },
               { label: 'Nickname', sort: (u) => u.nickname, render: (u) => u.nickname },
               { label: 'Registered here', sort: (u) => u.registered, render: (u) => when(u.registered) },

@@ -18,7 +18,8 @@ interface Profile {
 const args = process.argv.slice(2);
 const topArg = args.find((a) => /^\d+$/.test(a));
 const perArg = args.find((a) => a.startsWith('--per='));
-const file = args.filter((a) => a !== topArg && a !== perArg).sort((a, b) => statSync(b).size - statSync(a).size)[0];
+const stageFlag = args.find((a) => a.startsWith('--stage='));
+const file = args.filter((a) => a !== topArg && a !== perArg && a !== stageFlag).sort((a, b) => statSync(b).size - statSync(a).size)[0];
 if (!file) {
   process.stderr.write('usage: tsx bench/profile-summary.ts <file.cpuprofile> [top]\n');
   process.exit(64);
@@ -110,3 +111,17 @@ for (const [stage, us] of [...byStage].sort((a, b) => b[1] - a[1]))
   process.stdout.write(
     `${((100 * us) / busy).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms${per ? `  ${(us / per).toFixed(1).padStart(7)} µs` : ''}  ${stage}\n`,
   );
+// --stage=<name>: what a stage's time is made of (self time by function within the stage).
+const stageArg = args.find((a) => a.startsWith('--stage='));
+if (stageArg) {
+  const wanted = stageArg.slice('--stage='.length);
+  const totals = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    if (stageOf.get(id) !== wanted) continue;
+    const n = byId.get(id)!;
+    const parent = byId.get(parentOf.get(id) ?? -1);
+    const k = `${n.callFrame.functionName || '(anonymous)'}  ${shortUrl(n.callFrame.url)}:${n.callFrame.lineNumber + 1}  ← ${parent ? `${parent.callFrame.functionName || '(anonymous)'} ${shortUrl(parent.callFrame.url)}` : ''}`;
+    totals.set(k, (totals.get(k) ?? 0) + us);
+  }
+  print(`stage "${wanted}" by function (← its caller)`, [...totals].sort((a, b) => b[1] - a[1]).slice(0, top));
+}

@@ -8,7 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { durableWriteLatency } from '../lib/disk.js';
 import { startCpuProfile } from '../lib/inspector.js';
-import { CpuMeter, log, round, runToResult, startChild } from '../lib/proc.js';
+import { CpuMeter, cpuSecondsOf, log, round, runToResult, startChild } from '../lib/proc.js';
 import type { ScenarioReport } from '../lib/report.js';
 import type { WorkloadName } from '../lib/workloads.js';
 import { cpuNote, loadProblems, row, startBaseline, startBenchService, type BenchContext, type LoadResult } from './common.js';
@@ -52,16 +52,20 @@ export async function warmThenMeasure(
   try {
     const warm = args.warmupAmount > 0 ? await child.nextResult<{ warmupProblems: number }>() : { warmupProblems: 0 };
     const stopProfile = profile && (await startCpuProfile(profile.port));
+    // The profile is of the main thread (its thread id is the process id): its CPU scales the profile's wall-time samples.
+    const mainThread = pids.service;
+    const mainCpuS = mainThread === undefined ? Number.NaN : cpuSecondsOf(mainThread, mainThread);
     const cpu = new CpuMeter(pids).start();
     const metered = Object.fromEntries(Object.entries(meters).map(([name, read]) => [name, read()]));
     const result: LoadResult = await child.nextResult();
     const cpuS = { ...cpu.stop(), ...Object.fromEntries(Object.entries(meters).map(([name, read]) => [name, read() - metered[name]!])) };
     if (stopProfile) {
+      const mainCpu = mainThread === undefined ? Number.NaN : cpuSecondsOf(mainThread, mainThread) - mainCpuS;
       const file = join(profile.dir, `measured-${new Date().toISOString().replace(/[:.]/g, '-')}.cpuprofile`);
       mkdirSync(profile.dir, { recursive: true });
       writeFileSync(file, JSON.stringify(await stopProfile()));
       const requests = result.ok + (result.non2xx ?? 0);
-      log(`profile of the measured run: ${file}; npx tsx bench/profile-summary.ts ${file} --per=${requests}`);
+      log(`profile of the measured run: ${file}; npx tsx bench/profile-summary.ts ${file} --per=${requests} --cpu=${round(mainCpu, 2)}`);
     }
     return { result, cpuS, warmupProblems: warm.warmupProblems };
   } finally {

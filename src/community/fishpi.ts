@@ -239,10 +239,19 @@ function unexpected(path: string): PlatformUnavailableError {
   return new PlatformUnavailableError(`unexpected answer from ${path}`, true);
 }
 
-/** `?name=value&…`, each percent-encoded: a URLSearchParams per call would cost more than the rest of building the call. */
+/** What a form-encoded query leaves as it is (URLSearchParams encodes every other character). */
+const FORM_SAFE = /^[A-Za-z0-9*._-]*$/;
+
+/**
+ * `?name=value&…`, form-encoded as URLSearchParams would: its own work only for what needs
+ * encoding (an oId never does), where it would otherwise cost more than the rest of the call's building.
+ */
 function queryString(query: Record<string, string>): string {
   let text = '';
-  for (const [name, value] of Object.entries(query)) text += `${text ? '&' : '?'}${encodeURIComponent(name)}=${encodeURIComponent(value)}`;
+  for (const [name, value] of Object.entries(query)) {
+    if (!FORM_SAFE.test(name) || !FORM_SAFE.test(value)) return `?${new URLSearchParams(query)}`;
+    text += `${text ? '&' : '?'}${name}=${value}`;
+  }
   return text;
 }
 

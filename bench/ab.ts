@@ -3,7 +3,8 @@
 // cost is compared within minutes on a shared machine rather than across runs an hour apart.
 //   npx tsx bench/ab.ts <dir of version A> <dir of version B> [rounds=4] [requests=20000] [workloads=vip-submit,vip-read]
 // Each directory is a checkout with its node_modules (e.g. `git archive <commit> | tar -x -C dir`
-// and a link to this checkout's node_modules); its bench/serve.ts starts the service.
+// and a link to this checkout's node_modules); its bench/serve.ts starts the service. AB_FLAGS_A
+// and AB_FLAGS_B: node flags for one side (the same code under two runtime settings).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,7 +36,8 @@ interface Service {
 
 /** The version in `dir`, started as the bench starts the service (bench/scenarios/common.ts). */
 function startService(label: string, dir: string, simUrl: string): Promise<Service> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/serve.ts'], {
+  const flags = (process.env[`AB_FLAGS_${label}`] ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'bench/serve.ts'], {
     cwd: resolve(dir),
     env: {
       ...process.env,

@@ -82,7 +82,9 @@ try {
         const cpu = new CpuMeter({ service: service.pid }).start();
         const result = await load(service, workload, requests, (r + 2) * requests);
         const us = (cpu.stop().service! * 1e6) / (result.ok + (result.non2xx ?? 0));
-        ((perRequest[workload] ??= {})[service.label] ??= []).push(us);
+        const byLabel = perRequest[workload] ?? {};
+        perRequest[workload] = byLabel;
+        byLabel[service.label] = [...(byLabel[service.label] ?? []), us];
         log(
           `round ${r + 1} ${workload} ${service.label}: ${round(us)} µs of service CPU per request, ${round(result.rps)} req/s, p99 ${round(result.p99, 1)} ms` +
             `${result.non2xx ? `, ${result.non2xx} non-2xx` : ''}; ${round(others.stop(), 2)} cores of noise`,

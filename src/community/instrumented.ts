@@ -12,23 +12,11 @@ function outcomeOf(error: unknown): string {
 }
 
 export function instrumentedPlatform(platform: CommunityPlatform, metrics: Pick<Metrics, 'platformCalls' | 'platformDuration'>): CommunityPlatform {
-  // prom-client's children by endpoint and outcome, looked up once rather than on every call.
-  const samples = new Map<string, { calls: { inc(): void }; duration: { observe(seconds: number): void } }>();
-  const record = (endpoint: string, outcome: string, seconds: number) => {
-    const key = `${endpoint} ${outcome}`;
-    let found = samples.get(key);
-    if (!found) {
-      found = { calls: metrics.platformCalls.labels({ endpoint, outcome }), duration: metrics.platformDuration.labels({ endpoint, outcome }) };
-      samples.set(key, found);
-    }
-    found.duration.observe(seconds);
-    found.calls.inc();
-  };
   const timed = Object.fromEntries(
     CALLS.map((endpoint) => [
       endpoint,
       async (...args: unknown[]) => {
-        const started = performance.now();
+        const stop = metrics.platformDuration.startTimer({ endpoint });
         let outcome = 'ok';
         try {
           return await (platform[endpoint] as (...a: unknown[]) => Promise<unknown>).apply(platform, args);
@@ -36,7 +24,8 @@ export function instrumentedPlatform(platform: CommunityPlatform, metrics: Pick<
           outcome = outcomeOf(error);
           throw error;
         } finally {
-          record(endpoint, outcome, (performance.now() - started) / 1000);
+          stop({ outcome });
+          metrics.platformCalls.inc({ endpoint, outcome });
         }
       },
     ]),

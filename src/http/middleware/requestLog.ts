@@ -11,26 +11,7 @@ import { runAsRequest } from '../../system/requestContext.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** The samples of one method, route and status: prom-client's children, looked up once. */
-interface Samples {
-  labels: { method: string; route: string; status: string };
-  requests: { inc(): void };
-  duration: { observe(seconds: number): void };
-}
-
 export function requestLog(log: Logger, metrics: Pick<Metrics, 'httpRequests' | 'httpDuration'>): Middleware {
-  // Routes are patterns and methods and statuses few, so this stays as small as the label set.
-  const samples = new Map<string, Samples>();
-  const samplesOf = (method: string, route: string, status: string): Samples => {
-    const key = `${method} ${status} ${route}`;
-    let found = samples.get(key);
-    if (!found) {
-      const labels = { method, route, status };
-      found = { labels, requests: metrics.httpRequests.labels(labels), duration: metrics.httpDuration.labels(labels) };
-      samples.set(key, found);
-    }
-    return found;
-  };
   return async (ctx, next) => {
     const started = performance.now();
     const incoming = ctx.get('x-request-id');
@@ -44,12 +25,12 @@ export function requestLog(log: Logger, metrics: Pick<Metrics, 'httpRequests' | 
       // The route pattern, not the path, keeps the label set small (/adm/vip/:oId, not every oId).
       const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
       const route = typeof matched === 'string' ? matched : 'unmatched';
-      const { labels, requests, duration } = samplesOf(ctx.method, route, String(ctx.status));
-      requests.inc();
-      duration.observe(durationMs / 1000);
+      const labels = { method: ctx.method, route, status: String(ctx.status) };
+      metrics.httpRequests.inc(labels);
+      metrics.httpDuration.observe(labels, durationMs / 1000);
       if (log.isLevelEnabled('info')) {
         const appId = (ctx.state as { actor?: { appId: string } }).actor?.appId;
-        log.info({ requestId, appId, method: labels.method, route: labels.route, status: labels.status, durationMs: Math.round(durationMs * 10) / 10 }, 'request');
+        log.info({ requestId, appId, ...labels, durationMs: Math.round(durationMs * 10) / 10 }, 'request');
       }
     }
   };

@@ -3,8 +3,10 @@
 // Runs every scenario, each with its servers and its load generators in separate
 // processes, each figure beside a baseline measured in the same run. Progress goes to stderr;
 // stdout gets the table, or with --json one JSON document {machine, scenarios: [rows]}.
-// --quick shrinks every scenario (the whole run in under a minute); --profile starts the
-// service with --cpu-prof (profiles in bench/profiles/, summarise with bench/profile-summary.ts);
+// --quick shrinks every scenario (the whole run in under a minute); --profile profiles the
+// service (profiles in bench/profiles/, summarise with bench/profile-summary.ts): admin-write and
+// admin-read profile their measured run alone through the service's inspector and log the
+// summary's command line (requests and the main thread's CPU), the others use --cpu-prof;
 // --wait-quiet <s> waits up to s seconds before each scenario for the machine to be ≥ 85% idle
 // (these machines are shared; each scenario's idle share at start is reported either way).
 // `--only sse-100k` holds 100,000 signed-in SSE connections on one node (as many as the run's

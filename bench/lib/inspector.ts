@@ -18,8 +18,8 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** One short inspector session: connect, send each method in turn, collect the results, close. */
-async function session(port: number, calls: Array<{ method: string; params?: object }>): Promise<unknown[]> {
+/** A session with another process's inspector: methods are sent one at a time, in order. */
+async function openSession(port: number): Promise<{ call(method: string, params?: object): Promise<unknown>; close(): void }> {
   const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ webSocketDebuggerUrl: string }>;
   const socket = new WebSocket(targets[0]!.webSocketDebuggerUrl);
   const waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>();
@@ -35,20 +35,47 @@ async function session(port: number, calls: Array<{ method: string; params?: obj
     socket.addEventListener('open', () => resolve());
     socket.addEventListener('error', () => reject(new Error(`cannot reach the inspector on port ${port}`)));
   });
+  let lastId = 0;
+  return {
+    call: (method, params) =>
+      new Promise((resolve, reject) => {
+        const id = ++lastId;
+        waiting.set(id, { resolve, reject });
+        socket.send(JSON.stringify({ id, method, ...(params && { params }) }));
+      }),
+    close: () => socket.close(),
+  };
+}
+
+/** One short inspector session: connect, send each method in turn, collect the results, close. */
+async function session(port: number, calls: Array<{ method: string; params?: object }>): Promise<unknown[]> {
+  const inspector = await openSession(port);
   try {
     const results: unknown[] = [];
-    for (const [id, call] of calls.entries()) {
-      results.push(
-        await new Promise((resolve, reject) => {
-          waiting.set(id, { resolve, reject });
-          socket.send(JSON.stringify({ id, ...call }));
-        }),
-      );
-    }
+    for (const { method, params } of calls) results.push(await inspector.call(method, params));
     return results;
   } finally {
-    socket.close();
+    inspector.close();
   }
+}
+
+/**
+ * Starts V8's CPU profiler in the process (sampling every `intervalUs`, as --cpu-prof does) and
+ * resolves with a function that stops it and answers the profile, in .cpuprofile form: a profile
+ * of a measured run alone, without the process's start-up and warm-up.
+ */
+export async function startCpuProfile(port: number, intervalUs = 1000): Promise<() => Promise<object>> {
+  const inspector = await openSession(port);
+  await inspector.call('Profiler.enable');
+  await inspector.call('Profiler.setSamplingInterval', { interval: intervalUs });
+  await inspector.call('Profiler.start');
+  return async () => {
+    try {
+      return ((await inspector.call('Profiler.stop')) as { profile: object }).profile;
+    } finally {
+      inspector.close();
+    }
+  };
 }
 
 /**

@@ -241,9 +241,9 @@ export async function waitForQuiet(maxS: number, threshold = 0.85): Promise<numb
 }
 
 /** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat. */
-export function cpuSecondsOf(pid: number): number {
+export function cpuSecondsOf(pid: number, thread?: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
     // Fields after the command name (which may contain spaces) start after the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)

@@ -3,6 +3,7 @@
 import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { SIMULATOR_KEY } from '../../src/community/simulator.js';
+import { freePort } from '../lib/inspector.js';
 import type { PostgresCluster } from '../lib/postgres.js';
 import { MemorySampler, sleep, startChild, type Child } from '../lib/proc.js';
 import type { Row } from '../lib/report.js';
@@ -16,7 +17,10 @@ export interface BenchContext {
   simulator(): Promise<Running>;
   /** Base temp directory of this run; each service gets a fresh data dir under it. */
   tmp: string;
-  /** Start the service with --cpu-prof (profiles go to bench/profiles/<scenario>/). */
+  /**
+   * Profile the service (profiles go to bench/profiles/<scenario>/): with --cpu-prof over its
+   * whole life, or, for scenarios that profile their measured run alone, through its inspector.
+   */
   profile: boolean;
   /**
    * The run's throwaway PostgreSQL cluster (durable settings, bench/lib/postgres.ts), started on
@@ -45,6 +49,8 @@ export interface RunningService extends Running {
   keys: Record<string, string>;
   memory: MemorySampler;
   dataDir: string;
+  /** --profile of the measured run alone: the service's inspector port and where profiles go. */
+  profile?: { port: number; dir: string };
 }
 
 export async function startBenchService(
@@ -54,9 +60,18 @@ export async function startBenchService(
   env: Record<string, string> = {},
   nodeFlags: string[] = [],
   childName = 'service',
-  launcher?: string[],
+  options: {
+    /** A command the service runs under (e.g. `prlimit --nofile=…`). */
+    launcher?: string[];
+    /** With --profile: the whole process's life, or only the measured run (through the inspector). */
+    profiled?: 'whole life' | 'measured run';
+  } = {},
 ): Promise<RunningService> {
   const dataDir = mkdtempSync(join(ctx.tmp, `${scenario}-`));
+  const profileDir = `bench/profiles/${scenario}`;
+  const { launcher, profiled = 'whole life' } = options;
+  const inspectPort = ctx.profile && profiled === 'measured run' ? await freePort() : undefined;
+  const profileFlags = !ctx.profile ? [] : inspectPort !== undefined ? [`--inspect=127.0.0.1:${inspectPort}`] : ['--cpu-prof', '--cpu-prof-dir', profileDir];
   const child = startChild<{ url: string; apiKey: string; keys: Record<string, string> }>(childName, 'bench/serve.ts', {
     env: {
       DATA_DIR: dataDir,
@@ -73,7 +88,7 @@ export async function startBenchService(
       REALTIME_CONNECTS_PER_NODE_PER_SECOND: '0',
       ...env,
     },
-    nodeFlags: [...nodeFlags, ...(ctx.profile ? ['--cpu-prof', '--cpu-prof-dir', `bench/profiles/${scenario}`] : [])],
+    nodeFlags: [...nodeFlags, ...profileFlags],
     // A node on PostgreSQL migrates the schema and catches up with the log before it listens.
     readyTimeoutMs: 120_000,
     launcher,
@@ -83,7 +98,7 @@ export async function startBenchService(
   await sleep(300);
   memory.markRest();
   memory.start();
-  return { child, url, apiKey, keys, memory, dataDir };
+  return { child, url, apiKey, keys, memory, dataDir, ...(inspectPort !== undefined && { profile: { port: inspectPort, dir: profileDir } }) };
 }
 
 export async function startBaseline(name: string, script: string, env: Record<string, string> = {}): Promise<Running & { memory: MemorySampler }> {

@@ -124,7 +124,7 @@ export async function sse100k(ctx: BenchContext): Promise<ScenarioReport> {
     { REALTIME_HEARTBEAT_MS: String(HEARTBEAT_MS), SIGN_IN_PAGES_PER_SECOND: '0', SIGN_IN_PAGES_PER_NODE_PER_SECOND: '0' },
     [],
     'service',
-    raise ? ['prlimit', `--nofile=${nofile}:${nofile}`] : undefined,
+    raise ? { launcher: ['prlimit', `--nofile=${nofile}:${nofile}`] } : {},
   );
   const workers = await startWorkers(workerCount, service.url, 'sse-clients', true);
   try {

@@ -9,7 +9,6 @@
 // their own to every request; koa turns what they throw into a rejection all the same.
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { koaBody } from 'koa-body';
 import { missingKeyError, type GoldFingerKeys, type GoldFingerType } from '../community/goldFinger.js';
 import type { HttpDeps } from './deps.js';
 import { requirePermission } from './middleware/apiKey.js';
@@ -17,16 +16,11 @@ import { boundedBodyDepth } from './middleware/bodyDepth.js';
 import { cors } from './middleware/cors.js';
 import type { OnUnexpected, RenderError } from './middleware/errors.js';
 import { idempotency } from './middleware/idempotency.js';
+import { jsonBody } from './middleware/jsonBody.js';
 import { rateLimitByKey } from './middleware/rateLimit.js';
 import { requireTrustedOrigin } from './middleware/trustedOrigin.js';
 import type { Endpoint, OperatorRoute, Route, RouteDeps, Schema } from './route.js';
-import { invalid, parse } from './validation.js';
-
-/** Every body an endpoint takes is JSON; anything else is refused rather than parsed as empty. */
-const requireJson: Middleware = (ctx, next) => {
-  if (ctx.request.length && !ctx.is('application/json')) throw invalid('body', 'Content-Type must be application/json');
-  return next();
-};
+import { parse } from './validation.js';
 
 /** A setting missing on this service is said before anything is looked up or recorded. */
 function requirePlatformKey(keys: GoldFingerKeys, type: GoldFingerType): Middleware {
@@ -80,9 +74,9 @@ function mountEndpoints<State, Deps extends BoundsDeps, E extends AnyEndpoint<De
   deps: Deps,
   stepsOf: (endpoint: E) => AccessSteps,
 ): void {
-  const body = koaBody({ json: true, jsonStrict: true, jsonLimit: deps.api.maxBodyBytes, urlencoded: false, text: false, multipart: false, patchNode: false });
-  // Before anything walks the body (the Idempotency-Key's hash, validation, the store).
-  const reading = [requireJson, body, boundedBodyDepth(deps.pushLimits.maxDepth)];
+  // Every body an endpoint takes is JSON, bounded in size and then in depth, before anything walks
+  // it (the Idempotency-Key's hash, validation, the store).
+  const reading = [jsonBody(deps.api.maxBodyBytes), boundedBodyDepth(deps.pushLimits.maxDepth)];
   for (const endpoint of endpoints) {
     const { guards, afterValidation = [] } = stepsOf(endpoint);
     router.register(

@@ -6,7 +6,7 @@
 // CLOCK_MAX_OFFSET_MS the node says so (/readyz, a metric) and judges no other node's work.
 import { hostname } from 'node:os';
 import type { BeatReading, EventStore, NodeBeat } from '../store/port.js';
-import type { Clock } from '../system/clock.js';
+import { isoClock, type Clock } from '../system/clock.js';
 import { newRecordId } from '../system/ids.js';
 
 export interface LogClockOptions {
@@ -130,7 +130,7 @@ export class LogClock implements Clock {
   }
 
   /** A property, not a method: read models are handed `clock.now` on its own. */
-  readonly now = (): string => new Date(this.localMs() - this.offsetMs).toISOString();
+  readonly now = isoClock(() => this.localMs() - this.offsetMs);
 
   reading(): ClockReading {
     const liveNodes = new Set([this.options.nodeId]);

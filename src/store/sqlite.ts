@@ -17,6 +17,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { ConcurrencyError } from '../domain/errors.js';
+import { systemClock } from '../system/clock.js';
 import { upcast } from '../domain/eventVersions.js';
 import { LogMarker, type LogMarkerOptions } from './logMarker.js';
 import type { AppendOptions, AppendResult, BeatReading, EventStore, EventToAppend, ExpectedRevision, NodeBeat, RecordedEvent, SubscribeOptions, Subscription } from './port.js';
@@ -82,8 +83,6 @@ interface PendingBeat {
 const PAGE = 2000;
 /** Streams removed per statement: one short write lock at a time. */
 const DELETE_BATCH = 500;
-
-const systemClock = () => new Date().toISOString();
 
 function serialised(events: EventToAppend[]): WriterEvent[] {
   return events.map((event) => ({
@@ -153,7 +152,7 @@ export class SqliteEventStore implements EventStore {
       this.db.close();
       throw error;
     }
-    this.now = options.clock ?? systemClock;
+    this.now = options.clock ?? systemClock.now;
     this.dataVersion = this.stmt.dataVersion.get()!.data_version;
     this.pollTimer = setInterval(() => this.pollForOtherWriters(), options.pollIntervalMs ?? 100);
     this.pollTimer.unref();

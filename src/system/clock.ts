@@ -5,4 +5,22 @@ export interface Clock {
   now(): string;
 }
 
-export const systemClock: Clock = { now: () => new Date().toISOString() };
+/**
+ * `ms` (milliseconds since the epoch) read as ISO-8601 UTC strings. Requests read the clock
+ * several times within one millisecond, so the string of the last millisecond read is kept: a
+ * read is then a number compared, not a Date built and formatted.
+ */
+export function isoClock(ms: () => number): () => string {
+  let lastMs = Number.NaN;
+  let lastIso = '';
+  return () => {
+    const at = ms();
+    if (at !== lastMs) {
+      lastIso = new Date(at).toISOString();
+      lastMs = at;
+    }
+    return lastIso;
+  };
+}
+
+export const systemClock: Clock = { now: isoClock(Date.now) };

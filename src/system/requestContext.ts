@@ -9,8 +9,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { clipText, type EventMetadata } from './eventMetadata.js';
 
 interface WorkContext {
-  /** Stamped on every event appended in this context: built once, when the context starts. */
-  readonly metadata: Readonly<EventMetadata>;
+  /**
+   * Stamped on every event appended in this context: replaced whole (never changed in place) when
+   * a request learns who made it, so events appended before keep what they were stamped with.
+   */
+  metadata: Readonly<EventMetadata>;
   /** A request's appends: stream → global position of its last event there; none for a node's own work. */
   readonly appended: Map<string, number> | undefined;
 }
@@ -33,18 +36,24 @@ export function runAsRequest<T>(requestId: string, work: () => T): T {
   return storage.run({ metadata, appended: new Map() }, work);
 }
 
-/** Runs `work` as the current request, made with this app's key. */
+/** Runs `work` as the current request, made with this app's key (a request's context keeps it from then on). */
 export function runAsApp<T>(appId: string, keyId: string, work: () => T): T {
   return within({ appId: clipText(appId), keyId: clipText(keyId) }, work);
 }
 
-/** Runs `work` as the current request (if any), made by this operator. */
+/** Runs `work` as the current request (if any), made by this operator (a request's context keeps it from then on). */
 export function runAsOperator<T>(operator: string, work: () => T): T {
   return within({ operator: clipText(operator) }, work);
 }
 
 function within<T>(fields: EventMetadata, work: () => T): T {
   const current = storage.getStore();
+  // A request's context is that request's alone, and who made it is learnt once, before anything
+  // of it is appended: the context takes it in place, sparing every request a second context.
+  if (current?.appended !== undefined) {
+    current.metadata = { ...current.metadata, ...fields };
+    return work();
+  }
   return storage.run({ metadata: { ...current?.metadata, ...fields }, appended: current?.appended }, work);
 }
 

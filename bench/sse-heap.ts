@@ -80,14 +80,12 @@ async function snapshot(
   for (let i = 0; i < snap.nodes.length; i += width) ids.add(snap.nodes[i + idAt]!);
   // Objects that got a hidden class (map) of their own since the first snapshot: each costs a
   // map and its descriptors, and a shape per connection is usually avoidable.
+  const edgeWidth = snap.snapshot.meta.edge_fields.length;
+  const [toAt, edgeNameAt, edgeTypeAt] = ['to_node', 'name_or_index', 'type'].map((f) => snap.snapshot.meta.edge_fields.indexOf(f)) as [number, number, number];
+  const edgeTypes = snap.snapshot.meta.edge_types[0];
+  const countAt = fields.indexOf('edge_count');
   const newMapOwners = new Map<string, number>();
   if (seen) {
-    const edgeWidth = snap.snapshot.meta.edge_fields.length;
-    const toAt = snap.snapshot.meta.edge_fields.indexOf('to_node');
-    const edgeNameAt = snap.snapshot.meta.edge_fields.indexOf('name_or_index');
-    const edgeTypeAt = snap.snapshot.meta.edge_fields.indexOf('type');
-    const edgeTypes = snap.snapshot.meta.edge_types[0];
-    const countAt = fields.indexOf('edge_count');
     let edge = 0;
     for (let i = 0; i < snap.nodes.length; i += width) {
       const count = snap.nodes[i + countAt]!;
@@ -109,12 +107,6 @@ async function snapshot(
   }
   const byRetainer = new Map<string, { size: number; count: number }>();
   if (seen && values.retainers) {
-    const edgeWidth = snap.snapshot.meta.edge_fields.length;
-    const toAt = snap.snapshot.meta.edge_fields.indexOf('to_node');
-    const edgeNameAt = snap.snapshot.meta.edge_fields.indexOf('name_or_index');
-    const edgeTypeAt = snap.snapshot.meta.edge_fields.indexOf('type');
-    const edgeTypes = snap.snapshot.meta.edge_types[0];
-    const countAt = fields.indexOf('edge_count');
     const kindOf = (i: number) => `${types[snap.nodes[i + typeAt]!]}:${snap.strings[snap.nodes[i + nameAt]!]!.slice(0, 40)}`;
     // The first strong holder of every node (by node index: that node and the edge), then two
     // levels of holders for each new node.

@@ -1,4 +1,4 @@
-// `node --import tsx bench/sse-heap.ts [--connections 5000] [--signed-in] [--bare] [--top 40]`
+// `node --import tsx bench/sse-heap.ts [--connections 5000] [--signed-in] [--bare] [--top 40] [--retainers]`
 //
 // What one open SSE connection keeps, by kind of object: the service (or the bare broadcaster,
 // --bare) is started with its inspector on, a few connections are opened and closed (warm-up),

@@ -1,4 +1,4 @@
-// `node --import tsx bench/sse-heap.ts [--connections 5000] [--signed-in] [--bare] [--top 40]`
+// `node --import tsx bench/sse-heap.ts [--connections 5000] [--signed-in] [--bare] [--top 40] [--retainers]`
 //
 // What one open SSE connection keeps, by kind of object: the service (or the bare broadcaster,
 // --bare) is started with its inspector on, a few connections are opened and closed (warm-up),
@@ -7,7 +7,9 @@
 // second snapshot is taken the same way. The table is the difference of the two, per connection:
 // self bytes and object counts by V8 node type and constructor name, largest first, then the JS
 // heap and RSS differences (RSS − heap ≈ what lives outside V8's heap: libuv handles, the HTTP
-// parser, buffers' backing stores, malloc's own overhead).
+// parser, buffers' backing stores, malloc's own overhead). --retainers adds a table of the objects
+// made since the first snapshot by what holds them (the holder's kind and the edge's name), which
+// says whose an `Object` or an array is.
 import { parseArgs } from 'node:util';
 import { WebSocket } from 'undici';
 import { freePort } from './lib/inspector.js';
@@ -22,6 +24,7 @@ const { values } = parseArgs({
     'signed-in': { type: 'boolean', default: false },
     bare: { type: 'boolean', default: false },
     top: { type: 'string', default: '40' },
+    retainers: { type: 'boolean', default: false },
   },
 });
 const connections = Number(values.connections);
@@ -30,7 +33,13 @@ const connections = Number(values.connections);
 async function snapshot(
   port: number,
   seen?: Set<number>,
-): Promise<{ byKind: Map<string, { size: number; count: number }>; heapUsed: number; ids: Set<number>; newMapOwners: Map<string, number> }> {
+): Promise<{
+  byKind: Map<string, { size: number; count: number }>;
+  heapUsed: number;
+  ids: Set<number>;
+  newMapOwners: Map<string, number>;
+  byRetainer: Map<string, { size: number; count: number }>;
+}> {
   const targets = (await (await fetch(`http://127.0.0.1:${port}/json/list`)).json()) as Array<{ webSocketDebuggerUrl: string }>;
   const socket = new WebSocket(targets[0]!.webSocketDebuggerUrl);
   const chunks: string[] = [];
@@ -71,14 +80,12 @@ async function snapshot(
   for (let i = 0; i < snap.nodes.length; i += width) ids.add(snap.nodes[i + idAt]!);
   // Objects that got a hidden class (map) of their own since the first snapshot: each costs a
   // map and its descriptors, and a shape per connection is usually avoidable.
+  const edgeWidth = snap.snapshot.meta.edge_fields.length;
+  const [toAt, edgeNameAt, edgeTypeAt] = ['to_node', 'name_or_index', 'type'].map((f) => snap.snapshot.meta.edge_fields.indexOf(f)) as [number, number, number];
+  const edgeTypes = snap.snapshot.meta.edge_types[0];
+  const countAt = fields.indexOf('edge_count');
   const newMapOwners = new Map<string, number>();
   if (seen) {
-    const edgeWidth = snap.snapshot.meta.edge_fields.length;
-    const toAt = snap.snapshot.meta.edge_fields.indexOf('to_node');
-    const edgeNameAt = snap.snapshot.meta.edge_fields.indexOf('name_or_index');
-    const edgeTypeAt = snap.snapshot.meta.edge_fields.indexOf('type');
-    const edgeTypes = snap.snapshot.meta.edge_types[0];
-    const countAt = fields.indexOf('edge_count');
     let edge = 0;
     for (let i = 0; i < snap.nodes.length; i += width) {
       const count = snap.nodes[i + countAt]!;
@@ -98,6 +105,48 @@ async function snapshot(
       }
     }
   }
+  const byRetainer = new Map<string, { size: number; count: number }>();
+  if (seen && values.retainers) {
+    const kindOf = (i: number) => `${types[snap.nodes[i + typeAt]!]}:${snap.strings[snap.nodes[i + nameAt]!]!.slice(0, 40)}`;
+    // The first strong holder of every node (by node index: that node and the edge), then two
+    // levels of holders for each new node.
+    const nodeCount = snap.nodes.length / width;
+    const holderNode = new Int32Array(nodeCount).fill(-1);
+    const holderEdge = new Int32Array(nodeCount);
+    let edge = 0;
+    for (let i = 0; i < snap.nodes.length; i += width) {
+      const count = snap.nodes[i + countAt]!;
+      for (let e = 0; e < count; e++, edge += edgeWidth) {
+        const to = snap.edges[edge + toAt]! / width;
+        if (holderNode[to] !== -1) continue;
+        const edgeType = edgeTypes[snap.edges[edge + edgeTypeAt]!]!;
+        if (edgeType === 'weak' || edgeType === 'shortcut') continue;
+        holderNode[to] = i / width;
+        holderEdge[to] = edge;
+      }
+    }
+    const edgeLabel = (at: number) => {
+      const edgeType = edgeTypes[snap.edges[at + edgeTypeAt]!]!;
+      return edgeType === 'element' || edgeType === 'hidden' ? '[]' : snap.strings[snap.edges[at + edgeNameAt]!]!.slice(0, 30);
+    };
+    const holder = new Map<number, string>();
+    for (let n = 0; n < nodeCount; n++) {
+      if (holderNode[n] === -1 || seen.has(snap.nodes[n * width + idAt]!)) continue;
+      const h = holderNode[n]!;
+      let by = `${kindOf(h * width)} .${edgeLabel(holderEdge[n]!)}`;
+      if (holderNode[h] !== -1) by += ` ← ${kindOf(holderNode[h]! * width)} .${edgeLabel(holderEdge[h]!)}`;
+      holder.set(n * width, by);
+    }
+    for (const [to, by] of holder) {
+      const type = types[snap.nodes[to + typeAt]!]!;
+      const name = type === 'string' || type === 'concatenated string' || type === 'sliced string' || type === 'code' ? type : kindOf(to);
+      const key = `${name}  ← ${by}`;
+      const entry = byRetainer.get(key) ?? { size: 0, count: 0 };
+      entry.size += snap.nodes[to + sizeAt]!;
+      entry.count++;
+      byRetainer.set(key, entry);
+    }
+  }
   const byKind = new Map<string, { size: number; count: number }>();
   for (let i = 0; i < snap.nodes.length; i += width) {
     const type = types[snap.nodes[i + typeAt]!]!;
@@ -111,7 +160,7 @@ async function snapshot(
     entry.count++;
     byKind.set(key, entry);
   }
-  return { byKind, heapUsed: usedSize, ids, newMapOwners };
+  return { byKind, heapUsed: usedSize, ids, newMapOwners, byRetainer };
 }
 
 const port = await freePort();
@@ -164,6 +213,12 @@ try {
   const top = Number(values.top);
   process.stdout.write(`per connection (${connections} ${values['signed-in'] ? 'signed-in' : 'anonymous'}, ${values.bare ? 'bare broadcaster' : 'service'}):\n`);
   for (const r of rows.slice(0, top)) process.stdout.write(`${String(round(r.bytes)).padStart(7)} B  ${String(round(r.count, 2)).padStart(6)} ×  ${r.kind}\n`);
+  if (values.retainers) {
+    process.stdout.write('objects made since, by holder (per connection):\n');
+    const held = [...after.byRetainer.entries()].filter(([, r]) => r.count >= connections / 2).sort((x, y) => y[1].size - x[1].size);
+    for (const [key, r] of held.slice(0, top))
+      process.stdout.write(`${String(round(r.size / connections)).padStart(7)} B  ${String(round(r.count / connections, 2)).padStart(6)} ×  ${key}\n`);
+  }
   const owners = [...after.newMapOwners.entries()].filter(([, n]) => n >= connections / 10).sort((x, y) => y[1] - x[1]);
   for (const [owner, n] of owners) process.stdout.write(`objects with a map of their own: ${round(n / connections, 2)} × ${owner}\n`);
   const listed = rows.reduce((a, r) => a + r.bytes, 0);

@@ -1,6 +1,6 @@
 // The koa application: request log and error mapping first, then the declared routes.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import Koa, { type Middleware, type ParameterizedContext } from 'koa';
+import Koa, { type Middleware } from 'koa';
 import type { Logger } from '../log.js';
 import { apiRoutes } from './api/index.js';
 import { isRealtimeStreamUrl } from './api/realtime.js';
@@ -11,6 +11,7 @@ import { mountRoutes } from './mount.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { noSniff } from './securityHeaders.js';
 import { realtimeConnectGate } from './realtimeConnectGate.js';
+import { realtimeStream } from './realtimeStream.js';
 import { signInPageGate } from './signInPageGate.js';
 
 /** `mounted`: routes served besides the API's (the operator console, when it is on). */
@@ -34,7 +35,7 @@ function buildApp(deps: HttpDeps, log: Logger, mounted: Middleware[]) {
   const chain = [requestLog(log, deps.metrics), errorMiddleware(renderError), noSniff, ...mounted, router.routes() as Middleware];
   for (const middleware of chain) app.use(middleware);
   app.use(router.allowedMethods());
-  return { app, chain };
+  return { app, renderError };
 }
 
 export function createHttpApp(deps: HttpDeps, log: Logger, mounted: Middleware[] = []): Koa {
@@ -44,12 +45,11 @@ export function createHttpApp(deps: HttpDeps, log: Logger, mounted: Middleware[]
 /**
  * The server's request listener. Sign-in pages and realtime connects past their rates are
  * refused before koa (src/http/signInPageGate.ts, src/http/realtimeConnectGate.ts). A realtime
- * stream is held for hours, and koa keeps a request's context until its response finishes: `GET /api/realtime` goes through the same middlewares
- * and the same route on a koa context that nothing holds once the stream is handed over. Every
- * other request is koa's.
+ * stream is held for hours: `GET /api/realtime` is answered outside koa (src/http/realtimeStream.ts),
+ * which keeps nothing of the request for the stream's life. Every other request is koa's.
  */
 export function createRequestListener(deps: HttpDeps, log: Logger, mounted: Middleware[] = []): RequestListener {
-  const { app, chain } = buildApp(deps, log, mounted);
+  const { app, renderError } = buildApp(deps, log, mounted);
   const koa = app.callback();
   const refused = signInPageGate({
     paths: [`/${deps.api.communityName}/login`, `/${deps.api.communityName}/callback`, '/console/login', '/console/callback'],
@@ -62,31 +62,11 @@ export function createRequestListener(deps: HttpDeps, log: Logger, mounted: Midd
     addressing: deps.addressing,
     onRefused: (bound) => deps.metrics.realtimeConnectsRefused.inc({ bound }),
   });
+  const stream = realtimeStream({ deps, log, app, renderError });
   return (req: IncomingMessage, res: ServerResponse) => {
     if (refused(req, res)) return;
     if (req.method !== 'GET' || !isRealtimeStreamUrl(req.url)) return void koa(req, res);
     if (connectRefused(req, res)) return;
-    // As koa starts every response: not found until a route answers.
-    res.statusCode = 404;
-    const ctx = app.createContext(req, res);
-    run(chain, ctx, 0).then(
-      () => respond(ctx),
-      (error: unknown) => ctx.onerror(error as Error),
-    );
+    stream(req, res);
   };
-}
-
-/** Runs the middlewares in order, each with the rest as its `next`, as koa does. */
-function run(chain: Middleware[], ctx: ParameterizedContext, index: number): Promise<void> {
-  const middleware = chain[index];
-  return middleware ? Promise.resolve(middleware(ctx, () => run(chain, ctx, index + 1))) : Promise.resolve();
-}
-
-/** What koa sends for this route's answers: nothing once the stream took over, else the JSON body. */
-function respond(ctx: ParameterizedContext): void {
-  if (ctx.respond === false) return;
-  if (!ctx.writable) return void ctx.res.end();
-  const body = JSON.stringify(ctx.body);
-  if (!ctx.res.headersSent) ctx.length = Buffer.byteLength(body);
-  ctx.res.end(body);
 }

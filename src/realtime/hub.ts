@@ -25,7 +25,7 @@ import { clientActorLogic, realtimeActorsLogic, type ClientActorLogic, type Clie
 import type { PushedMessage } from './messages.js';
 import { Replay, type LiveFrame, type ReplayTarget } from './replay.js';
 import { SLOW_READER_MAX_BYTES, type FrameStream } from './sse.js';
-import { toSpecUser } from './specUser.js';
+import { isSpecUserOf, toSpecUser, type SpecUser } from './specUser.js';
 import { userActorLogic, type UserActorLogic } from './userActor.js';
 
 /** Deliveries of one push made per event-loop turn (the connections of whole users), and heartbeats. */
@@ -199,7 +199,11 @@ class Connection implements ClientHandle, ReplayTarget, FrameSink {
 class UserChannel {
   readonly connections = new Set<Connection>();
 
-  constructor(readonly actor: Actor<UserActorLogic>) {
+  constructor(
+    readonly actor: Actor<UserActorLogic>,
+    /** The user as the frames show it, one object for all of the user's connections here while it stays the same. */
+    public user: SpecUser | undefined,
+  ) {
     actor.on('message', (frame) => {
       for (const connection of this.connections) connection.live(frame);
     });
@@ -307,7 +311,7 @@ export class RealtimeHub {
     // Events up to runner.position reached the read models (and the replay window) already;
     // later ones come live. A replaying client's PB_CONNECT repeats its own Last-Event-ID.
     const position = replayAfter ?? runner.position;
-    const startsWith = session && { user: toSpecUser(session.user), sessionId: session.binding.sessionId };
+    const startsWith = session && { user: this.specUserOf(session.user), sessionId: session.binding.sessionId };
     const connection = new Connection(this.lifecycle, clientId, position, startsWith, session?.binding.userId, session?.binding.sessionId, replayAfter, { state, revision });
     if (this.stopping) {
       this.close(connection, 'shutdown');
@@ -440,7 +444,7 @@ export class RealtimeHub {
         connection.userId = event.data.userId;
         connection.sessionId = event.data.sessionId;
         this.index(connection);
-        connection.actor.send({ type: 'SIGNED_IN', user: toSpecUser(user), sessionId: event.data.sessionId, position: recorded.position });
+        connection.actor.send({ type: 'SIGNED_IN', user: this.specUserOf(user), sessionId: event.data.sessionId, position: recorded.position });
         break;
       }
       case 'SessionEnded': {
@@ -460,12 +464,23 @@ export class RealtimeHub {
     return false;
   }
 
+  /** The user's object for a connection's frames: the one the user's other connections here hold, while it is the same. */
+  private specUserOf(record: UserRecord): SpecUser {
+    const channel = this.byUser.get(record.id);
+    if (channel?.user && isSpecUserOf(channel.user, record)) return channel.user;
+    const user = toSpecUser(record);
+    if (channel) channel.user = user;
+    return user;
+  }
+
   private index(connection: Connection): void {
     const { userId } = connection;
     if (userId !== undefined) {
       let channel = this.byUser.get(userId);
       if (!channel) {
-        channel = new UserChannel(createActor(userActorLogic, { parent: this.lifecycle.actors }));
+        // The user as this connection's machine holds it, for the next connections to share.
+        const { user } = connection.actor.getSnapshot().context;
+        channel = new UserChannel(createActor(userActorLogic, { parent: this.lifecycle.actors }), user?.id === userId ? user : undefined);
         this.byUser.set(userId, channel);
       }
       channel.connections.add(connection);

@@ -27,6 +27,19 @@ export function toSpecUser(user: UserRecord): SpecUser {
   };
 }
 
+/** Whether `spec` is what toSpecUser makes of `user` now (the read model changes records in place). */
+export function isSpecUserOf(spec: SpecUser, user: UserRecord): boolean {
+  return (
+    spec.id === user.id &&
+    spec.oId === user.oId &&
+    spec.name === user.name &&
+    spec.nickname === user.nickname &&
+    spec.avatar === user.avatar &&
+    spec.created === toSpecTimestamp(user.created) &&
+    spec.updated === toSpecTimestamp(user.updated)
+  );
+}
+
 /** The `/adm/user/get` form: only these four fields (docs/api.md, `GET /adm/user/get`). */
 export function toLookupUser(user: UserRecord): { avatar: string; name: string; nickname: string; oId: string } {
   return { avatar: user.avatar, name: user.name, nickname: user.nickname, oId: user.oId };

@@ -38,6 +38,30 @@ test('a returning visitor with the session cookie starts signed in: PB_CONNECT c
   }
 });
 
+test('a user’s streams on a node share the user while it is the same; a profile changed since shows in the next stream', async () => {
+  const h = await startHarness();
+  try {
+    const first = await connect(h);
+    const cookie = await signIn(h, first.clientId, ALICE.oId);
+    const login = await first.stream.next('login');
+    const second = await connect(h, { cookie });
+    assert.equal(second.hello.data.user, login.data.user);
+
+    // The platform's profile changed; a new sign-in records it while the first stream is open.
+    h.sim.updateUser(ALICE.oId, { nickname: 'Alice B.' });
+    const third = await connect(h);
+    await signIn(h, third.clientId, ALICE.oId);
+    const relogin = await third.stream.next('login');
+    assert.is(relogin.data.user.nickname, 'Alice B.');
+    const fourth = await connect(h, { cookie });
+    assert.is(fourth.hello.data.user?.nickname, 'Alice B.');
+    assert.is(fourth.hello.data.user?.updated, relogin.data.user.updated);
+    for (const s of [first, second, third, fourth]) s.stream.close();
+  } finally {
+    await h.close();
+  }
+});
+
 test('a cookie with a wrong signature, or an unknown session, is ignored: the client starts anonymous', async () => {
   const h = await startHarness();
   try {

@@ -1,8 +1,8 @@
 // The realtime stream, and logout (docs/api.md). The stream's frames come only from the client's
 // actor, which the hub hands over; this handler just writes them.
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Observer } from 'rxjs';
-import { ErrorBody, SuccessBody } from '../../contract/answers.js';
+import { ErrorBody, SuccessBody, type ErrorAnswer } from '../../contract/answers.js';
 import type { Logger } from '../../log.js';
 import type { Frame } from '../../realtime/clientActor.js';
 import { ADMISSION_RETRY_AFTER_SECONDS } from '../../realtime/admission.js';
@@ -10,9 +10,10 @@ import { hashBinding, newBinding } from '../../realtime/browserCookies.js';
 import { type ClientHandle, HubClosedError } from '../../realtime/hub.js';
 import { formatFrame, parseLastEventId, SSE_HEADERS } from '../../realtime/sse.js';
 import { clientGroup } from '../clientAddress.js';
-import { route, type ApiSettings, type RouteContext, type RouteDeps } from '../route.js';
+import type { HttpDeps } from '../deps.js';
+import { route, type ApiSettings, type RouteContext } from '../route.js';
 
-const STREAM_PATH = '/api/realtime';
+export const STREAM_PATH = '/api/realtime';
 
 /** Whether a request URL is the stream's path exactly, as the router matches it, a query or not. */
 export const isRealtimeStreamUrl = (url: string | undefined) => url === STREAM_PATH || (url?.startsWith(`${STREAM_PATH}?`) ?? false);
@@ -25,52 +26,76 @@ function pageOrigin(header: string): { origin?: string } {
   return ['http:', 'https:'].includes(url.protocol) && url.origin === header ? { origin: header } : {};
 }
 
+/**
+ * What opening a stream needs of its request and answer: koa's context for the router's route,
+ * or the request listener's own (src/http/realtimeStream.ts), which keeps no per-request objects
+ * for the stream's life.
+ */
+export interface StreamExchange {
+  /** A request header, '' when absent. */
+  header(name: string): string;
+  /** The `lastEventId` query parameter. */
+  queryLastEventId(): unknown;
+  setCookie(value: string): void;
+  /** Answers a refusal in the error form, `Retry-After` with it when the answer says when. */
+  refuse(answer: ErrorAnswer, message: string): void;
+  /** Sends the stream's head: 200, the stream's headers and those the exchange collected. */
+  writeHead(): void;
+}
+
 /** Admits the connection, records the client, then hands the response over to its frames. */
-async function openStream(ctx: RouteContext, { realtime, addressing }: RouteDeps): Promise<void> {
+export async function openStream(
+  req: IncomingMessage,
+  res: ServerResponse,
+  exchange: StreamExchange,
+  { realtime, addressing }: Pick<HttpDeps, 'realtime' | 'addressing'>,
+): Promise<void> {
   const { hub, sessions, cookies, browserCookies, log, admission } = realtime;
-  const { req, res } = ctx;
   // The socket's address, or with TRUST_PROXY the proxy's X-Forwarded-For entry; IPv6 by network.
   const address = clientGroup(req, addressing);
   const refused = admission.admit(address);
   if (refused) {
-    ctx.status = refused.status;
-    ctx.set('Retry-After', String(ADMISSION_RETRY_AFTER_SECONDS));
-    ctx.body = { code: refused.status, message: refused.message, data: {} };
+    const retryAfterSeconds = ADMISSION_RETRY_AFTER_SECONDS;
+    const answer: ErrorAnswer =
+      refused.status === 429 ? { status: 429, data: { reason: 'too_many_connections', retryAfterSeconds } } : { status: 503, data: { reason: 'unavailable', retryAfterSeconds } };
+    exchange.refuse(answer, refused.message);
     return;
   }
-  // `on`: a response closes once, and `once` would keep a wrapper for the stream's whole life.
-  res.on('close', () => admission.release(address));
-  const cookieHeader = ctx.get('Cookie') || undefined;
+  // One listener for the response's close, which gives the slot back and, once open, closes the
+  // client: `on`, since a response closes once and `once` would keep a wrapper for the stream's life.
+  let client: ClientHandle | undefined;
+  res.on('close', () => {
+    admission.release(address);
+    client?.close();
+  });
+  const cookieHeader = exchange.header('cookie') || undefined;
   const session = await sessions.resolve(cookies.read(cookieHeader));
   // The browser's client binding (kept across its connections): its login page goes straight on.
   const binding = browserCookies.clientBinding(cookieHeader) ?? newBinding();
-  ctx.append('Set-Cookie', browserCookies.issueClientBinding(binding));
+  exchange.setCookie(browserCookies.issueClientBinding(binding));
   // The header, or the query for clients that cannot set headers on a new connection.
-  const lastEventId = parseLastEventId(ctx.get('Last-Event-ID') || ctx.query.lastEventId);
-  let client: ClientHandle;
+  const lastEventId = parseLastEventId(exchange.header('last-event-id') || exchange.queryLastEventId());
+  let opened: ClientHandle;
   try {
-    client = await hub.open({ session, lastEventId, opener: { ...pageOrigin(ctx.get('Origin')), browser: hashBinding(binding) } });
+    opened = await hub.open({ session, lastEventId, opener: { ...pageOrigin(exchange.header('origin')), browser: hashBinding(binding) } });
   } catch (error) {
     if (!(error instanceof HubClosedError)) throw error;
-    ctx.status = 503;
-    ctx.body = { code: 503, message: 'The service is shutting down; reconnect in a moment', data: {} };
+    exchange.refuse({ status: 503, data: { reason: 'unavailable' } }, 'The service is shutting down; reconnect in a moment');
     return;
   }
-  ctx.respond = false;
   // The browser left while its client was being recorded.
   if (res.destroyed) {
-    client.close();
+    opened.close();
     return;
   }
-  ctx.status = 200;
+  client = opened;
   const { socket } = req;
   socket.setTimeout(0);
   socket.setNoDelay(true);
   // No TCP keep-alive: its probes start after hours of silence (the system's default) and only
   // while nothing is unacknowledged, and the heartbeat never leaves a stream silent that long. A
   // peer that vanished is found by the kernel's retransmission timeout on what we write.
-  res.writeHead(200, SSE_HEADERS);
-  res.on('close', () => client.close());
+  exchange.writeHead();
   // The header block goes out as a string of its own, which flattens it: sent joined to the first
   // frame, Node keeps it for the stream's whole life as the many pieces it was built from. Corked,
   // it still leaves in the same write as PB_CONNECT.
@@ -78,10 +103,29 @@ async function openStream(ctx: RouteContext, { realtime, addressing }: RouteDeps
   try {
     res.flushHeaders();
     // The response too: the hub paces a replay to it and cuts off a reader that stops taking live frames.
-    client.start(new FrameWriter(res, client.clientId, log), res);
+    opened.start(new FrameWriter(res, opened.clientId, log), res);
   } finally {
     socket.uncork();
   }
+}
+
+/** The router's route on koa's context (a HEAD; GET is answered before koa). */
+function koaExchange(ctx: RouteContext): StreamExchange {
+  return {
+    header: (name) => ctx.get(name),
+    queryLastEventId: () => ctx.query.lastEventId,
+    setCookie: (value) => ctx.append('Set-Cookie', value),
+    refuse: ({ status, data }, message) => {
+      ctx.status = status;
+      if ('retryAfterSeconds' in data && data.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(data.retryAfterSeconds));
+      ctx.body = { code: status, message, data };
+    },
+    writeHead: () => {
+      ctx.respond = false;
+      ctx.status = 200;
+      ctx.res.writeHead(200, SSE_HEADERS);
+    },
+  };
 }
 
 /** Writes a client's frames to its response. A class: one lives as long as its stream. */
@@ -166,7 +210,7 @@ export const realtimeRoutes = ({ replayMs }: ApiSettings) => [
         json: ErrorBody,
       },
     },
-    handle: (ctx, _input, deps) => openStream(ctx, deps),
+    handle: (ctx, _input, deps) => openStream(ctx.req, ctx.res, koaExchange(ctx), deps),
   }),
 
   route({

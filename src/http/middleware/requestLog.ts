@@ -11,27 +11,38 @@ import { runAsRequest } from '../../system/requestContext.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-export function requestLog(log: Logger, metrics: Pick<Metrics, 'httpRequests' | 'httpDuration'>): Middleware {
+type RequestMetrics = Pick<Metrics, 'httpRequests' | 'httpDuration'>;
+
+/** The caller's X-Request-Id when it is well formed, else a new one. */
+export const requestIdOf = (incoming: string): string => (REQUEST_ID.test(incoming) ? incoming : randomUUID());
+
+/** A finished request's metrics sample and log line. */
+export function recordRequest(
+  log: Logger,
+  metrics: RequestMetrics,
+  request: { requestId: string; appId: string | undefined; labels: { method: string; route: string; status: string }; started: number },
+): void {
+  const { requestId, appId, labels } = request;
+  const durationMs = performance.now() - request.started;
+  metrics.httpRequests.inc(labels);
+  metrics.httpDuration.observe(labels, durationMs / 1000);
+  if (log.isLevelEnabled('info')) log.info({ requestId, appId, ...labels, durationMs: Math.round(durationMs * 10) / 10 }, 'request');
+}
+
+export function requestLog(log: Logger, metrics: RequestMetrics): Middleware {
   return async (ctx, next) => {
     const started = performance.now();
-    const incoming = ctx.get('x-request-id');
-    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = requestIdOf(ctx.get('x-request-id'));
     ctx.state.requestId = requestId;
     ctx.set('X-Request-Id', requestId);
     try {
       await runAsRequest(requestId, next);
     } finally {
-      const durationMs = performance.now() - started;
       // The route pattern, not the path, keeps the label set small (/adm/vip/:oId, not every oId).
       const matched = (ctx as { _matchedRoute?: string | RegExp })._matchedRoute;
       const route = typeof matched === 'string' ? matched : 'unmatched';
-      const labels = { method: ctx.method, route, status: String(ctx.status) };
-      metrics.httpRequests.inc(labels);
-      metrics.httpDuration.observe(labels, durationMs / 1000);
-      if (log.isLevelEnabled('info')) {
-        const appId = (ctx.state as { actor?: { appId: string } }).actor?.appId;
-        log.info({ requestId, appId, ...labels, durationMs: Math.round(durationMs * 10) / 10 }, 'request');
-      }
+      const appId = (ctx.state as { actor?: { appId: string } }).actor?.appId;
+      recordRequest(log, metrics, { requestId, appId, labels: { method: ctx.method, route, status: String(ctx.status) }, started });
     }
   };
 }

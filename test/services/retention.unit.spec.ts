@@ -7,7 +7,7 @@ import { StreamRetention } from '../../src/services/retention.js';
 import type { StreamsDeleted } from '../../src/domain/events.js';
 import type { EventStore } from '../../src/store/port.js';
 
-function world(leads: boolean, recordFails = false) {
+function world(leads: boolean, recordFails = false, keptOnce: string[] = []) {
   const deleted: string[][] = [];
   const recorded: string[][] = [];
   const forgotten: string[][] = [];
@@ -17,12 +17,19 @@ function world(leads: boolean, recordFails = false) {
       append: async (stream, events) => {
         assert.is(stream, 'retention');
         if (recordFails) throw new Error('the store refuses writes');
-        for (const event of events) recorded.push([...(event.data as StreamsDeleted['data']).streams]);
+        for (const event of events) {
+          const { streams } = event.data as StreamsDeleted['data'];
+          recorded.push([...streams]);
+          // As the read models fold the record: what it names is no longer due.
+          due = due.filter((name) => !streams.includes(name));
+        }
         return { position: recorded.length, nextExpectedRevision: recorded.length - 1 };
       },
       deleteStreams: async (names: readonly string[]) => {
         deleted.push([...names]);
-        return { kept: [] };
+        const kept = keptOnce.filter((name) => names.includes(name));
+        keptOnce = [];
+        return { kept };
       },
     } as Pick<EventStore, 'append' | 'deleteStreams'>,
     nodeId: 'node-a',
@@ -55,6 +62,15 @@ test('a node that does not lead records and deletes nothing, and forgets what is
   assert.equal(recorded, []);
   assert.equal(deleted, []);
   assert.equal(forgotten, [['client-a', 'client-b']]);
+});
+
+test('a stream the deletion kept is deleted again at the next run, though the read models forgot it', async () => {
+  const { retention, deleted, recorded, forgotten } = world(true, false, ['client-b']);
+  assert.is(await retention.runOnce(), 1);
+  assert.equal(forgotten, [['client-a']]);
+  assert.is(await retention.runOnce(), 1, 'client-b, no longer due in the read model');
+  assert.equal(deleted, [['client-a', 'client-b'], ['client-b']]);
+  assert.equal(recorded, [['client-a', 'client-b'], ['client-b']]);
 });
 
 test('nothing is deleted or forgotten when what would be deleted cannot be recorded first', async () => {

@@ -16,7 +16,7 @@ import type { ClientConfig } from 'pg';
 
 const CHECK_EVERY_MS = 5000;
 /** Notifications sent at most this often: other nodes' followers learn of commits this much later at most. */
-const NOTIFY_EVERY_MS = 2;
+const NOTIFY_EVERY_MS = 5;
 
 export interface ListenerEvents {
   /** An append committed (here or on another node). */

@@ -68,7 +68,11 @@ test('30 anonymous visits with login pages leave nothing once the retention has 
       [30, 1],
       'each run that deleted recorded what it deleted, first',
     );
-    assert.is((await h.events()).length, baselineWithoutLogins + 1 + records.length, 'the log is back to its size before the visits (plus the new key and the two records, less the sign-in attempt)');
+    assert.is(
+      (await h.events()).length,
+      baselineWithoutLogins + 1 + records.length,
+      'the log is back to its size before the visits (plus the new key and the two records, less the sign-in attempt)',
+    );
 
     // What depends on the client events answers as before, also after a rebuild of the read models.
     const answers = async () => [

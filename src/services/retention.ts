@@ -27,8 +27,9 @@ export class StreamRetention {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<number> | undefined;
   /**
-   * Streams a deletion kept (one held the newest event: the log's head never moves back): the
-   * record of their deletion made the read models forget them, so this node deletes them again.
+   * Streams recorded as deleted and not deleted: a deletion kept them (one held the newest event:
+   * the log's head never moves back) or failed after the record. The record made the read models
+   * forget them, so this node deletes them again.
    */
   private readonly keptBefore = new Set<string>();
 
@@ -77,6 +78,7 @@ export class StreamRetention {
     const due = [...new Set([...disposable.dueBy(clock.now(), retentionMs), ...this.keptBefore])];
     if (due.length === 0) return 0;
     const kept: string[] = [];
+    let recordedOnly: string[] = [];
     let done = due.length;
     if (this.deps.leads?.() ?? true) {
       done = 0;
@@ -85,10 +87,13 @@ export class StreamRetention {
           const batch = due.slice(done, done + STREAMS_PER_RECORD);
           const record: StreamsDeleted = { type: 'StreamsDeleted', data: { streams: batch, node: this.deps.nodeId, at: clock.now() } };
           await store.append(streamNames.retention(), stamped([record], metadataFor(streamNames.retention())));
+          recordedOnly = batch;
           kept.push(...(await store.deleteStreams(batch)).kept);
+          recordedOnly = [];
         }
       } catch (error) {
         log.error({ err: error, streams: due.length - done }, 'could not delete streams nothing needs any more; retrying at the next run');
+        for (const stream of recordedOnly) this.keptBefore.add(stream);
         if (done === 0) return 0;
       }
     }

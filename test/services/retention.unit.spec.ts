@@ -7,7 +7,7 @@ import { StreamRetention } from '../../src/services/retention.js';
 import type { StreamsDeleted } from '../../src/domain/events.js';
 import type { EventStore } from '../../src/store/port.js';
 
-function world(leads: boolean, recordFails = false, keptOnce: string[] = []) {
+function world(leads: boolean, recordFails = false, keptOnce: string[] = [], deleteFailsOnce = false) {
   const deleted: string[][] = [];
   const recorded: string[][] = [];
   const forgotten: string[][] = [];
@@ -26,6 +26,10 @@ function world(leads: boolean, recordFails = false, keptOnce: string[] = []) {
         return { position: recorded.length, nextExpectedRevision: recorded.length - 1 };
       },
       deleteStreams: async (names: readonly string[]) => {
+        if (deleteFailsOnce) {
+          deleteFailsOnce = false;
+          throw new Error('the store went away');
+        }
         deleted.push([...names]);
         const kept = keptOnce.filter((name) => names.includes(name));
         keptOnce = [];
@@ -71,6 +75,14 @@ test('a stream the deletion kept is deleted again at the next run, though the re
   assert.is(await retention.runOnce(), 1, 'client-b, no longer due in the read model');
   assert.equal(deleted, [['client-a', 'client-b'], ['client-b']]);
   assert.equal(recorded, [['client-a', 'client-b'], ['client-b']]);
+});
+
+test('streams recorded as deleted whose deletion then failed are deleted at the next run, though the read models forgot them', async () => {
+  const { retention, deleted, recorded } = world(true, false, [], true);
+  assert.is(await retention.runOnce(), 0);
+  assert.equal(recorded, [['client-a', 'client-b']]);
+  assert.is(await retention.runOnce(), 2, 'no longer due in the read model');
+  assert.equal(deleted, [['client-a', 'client-b']]);
 });
 
 test('nothing is deleted or forgotten when what would be deleted cannot be recorded first', async () => {

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { openPool } from '../../src/store/postgresPool.js';
 import { migrate } from '../../src/store/postgresSchema.js';
 import { insertFloor, INSERT_FLOOR, type FloorResult } from '../lib/pgAppendLoad.js';
-import { clusterCpuSeconds, freshDatabase, serverSettings } from '../lib/postgres.js';
+import { clusterCpuSeconds, freshDatabase, resetStatements, serverSettings, topStatements } from '../lib/postgres.js';
 import { log, round, startChild, type Child } from '../lib/proc.js';
 import type { ScenarioReport } from '../lib/report.js';
 import { row, type BenchContext } from './common.js';
@@ -109,7 +109,9 @@ export async function pgStoreAppend(ctx: BenchContext): Promise<ScenarioReport> 
   const measured: Record<number, Measured> = {};
   for (const count of PROCESS_COUNTS) {
     const url = await freshDatabase(cluster, `append_${count}p`);
+    await resetStatements(cluster);
     const run = await measureAppenders(url, count, { warmupS, durationS }, () => clusterCpuSeconds(cluster));
+    for (const statement of await topStatements(cluster, 5)) notes.push(`${processesLabel(count)}, database time: ${statement}`);
     measured[count] = run;
     log(`pg-store-append ${processesLabel(count)}: ${round(run.rps)} appends/s, p50 ${round(run.p50, 2)} ms, p99 ${round(run.p99, 2)} ms, ${run.errors} errors`);
     notes.push(

@@ -6,9 +6,13 @@
 // append waits behind an earlier one to the same stream. Another batch goes while one is in
 // flight only once at least as many appends wait as that one holds: each statement costs the
 // server a fixed share of CPU, and splitting a light load into small batches would spend it for
-// nothing (the appends would wait one statement at most either way). Nothing is held in the database across a round trip: the statement takes the append
-// lock and commits on the server, so a node frozen or cut off mid-append costs the others
-// nothing but the statement they were already behind.
+// nothing (the appends would wait one statement at most either way). For the same reason batches
+// are formed once per turn of the event loop, never inside one: the callers a batch answers
+// append again in the continuations it runs, and a batch sent at the first of them would carry
+// one append and leave the rest to the next.
+// Nothing is held in the database across a round trip: the statement takes the append lock and
+// commits on the server, so a node frozen or cut off mid-append costs the others nothing but the
+// statement they were already behind.
 //
 // Each append is judged alone inside the batch: a revision that does not match refuses that
 // append (ConcurrencyError) and the others go in. A batch the server refuses for its data (a
@@ -83,6 +87,8 @@ export class PostgresAppender {
   private readonly inFlight = new Set<{ size: number }>();
   /** The streams of the batches in flight. */
   private readonly busy = new Set<string>();
+  /** next() is due at this turn's end (setImmediate). */
+  private due = false;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -97,6 +103,16 @@ export class PostgresAppender {
   append(request: AppendRequest): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ request, resolve, reject });
+      this.nextAtTurnEnd();
+    });
+  }
+
+  /** next() once the appends this turn of the event loop makes have joined the queue (see above). */
+  private nextAtTurnEnd(): void {
+    if (this.due) return;
+    this.due = true;
+    setImmediate(() => {
+      this.due = false;
       this.next();
     });
   }
@@ -113,7 +129,7 @@ export class PostgresAppender {
       void this.send(batch).finally(() => {
         this.inFlight.delete(entry);
         for (const stream of streams) this.busy.delete(stream);
-        this.next();
+        this.nextAtTurnEnd();
       });
     }
   }

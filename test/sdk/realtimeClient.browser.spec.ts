@@ -39,7 +39,9 @@ browserTest('connect, sign in through the popup, receive a push; sign out, and t
     await consentAs(popup, ALICE.oId);
     await game.page.locator('#status', { hasText: `signed in as ${ALICE.nickname}` }).waitFor({ timeout: STEP_MS });
     assert.is((await admin.user.get(game.clientId))?.data.authenticated, true);
-    await popup.click('#close');
+    // The button closes its own window: the click ends with the page, so wait for the close
+    // rather than for what follows a click.
+    await Promise.all([popup.waitForEvent('close', { timeout: STEP_MS }), popup.click('#close', { noWaitAfter: true })]);
 
     const pushed = await admin.message.push({ oIds: [ALICE.oId], name: 'reward', data: { coins: 5, note: 'for the SDK' } });
     assert.equal(pushed.data.online, [ALICE.oId]);

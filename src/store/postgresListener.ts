@@ -15,8 +15,11 @@ import pg from 'pg';
 import type { ClientConfig } from 'pg';
 
 const CHECK_EVERY_MS = 5000;
-/** Notifications sent at most this often: other nodes' followers learn of commits this much later at most. */
-const NOTIFY_EVERY_MS = 5;
+/**
+ * Notifications sent at most this often: other nodes' followers learn of commits this much later
+ * at most. Each one makes every other node read, so under load its rate is their reads' rate.
+ */
+const NOTIFY_EVERY_MS = 20;
 
 export interface ListenerEvents {
   /** An append committed (here or on another node). */

@@ -105,10 +105,10 @@ const STAGES: Array<[stage: string, matches: (frame: Frame) => boolean]> = [
       /node_modules\/(pino|pino-std-serializers|sonic-boom|fast-redact)\//.test(f.url) || f.url.endsWith('/src/log.ts') || f.url.endsWith('/src/http/middleware/requestLog.ts'),
   ],
   ['metrics', (f) => /node_modules\/prom-client\//.test(f.url) || f.url.endsWith('/src/metrics.ts')],
-  // AsyncLocalStorage: the request's context, and the hooks it puts on every promise.
+  // The request's work context, and async hooks (AsyncLocalStorage's on every promise), should anything install them.
   [
     'request context',
-    (f) => f.url.endsWith('/src/system/requestContext.ts') || ((f.url === 'node:async_hooks' || f.url === 'node:internal/async_hooks') && ASYNC_CONTEXT.has(f.functionName)),
+    (f) => f.url.endsWith('/src/system/workContext.ts') || ((f.url === 'node:async_hooks' || f.url === 'node:internal/async_hooks') && ASYNC_CONTEXT.has(f.functionName)),
   ],
   ['validation', (f) => /node_modules\/valibot\//.test(f.url) || f.url.includes('/src/contract/') || f.url.endsWith('/src/http/validation.ts')],
   ['auth', (f) => f.url.endsWith('/src/http/middleware/apiKey.ts') || f.url.endsWith('/src/services/apiKeys.ts') || f.url.endsWith('/src/domain/permissions.ts')],

@@ -5,14 +5,16 @@
 import { loadConfig } from '../src/config.js';
 import { startService } from '../src/main.js';
 import { ApiKeyService } from '../src/services/apiKeys.js';
+import { WorkContext } from '../src/system/workContext.js';
 
 const config = loadConfig({ PORT: '0', LOG_LEVEL: 'warn', ...process.env });
 const service = await startService(config);
 const { store, runner, readModels, clock } = service.deps;
 const keyService = new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock });
-const { key } = await keyService.issue({ app: 'bench', permissions: ['*'], expires: null });
+const { key } = await keyService.issue(WorkContext.unattributed, { app: 'bench', permissions: ['*'], expires: null });
 const keys: Record<string, string> = {};
-for (const app of (process.env.BENCH_MORE_APPS ?? '').split(',').filter(Boolean)) keys[app] = (await keyService.issue({ app, permissions: ['*'], expires: null })).key;
+for (const app of (process.env.BENCH_MORE_APPS ?? '').split(',').filter(Boolean))
+  keys[app] = (await keyService.issue(WorkContext.unattributed, { app, permissions: ['*'], expires: null })).key;
 process.stdout.write(`READY ${JSON.stringify({ url: service.url, apiKey: key, keys, pid: process.pid })}\n`);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => void service.close().then(() => process.exit(0)));

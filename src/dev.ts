@@ -13,6 +13,7 @@ import { StoreOpenError } from './core.js';
 import { createDemoServer } from './devDemo.js';
 import { loadDevPorts, portProblem, type DevPorts } from './devPorts.js';
 import { startService, type RunningService } from './main.js';
+import { WorkContext } from './system/workContext.js';
 import { ApiKeyService } from './services/apiKeys.js';
 
 const SIM_HOST = '127.0.0.1';
@@ -93,7 +94,12 @@ if (existsSync(keyFile)) {
   apiKey = readFileSync(keyFile, 'utf8').trim();
 } else {
   const { store, runner, readModels, clock } = service.deps;
-  ({ key: apiKey } = await new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock }).issue({ appId: 'dev', app: 'dev', permissions: ['*'], expires: null }));
+  ({ key: apiKey } = await new ApiKeyService({ store, runner, keys: readModels.apiKeys, clock }).issue(WorkContext.unattributed, {
+    appId: 'dev',
+    app: 'dev',
+    permissions: ['*'],
+    expires: null,
+  }));
   writeFileSync(keyFile, `${apiKey}\n`, { mode: 0o600 });
 }
 

@@ -33,7 +33,7 @@ import { SnapshotWriter, type SnapshotOutcome } from './projections/snapshots.js
 import type { EventStore } from './store/port.js';
 import { StreamRetention } from './services/retention.js';
 import { UserSync } from './services/userSync.js';
-import { runAsNode } from './system/requestContext.js';
+import { WorkContext } from './system/workContext.js';
 import { WebhookService } from './services/webhooks.js';
 import { WebhookDeliverer } from './services/webhookDelivery.js';
 import { WebhookSender } from './services/webhookSender.js';
@@ -54,15 +54,7 @@ export interface RunningService {
 
 type ServiceOverrides = { platform?: CommunityPlatform; clock?: Clock; log?: Logger; wrapStore?: (store: EventStore) => EventStore };
 
-/**
- * Everything the service starts (timers, subscriptions, the server and so every request) runs as
- * the node's work: the events it appends name the node (src/system/requestContext.ts).
- */
-export function startService(config: Config, overrides: ServiceOverrides = {}): Promise<RunningService> {
-  return runAsNode(config.nodeId, () => start(config, overrides));
-}
-
-async function start(config: Config, overrides: ServiceOverrides): Promise<RunningService> {
+export async function startService(config: Config, overrides: ServiceOverrides = {}): Promise<RunningService> {
   const log = overrides.log ?? createLogger(config.logLevel);
   const metrics = createMetrics();
   // Until the node's clock is measured (before the catch-up), its own clock stamps nothing.
@@ -162,6 +154,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
   // Endpoint secrets are sealed under a key derived from the session secret (docs/decisions.md).
   const webhookSecrets = webhookSecretBox(config);
   const deps: HttpDeps = {
+    nodeId: config.nodeId,
     store,
     runner,
     readModels,
@@ -270,8 +263,7 @@ async function start(config: Config, overrides: ServiceOverrides): Promise<Runni
       for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
       // Realtime streams never finish on their own: end them (and record the disconnects), then
       // close the keep-alive sockets they leave idle.
-      // close() is called from outside the node's context: the disconnects it records name the node too.
-      await runAsNode(config.nodeId, () => deps.realtime.hub.stop());
+      await deps.realtime.hub.stop();
       await operatorConsole?.close();
       server.closeIdleConnections();
       if (inFlight.size > 0) {
@@ -318,9 +310,10 @@ function reportSnapshot(outcome: SnapshotOutcome, caughtUpTo: number, log: Logge
  * recording an answer become unknown (never sent again); its claims that sent nothing are freed.
  */
 async function recoverOperations(deps: HttpDeps, config: Config, log: Logger): Promise<void> {
-  const unknown = await deps.outcomes.closePending({ node: config.nodeId });
+  const work = WorkContext.ofNode(config.nodeId);
+  const unknown = await deps.outcomes.closePending(work, { node: config.nodeId });
   if (unknown > 0) log.warn({ unknown, node: config.nodeId }, 'operations this node left pending when it stopped are now unknown: resolve them with `cli operations`');
-  const released = await deps.idempotency.releaseOrphanedClaims();
+  const released = await deps.idempotency.releaseOrphanedClaims(work);
   if (released > 0) log.info({ released, node: config.nodeId }, 'freed Idempotency-Keys whose requests stopped before sending anything');
 }
 
@@ -330,10 +323,11 @@ async function recoverOperations(deps: HttpDeps, config: Config, log: Logger): P
  * judges nobody's.
  */
 function sweepPendingOperations(outcomes: OperationOutcomes, config: Config, clock: Clock, clockReading: () => ClockReading, log: Logger): () => void {
+  const work = WorkContext.ofNode(config.nodeId);
   const sweep = async () => {
     if (!clockReading().trusted) return;
     const requestedBefore = new Date(Date.parse(clock.now()) - config.operationPendingGraceMs).toISOString();
-    const unknown = await outcomes.closePending({ requestedBefore });
+    const unknown = await outcomes.closePending(work, { requestedBefore });
     if (unknown > 0) log.warn({ unknown }, 'operations pending past OPERATION_PENDING_GRACE_MS are now unknown: resolve them with `cli operations`');
   };
   const timer = setInterval(() => sweep().catch((err: unknown) => log.error({ err }, 'sweeping pending operations failed')), Math.min(config.operationPendingGraceMs / 4, 60_000));

@@ -1,4 +1,5 @@
 import { AppError, ValidationError } from '../domain/errors.js';
+import type { WorkContext } from '../system/workContext.js';
 import { isGrant, PERMISSIONS, type Grant } from '../domain/permissions.js';
 import { parseSpecDateTime, toSpecTimestamp } from '../domain/time.js';
 import type { ApiKeyRecord } from '../projections/apiKeys.js';
@@ -45,6 +46,8 @@ function describe(key: ApiKeyRecord) {
 
 export async function keysCommand(
   service: ApiKeyService,
+  /** Who runs the command: what it appends names them. */
+  work: WorkContext,
   args: string[],
   options: { app?: string; 'app-id'?: string; 'all-apps'?: boolean; permissions?: string; expires?: string; json?: boolean },
   print: Print,
@@ -54,7 +57,7 @@ export async function keysCommand(
     case 'create': {
       const permissions = parsePermissions(options.permissions);
       const expires = parseExpiry(options.expires, new Date().toISOString());
-      const issued = await service.issue({ appId: options['app-id'], app: options.app, permissions, expires, allApps: options['all-apps'] }).catch((error: unknown) => {
+      const issued = await service.issue(work, { appId: options['app-id'], app: options.app, permissions, expires, allApps: options['all-apps'] }).catch((error: unknown) => {
         // The service names its inputs as the API does; here they are flags.
         if (error instanceof AppError)
           error.message = error.message
@@ -86,7 +89,7 @@ export async function keysCommand(
     case 'enable':
     case 'revoke': {
       if (!id) throw new ValidationError(`keys ${action}: the key id is required`);
-      const key = await service[action](id);
+      const key = await service[action](work, id);
       if (options.json) return print(`${JSON.stringify(describe(key))}\n`);
       return print(`Key ${key.keyId} (${escapeControl(key.app)}) is ${key.status}\n`);
     }

@@ -16,7 +16,7 @@ import { operationsCommand } from './operations.js';
 import { OperationOutcomes } from '../services/operationOutcomes.js';
 import { projectionsCommand, ReplayError } from './projections.js';
 import { storeCommand, StoreUsageError } from './store.js';
-import { runAsOperator } from '../system/requestContext.js';
+import { WorkContext } from '../system/workContext.js';
 import { WebhookService } from '../services/webhooks.js';
 import { webhooksCommand } from './webhooks.js';
 
@@ -130,21 +130,23 @@ async function run(argv: string[]): Promise<void> {
     return;
   }
   const core = await openCore(config);
+  // What the commands append names the OS user as the operator, and no request or node.
+  const work = WorkContext.unattributed.asOperator(osUser());
   try {
     if (area === 'audit') {
       await auditCommand(new AuditQueries({ ...core.readModels, store: core.store }), rest, values, print);
     } else if (area === 'operations') {
       const { store, runner, readModels, clock } = core;
       const outcomes = new OperationOutcomes({ store, runner, operations: readModels.operations, clock });
-      await operationsCommand({ store, operations: readModels.operations, outcomes }, rest, values, print);
+      await operationsCommand({ store, operations: readModels.operations, outcomes, work }, rest, values, print);
     } else if (area === 'webhooks') {
       const { store, runner, readModels, clock } = core;
       const webhooks = new WebhookService({ store, runner, webhooks: readModels.webhooks, clock, box: webhookSecretBox(config), settings: config.webhooks });
       const pendingCount = (endpointId: string) => readModels.webhooks.pendingCount(endpointId);
-      await webhooksCommand({ webhooks, keys: readModels.apiKeys, pendingCount, clock }, rest, values, print);
+      await webhooksCommand({ webhooks, keys: readModels.apiKeys, pendingCount, clock, work }, rest, values, print);
     } else {
       const service = new ApiKeyService({ store: core.store, runner: core.runner, keys: core.readModels.apiKeys, clock: core.clock });
-      await keysCommand(service, rest, values, print);
+      await keysCommand(service, work, rest, values, print);
     }
   } finally {
     await core.runner.stop();
@@ -173,7 +175,7 @@ function osUser(): string {
   }
 }
 
-runAsOperator(osUser(), () => run(process.argv.slice(2))).catch((error: unknown) => {
+run(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || error instanceof StoreUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
     process.exit(64);

@@ -1,5 +1,6 @@
 // `operations list` and `operations resolve`: the operator's view of platform operations whose
 // outcome is not known, and the record of what someone who checked the platform decided.
+import type { WorkContext } from '../system/workContext.js';
 import { userInfo } from 'node:os';
 import { ValidationError } from '../domain/errors.js';
 import { operationMatches } from '../domain/operation.js';
@@ -61,7 +62,7 @@ function operator(by: string | undefined): string {
 }
 
 export async function operationsCommand(
-  models: { store: Pick<EventStore, 'readStream'>; operations: OperationsReadModel; outcomes: OperationOutcomes },
+  models: { store: Pick<EventStore, 'readStream'>; operations: OperationsReadModel; outcomes: OperationOutcomes; work: WorkContext },
   args: string[],
   options: { unknown?: boolean; conflicts?: boolean; search?: string; applied?: boolean; 'not-applied'?: boolean; note?: string; by?: string; json?: boolean },
   print: Print,
@@ -100,7 +101,7 @@ export async function operationsCommand(
       if (!operationId) throw new ValidationError('operations resolve: the operation id is required');
       if (options.applied === options['not-applied']) throw new ValidationError('operations resolve: say what the platform shows, with exactly one of --applied and --not-applied');
       const by = operator(options.by);
-      const record = await models.outcomes.resolve(operationId, options.applied === true, options.note?.trim() ?? '', { kind: 'operator', name: by });
+      const record = await models.outcomes.resolve(models.work, operationId, options.applied === true, options.note?.trim() ?? '', { kind: 'operator', name: by });
       if (options.json) return print(`${JSON.stringify(describe(record))}\n`);
       return print(`Operation ${record.operationId} resolved as ${record.status === 'applied' ? 'applied' : 'not applied'} by ${by}\n`);
     }

@@ -1,6 +1,7 @@
 // `webhooks …`: an operator manages apps' webhook endpoints on the store a running service uses:
 // list, add (the secret is printed once), remove, rotate, disable, enable, the latest attempts,
 // and sending an event again. A running service sees each change through the store's subscription.
+import type { WorkContext } from '../system/workContext.js';
 import { ValidationError } from '../domain/errors.js';
 import { WEBHOOK_EVENT_TYPES } from '../domain/events.js';
 import { ATTEMPTS_KEPT, EVENT_ID, isWebhookEventType } from '../domain/webhook.js';
@@ -45,12 +46,13 @@ function parseLimit(text: string | undefined): number {
 }
 
 export async function webhooksCommand(
-  deps: { webhooks: WebhookService; keys: Pick<ApiKeysReadModel, 'appName'>; pendingCount(endpointId: string): number; clock: Clock },
+  deps: { webhooks: WebhookService; keys: Pick<ApiKeysReadModel, 'appName'>; pendingCount(endpointId: string): number; clock: Clock; work: WorkContext },
   args: string[],
   options: WebhooksCommandOptions,
   print: Print,
 ): Promise<void> {
   const { webhooks } = deps;
+  const context = { work: deps.work };
   const [action, id, eventId] = args;
   const view = (endpointId: string) => endpointView(webhooks.get(endpointId), deps.pendingCount(endpointId), deps.clock.now());
   const needId = () => {
@@ -75,7 +77,7 @@ export async function webhooksCommand(
       if (deps.keys.appName(appId) === undefined) throw new ValidationError(`--app-id: no app has the id ${appId} (an app exists once it has a key)`);
       if (!options.url) throw new ValidationError('--url: required (https, or http to a loopback address for development)');
       const events = parseEvents(options.events);
-      const { endpoint, secret } = await webhooks.register({ appId, url: options.url, events, description: options.description?.trim() }).catch((error: unknown) => {
+      const { endpoint, secret } = await webhooks.register({ appId, url: options.url, events, description: options.description?.trim() }, context).catch((error: unknown) => {
         // The service names its inputs as the API does; here they are flags.
         if (error instanceof ValidationError) error.message = error.message.replace(/^url:/, '--url:').replace(/^events:/, '--events:');
         throw error;
@@ -88,18 +90,18 @@ export async function webhooksCommand(
       );
     }
     case 'remove': {
-      await webhooks.remove(needId());
+      await webhooks.remove(needId(), context);
       if (options.json) return print(`${JSON.stringify({ id, deleted: true })}\n`);
       return print(`Webhook endpoint ${id} is deleted\n`);
     }
     case 'rotate': {
-      const { secret, previousUntil } = await webhooks.rotate(needId());
+      const { secret, previousUntil } = await webhooks.rotate(needId(), context);
       if (options.json) return print(`${JSON.stringify({ endpoint: view(needId()), secret, previousValidUntil: previousUntil })}\n`);
       return print(`New signing secret of ${id}:\n\n  ${secret}\n\nThe previous secret also signs until ${previousUntil}. This is the only time the secret is shown.\n`);
     }
     case 'disable':
     case 'enable': {
-      await webhooks[action](needId());
+      await webhooks[action](needId(), context);
       const shown = view(needId());
       if (options.json) return print(`${JSON.stringify(shown)}\n`);
       return print(`Webhook endpoint ${id} is ${shown.status}\n`);
@@ -128,7 +130,7 @@ export async function webhooksCommand(
     }
     case 'resend': {
       if (!eventId || !EVENT_ID.test(eventId)) throw new ValidationError('webhooks resend: the endpoint id and the event id (evt_…) are required');
-      const { deliveryId } = await webhooks.resend(needId(), eventId);
+      const { deliveryId } = await webhooks.resend(needId(), eventId, context);
       if (options.json) return print(`${JSON.stringify({ eventId, deliveryId })}\n`);
       return print(`Event ${eventId} goes to ${id} again now (a running service sends it)\n`);
     }

@@ -2,15 +2,15 @@
 // still lists; and for every change, the session's token and a page on PUBLIC_URL's origin.
 import type { Middleware } from 'koa';
 import { ForeignOriginError } from '../http/errors.js';
+import type { WorkState } from '../http/middleware/requestLog.js';
 import type { ConsoleCookies } from './cookies.js';
 import { ConsoleSignInRequiredError, ConsoleTokenError, NotAnOperatorError } from './errors.js';
-import { runAsOperator } from '../system/requestContext.js';
 import { consoleOperator } from './operator.js';
 import type { ConsoleSessions, OperatorSession } from './sessions.js';
 
 export const TOKEN_HEADER = 'X-Console-Token';
 
-export interface OperatorState {
+export interface OperatorState extends WorkState {
   operator: OperatorSession;
 }
 
@@ -23,7 +23,8 @@ export function requireOperator(deps: { cookies: ConsoleCookies; sessions: Conso
     if (!deps.admins.has(session.oId)) throw new NotAnOperatorError();
     ctx.state.operator = session;
     // What the request appends names the operator, as the events' `by` does.
-    await runAsOperator(consoleOperator(session.oId).name, next);
+    ctx.state.work.asOperator(consoleOperator(session.oId).name);
+    await next();
   };
 }
 

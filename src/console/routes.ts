@@ -59,7 +59,7 @@ export function consoleRouter(deps: ConsoleDeps, assets: ConsoleAssets): Router<
 
   router.get('/console/callback', async (ctx) => {
     try {
-      const session = await signIn.complete(ctx.query, cookies.loginBinding(ctx.get('Cookie') || undefined));
+      const session = await signIn.complete(ctx.state.work, ctx.query, cookies.loginBinding(ctx.get('Cookie') || undefined));
       ctx.append('Set-Cookie', cookies.issueSession(session.sessionId));
       ctx.status = 303;
       ctx.redirect('/console/');

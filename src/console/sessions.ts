@@ -4,6 +4,7 @@
 import { fold } from '../domain/decider.js';
 import { handleCommand } from '../services/commandHandler.js';
 import type { Clock } from '../system/clock.js';
+import type { WorkContext } from '../system/workContext.js';
 import type { EventStore } from '../store/port.js';
 import { consoleSessionDecider, consoleSessionStream, type ConsoleSessionEvent } from './events.js';
 
@@ -19,11 +20,11 @@ export class ConsoleSessions {
 
   constructor(private readonly deps: { store: EventStore; clock: Clock; ttlMs: number }) {}
 
-  async start(sessionId: string, oId: string, userId: string): Promise<OperatorSession> {
+  async start(work: WorkContext, sessionId: string, oId: string, userId: string): Promise<OperatorSession> {
     const { store, clock, ttlMs } = this.deps;
     const at = clock.now();
     const expires = new Date(Date.parse(at) + ttlMs).toISOString();
-    await handleCommand(store, consoleSessionStream(sessionId), consoleSessionDecider, { type: 'StartConsoleSession', sessionId, oId, userId, expires, at });
+    await handleCommand(work, store, consoleSessionStream(sessionId), consoleSessionDecider, { type: 'StartConsoleSession', sessionId, oId, userId, expires, at });
     return { sessionId, oId, userId, expires };
   }
 
@@ -35,11 +36,11 @@ export class ConsoleSessions {
     return { sessionId, oId, userId, expires };
   }
 
-  async end(sessionId: string): Promise<void> {
+  async end(work: WorkContext, sessionId: string): Promise<void> {
     // What this node holds open under the session ends first, so that nothing reaches it after
     // the logout is recorded (other nodes learn of it from the log: sessionWatch.ts).
     for (const listener of this.endListeners) listener(sessionId);
-    await handleCommand(this.deps.store, consoleSessionStream(sessionId), consoleSessionDecider, { type: 'EndConsoleSession', sessionId, at: this.deps.clock.now() });
+    await handleCommand(work, this.deps.store, consoleSessionStream(sessionId), consoleSessionDecider, { type: 'EndConsoleSession', sessionId, at: this.deps.clock.now() });
   }
 
   /** Calls `listener` with each session this node ends, until the returned stop. */

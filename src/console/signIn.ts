@@ -5,6 +5,7 @@ import { SignInError } from '../domain/login.js';
 import type { OpenIdAttempts, Query } from '../realtime/openIdAttempts.js';
 import { newSessionId } from '../realtime/sessions.js';
 import type { ConsoleSessions, OperatorSession } from './sessions.js';
+import type { WorkContext } from '../system/workContext.js';
 
 /**
  * Stands where a player's attempt names its realtime client: no client id has this shape, so
@@ -25,9 +26,10 @@ export class ConsoleSignIn {
   }
 
   /** Throws SignInError on any refusal; `not-operator` for an account CONSOLE_ADMINS does not list. */
-  complete(query: Query, loginBinding: string | undefined): Promise<OperatorSession> {
+  complete(work: WorkContext, query: Query, loginBinding: string | undefined): Promise<OperatorSession> {
     const { attempts, sessions, admins } = this.deps;
     return attempts.complete(
+      work,
       query,
       loginBinding,
       (clientId) => clientId === CONSOLE_ATTEMPT,
@@ -39,7 +41,7 @@ export class ConsoleSignIn {
         const user = await attempts.userOf(attempt);
         const sessionId = newSessionId();
         await attempt.succeed(user.id, sessionId);
-        return sessions.start(sessionId, attempt.oId, user.id);
+        return sessions.start(work, sessionId, attempt.oId, user.id);
       },
     );
   }

@@ -32,7 +32,7 @@ function buildApp(deps: HttpDeps, log: Logger, mounted: Middleware[]) {
   // Built on first request: the server's URL is known once it listens.
   let document: Record<string, unknown> | undefined;
   const router = mountRoutes(routes, { ...deps, apiDocument: () => (document ??= buildOpenApiDocument(routes, deps.api)) }, { renderError, onUnexpected });
-  const chain = [requestLog(log, deps.metrics), errorMiddleware(renderError), noSniff, ...mounted, router.routes() as Middleware];
+  const chain = [requestLog(log, deps.metrics, deps.nodeId), errorMiddleware(renderError), noSniff, ...mounted, router.routes() as Middleware];
   for (const middleware of chain) app.use(middleware);
   app.use(router.allowedMethods());
   return { app, renderError };

@@ -25,6 +25,8 @@ export type { ReadModels };
 
 /** Everything the HTTP layer uses, built once by the composition root (src/main.ts). */
 export interface HttpDeps {
+  /** NODE_ID: what this node's requests append names it. */
+  nodeId: string;
   store: EventStore;
   runner: ProjectionRunner;
   readModels: ReadModels;

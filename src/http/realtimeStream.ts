@@ -12,7 +12,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type Koa from 'koa';
 import type { ErrorAnswer } from '../contract/answers.js';
 import type { Logger } from '../log.js';
-import { runAsRequest } from '../system/requestContext.js';
+import { WorkContext } from '../system/workContext.js';
 import { openStream, STREAM_PATH, type StreamExchange } from './api/realtime.js';
 import type { HttpDeps } from './deps.js';
 import { allowOriginHeaders } from './middleware/cors.js';
@@ -93,7 +93,7 @@ class RawExchange implements StreamExchange {
 }
 
 export interface RealtimeStreamOptions {
-  deps: Pick<HttpDeps, 'realtime' | 'addressing' | 'metrics'>;
+  deps: Pick<HttpDeps, 'realtime' | 'addressing' | 'metrics' | 'nodeId'>;
   log: Logger;
   /** The koa application whose context renders a failure, as errors.ts does for every route. */
   app: Koa;
@@ -108,8 +108,8 @@ export function realtimeStream({ deps, log, app, renderError }: RealtimeStreamOp
     const requestId = requestIdOf(rawHeader(req, 'x-request-id'));
     const exchange = new RawExchange(req, res, requestId, allowed);
     const done = () => recordRequest(log, deps.metrics, { requestId, appId: undefined, labels: { method: 'GET', route: STREAM_PATH, status: String(exchange.status) }, started });
-    // The request's context: the events recorded for the client carry its id.
-    runAsRequest(requestId, () => openStream(req, res, exchange, deps)).then(done, (error: unknown) => {
+    // The events recorded for the client carry the request's id.
+    openStream(req, res, exchange, WorkContext.ofRequest(requestId, deps.nodeId), deps).then(done, (error: unknown) => {
       fail(exchange, req, res, error);
       done();
     });

@@ -11,6 +11,7 @@ import type { Permission } from '../domain/permissions.js';
 import type { HttpDeps } from './deps.js';
 import type { AuthState } from './middleware/apiKey.js';
 import type { ClaimedRequestState, KeptAnswer } from './middleware/idempotency.js';
+import type { WorkState } from './middleware/requestLog.js';
 
 export type Schema = v.GenericSchema;
 export type JsonSchema = Record<string, unknown>;
@@ -50,7 +51,7 @@ export const reaches = (caller: Caller, appId: string) => caller.allApps || call
 /** The caller as recorded in the events its request causes. */
 export const actorOf = ({ appId, keyId }: Caller): Actor => ({ appId, keyId });
 
-export type RouteContext = ParameterizedContext<Partial<AuthState> & ClaimedRequestState>;
+export type RouteContext = ParameterizedContext<WorkState & Partial<AuthState> & ClaimedRequestState>;
 
 /** What a handler has to work with, besides the request. */
 export interface RouteDeps extends HttpDeps {

@@ -27,6 +27,7 @@ import { Replay, type LiveFrame, type ReplayTarget } from './replay.js';
 import { SLOW_READER_MAX_BYTES, type FrameStream } from './sse.js';
 import { isSpecUserOf, toSpecUser, type SpecUser } from './specUser.js';
 import { userActorLogic, type UserActorLogic } from './userActor.js';
+import { WorkContext } from '../system/workContext.js';
 
 /** Deliveries of one push made per event-loop turn (the connections of whole users), and heartbeats. */
 const DELIVERIES_PER_TURN = 100;
@@ -48,6 +49,8 @@ export function newClientId(): string {
 }
 
 export interface OpenRequest {
+  /** The request that opens it: the connect it records is stamped with it. */
+  work: WorkContext;
   /** The live session the request carried, and its user: the client starts signed in. */
   session?: { binding: SessionBinding; user: UserRecord };
   /** The browser's Last-Event-ID: with a session, the user's messages after it are replayed. */
@@ -250,7 +253,14 @@ export class RealtimeHub {
     actors: createActor(realtimeActorsLogic((clientId, error) => this.childFailed(clientId, error))).start(),
   };
 
+  /**
+   * What the node records of its own accord: disconnects (a stream's end, a restart's orphans,
+   * shutdown) are the node's work, not the request's that opened the stream.
+   */
+  private readonly work: WorkContext;
+
   constructor(private readonly deps: RealtimeHubDeps) {
+    this.work = WorkContext.ofNode(deps.nodeId);
     // Synchronous, in the order the actors emit: a frame is written before the next event is taken.
     this.lifecycle.frames$.subscribe(({ to, frame }) => to.write(frame));
   }
@@ -269,7 +279,9 @@ export class RealtimeHub {
     const { clients, nodeId, store, runner, clock } = this.deps;
     const orphans = [...clients.all()].filter((client) => client.node === nodeId).map((client) => client.clientId);
     const handled = await Promise.all(
-      orphans.map((clientId) => handleCommand(store, streams.client(clientId), clientDecider, { type: 'DisconnectClient', clientId, reason: 'restart', at: clock.now() })),
+      orphans.map((clientId) =>
+        handleCommand(this.work, store, streams.client(clientId), clientDecider, { type: 'DisconnectClient', clientId, reason: 'restart', at: clock.now() }),
+      ),
     );
     const last = Math.max(0, ...handled.map((h) => h.position ?? 0));
     if (last > 0) await runner.waitFor(last);
@@ -305,7 +317,7 @@ export class RealtimeHub {
     const clientId = newClientId();
     const connect: ClientCommand = { type: 'ConnectClient', clientId, node: this.deps.nodeId, session: request.session?.binding, at: clock.now(), ...request.opener };
     // Durable before the browser learns its id: a login page served by any node finds it.
-    const { state, revision } = await this.track(this.handle(clientId, connect, { state: clientDecider.initialState(), revision: -1 }));
+    const { state, revision } = await this.track(this.handle(request.work, clientId, connect, { state: clientDecider.initialState(), revision: -1 }));
 
     const replayAfter = session && lastEventId !== undefined ? lastEventId : undefined;
     // Events up to runner.position reached the read models (and the replay window) already;
@@ -368,7 +380,7 @@ export class RealtimeHub {
     // Not started: nobody has its frames yet, and its actor never ran.
     if (connection.started) connection.actor.send({ type: 'CLOSE' });
     const { clientId } = connection;
-    this.track(this.handle(clientId, { type: 'DisconnectClient', clientId, reason, at: this.deps.clock.now() }, connection.known)).catch((error: unknown) =>
+    this.track(this.handle(this.work, clientId, { type: 'DisconnectClient', clientId, reason, at: this.deps.clock.now() }, connection.known)).catch((error: unknown) =>
       this.deps.log.error({ err: error, clientId }, 'could not record a client disconnect'),
     );
   }
@@ -498,8 +510,8 @@ export class RealtimeHub {
     if (connection.sessionId !== undefined) removeFrom(this.bySession, connection.sessionId, connection);
   }
 
-  private handle(clientId: string, command: ClientCommand, known: KnownState<ClientState>) {
-    return handleCommand(this.deps.store, streams.client(clientId), clientDecider, command, { known });
+  private handle(work: WorkContext, clientId: string, command: ClientCommand, known: KnownState<ClientState>) {
+    return handleCommand(work, this.deps.store, streams.client(clientId), clientDecider, command, { known });
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {

@@ -12,6 +12,7 @@ import type { CommunityPlatform } from '../community/port.js';
 import type { Logger } from '../log.js';
 import type { UserRecord } from '../projections/users.js';
 import { handleCommand } from '../services/commandHandler.js';
+import type { WorkContext } from '../system/workContext.js';
 import type { UserSync } from '../services/userSync.js';
 import type { Clock } from '../system/clock.js';
 import type { EventStore } from '../store/port.js';
@@ -44,6 +45,8 @@ export interface OpenIdAttemptsOptions {
 
 /** An attempt whose assertion the platform confirmed, still claimed by this callback. */
 export interface VerifiedAttempt {
+  /** The callback's request: what the sign-in records is stamped with it. */
+  work: WorkContext;
   oId: string;
   /** What the attempt was started for (a realtime client id, or a marker of the caller's). */
   clientId: string;
@@ -78,7 +81,13 @@ export class OpenIdAttempts {
    * `loginBinding` is the browser's login cookie. Throws SignInError on any refusal. Only what
    * happens after the platform answered is recorded.
    */
-  async complete<T>(query: Query, loginBinding: string | undefined, ours: (clientId: string) => boolean, signIn: (attempt: VerifiedAttempt) => Promise<T>): Promise<T> {
+  async complete<T>(
+    work: WorkContext,
+    query: Query,
+    loginBinding: string | undefined,
+    ours: (clientId: string) => boolean,
+    signIn: (attempt: VerifiedAttempt) => Promise<T>,
+  ): Promise<T> {
     const { platform, clock } = this.options;
     const state = single(query.state);
     const login = state === undefined ? undefined : this.states.read(state);
@@ -97,22 +106,23 @@ export class OpenIdAttempts {
     const clientId = login.clientId;
     const now = clock.now();
     const until = new Date(Date.parse(now) + CLAIM_MS).toISOString();
-    await this.record({ type: 'ClaimLogin', stateHash, clientId, claim, until, expires: new Date(login.expiresMs).toISOString(), at: now });
+    await this.record(work, { type: 'ClaimLogin', stateHash, clientId, claim, until, expires: new Date(login.expiresMs).toISOString(), at: now });
     try {
-      await this.verify(stateHash, clientId, claim, assertion.fields);
+      await this.verify(work, stateHash, clientId, claim, assertion.fields);
       return await signIn({
+        work,
         oId: assertion.oId,
         clientId,
         holdsConnection: login.holdsConnection,
         succeed: async (userId, sessionId) => {
-          await this.record({ type: 'CompleteLogin', stateHash, clientId, claim, userId, oId: assertion.oId, sessionId, at: clock.now() });
+          await this.record(work, { type: 'CompleteLogin', stateHash, clientId, claim, userId, oId: assertion.oId, sessionId, at: clock.now() });
         },
-        fail: (reason, detail) => this.fail(stateHash, clientId, claim, reason, detail),
+        fail: (reason, detail) => this.fail(work, stateHash, clientId, claim, reason, detail),
       });
     } catch (error) {
       if (!(error instanceof SignInError) || error.reason === 'platform-unavailable' || error.reason === 'bound-client') {
         // Unreleased, the claim still lapses after CLAIM_MS; the original error is the one to report.
-        await this.record({ type: 'ReleaseLogin', stateHash, clientId, claim, at: clock.now() }).catch((releaseError: unknown) =>
+        await this.record(work, { type: 'ReleaseLogin', stateHash, clientId, claim, at: clock.now() }).catch((releaseError: unknown) =>
           this.options.log.warn({ err: releaseError }, 'could not release a sign-in claim'),
         );
       }
@@ -126,7 +136,7 @@ export class OpenIdAttempts {
    */
   async userOf(attempt: VerifiedAttempt): Promise<UserRecord> {
     try {
-      return (await this.options.userSync.sync(attempt.oId)).user;
+      return (await this.options.userSync.sync(attempt.work, attempt.oId)).user;
     } catch (thrown) {
       const error = failureOf(thrown);
       if (error instanceof NotFoundError) {
@@ -141,7 +151,7 @@ export class OpenIdAttempts {
   }
 
   /** The platform's own check_authentication of the assertion. */
-  private async verify(stateHash: string, clientId: string, claim: string, fields: Record<string, string>): Promise<void> {
+  private async verify(work: WorkContext, stateHash: string, clientId: string, claim: string, fields: Record<string, string>): Promise<void> {
     const { platform, log } = this.options;
     let genuine: boolean;
     try {
@@ -152,22 +162,22 @@ export class OpenIdAttempts {
       throw new SignInError('platform-unavailable', 'The community platform could not be reached to verify the sign-in.');
     }
     if (!genuine) {
-      await this.fail(stateHash, clientId, claim, 'invalid-assertion', 'the platform answered is_valid:false');
+      await this.fail(work, stateHash, clientId, claim, 'invalid-assertion', 'the platform answered is_valid:false');
       throw new SignInError('invalid-assertion', 'The community platform did not confirm this sign-in.');
     }
   }
 
   /** Closes the attempt as failed after the platform answered; one closed meanwhile stays as it is. */
-  private async fail(stateHash: string, clientId: string, claim: string, reason: LoginFailureReason, detail: string): Promise<void> {
+  private async fail(work: WorkContext, stateHash: string, clientId: string, claim: string, reason: LoginFailureReason, detail: string): Promise<void> {
     try {
-      await this.record({ type: 'FailLogin', stateHash, clientId, claim, reason, detail, at: this.options.clock.now() });
+      await this.record(work, { type: 'FailLogin', stateHash, clientId, claim, reason, detail, at: this.options.clock.now() });
     } catch (error) {
       if (!(error instanceof SignInError)) throw error;
     }
   }
 
-  private async record(command: LoginCommand): Promise<void> {
-    await handleCommand(this.options.store, streams.login(command.stateHash), loginDecider, command);
+  private async record(work: WorkContext, command: LoginCommand): Promise<void> {
+    await handleCommand(work, this.options.store, streams.login(command.stateHash), loginDecider, command);
   }
 }
 

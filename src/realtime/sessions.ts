@@ -12,6 +12,7 @@ import type { ProjectionRunner } from '../projections/runner.js';
 import type { SessionsReadModel } from '../projections/sessions.js';
 import type { UserRecord, UsersReadModel } from '../projections/users.js';
 import { handleCommand } from '../services/commandHandler.js';
+import type { WorkContext } from '../system/workContext.js';
 import type { Clock } from '../system/clock.js';
 import { setCookie, Signer } from '../system/signed.js';
 import type { EventStore } from '../store/port.js';
@@ -107,9 +108,9 @@ export class Sessions {
   constructor(private readonly deps: { store: EventStore; runner: ProjectionRunner; sessions: SessionsReadModel; users: UsersReadModel; clock: Clock }) {}
 
   /** Logout: ends the session everywhere (its connections on every node close). */
-  async end(sessionId: string): Promise<void> {
+  async end(work: WorkContext, sessionId: string): Promise<void> {
     const { store, runner, clock } = this.deps;
-    const { position } = await handleCommand(store, streams.session(sessionId), sessionDecider, { type: 'EndSession', sessionId, at: clock.now() });
+    const { position } = await handleCommand(work, store, streams.session(sessionId), sessionDecider, { type: 'EndSession', sessionId, at: clock.now() });
     if (position !== undefined) await runner.waitFor(position);
   }
 

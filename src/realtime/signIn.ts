@@ -9,6 +9,7 @@ import { sessionDecider } from '../domain/session.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { UserRecord } from '../projections/users.js';
 import { handleCommand } from '../services/commandHandler.js';
+import type { WorkContext } from '../system/workContext.js';
 import type { Clock } from '../system/clock.js';
 import type { EventStore } from '../store/port.js';
 import { hashBinding } from './browserCookies.js';
@@ -75,9 +76,9 @@ export class SignIn {
    * Callback: every check of the assertion, then the sign-in. `loginBinding` is the browser's
    * login cookie. Throws SignInError on any refusal.
    */
-  complete(query: Query, loginBinding: string | undefined): Promise<SignedIn> {
+  complete(work: WorkContext, query: Query, loginBinding: string | undefined): Promise<SignedIn> {
     const { attempts } = this.options;
-    return attempts.complete(query, loginBinding, isClientIdShape, async (attempt) => {
+    return attempts.complete(work, query, loginBinding, isClientIdShape, async (attempt) => {
       const user = await attempts.userOf(attempt);
       const { store, runner, clock, sessionTtlMs } = this.options;
       const { oId, clientId } = attempt;
@@ -87,7 +88,7 @@ export class SignIn {
       const expires = new Date(Date.parse(at) + sessionTtlMs).toISOString();
       const binding = { sessionId, userId: user.id, oId };
       // The connection first: one signed in meanwhile by someone else is not taken over.
-      const client = await handleCommand(store, streams.client(clientId), clientDecider, {
+      const client = await handleCommand(work, store, streams.client(clientId), clientDecider, {
         type: 'SignInClient',
         clientId,
         user: binding,
@@ -97,7 +98,7 @@ export class SignIn {
         if (error instanceof ClientBoundError) throw new SignInError('bound-client', 'This connection is signed in already.');
         throw error;
       });
-      const session = await handleCommand(store, streams.session(sessionId), sessionDecider, { type: 'StartSession', ...binding, expires, at });
+      const session = await handleCommand(work, store, streams.session(sessionId), sessionDecider, { type: 'StartSession', ...binding, expires, at });
       await runner.waitFor(Math.max(session.position ?? 0, client.position ?? 0));
       return { user, sessionId, clientBound: client.events.length > 0 };
     });

@@ -9,6 +9,7 @@ import type { ApiKeyRecord, ApiKeysReadModel } from '../projections/apiKeys.js';
 import type { ProjectionRunner } from '../projections/runner.js';
 import type { EventStore } from '../store/port.js';
 import { handleCommand } from './commandHandler.js';
+import type { WorkContext } from '../system/workContext.js';
 import type { Clock } from '../system/clock.js';
 import { newRecordId } from '../system/ids.js';
 
@@ -53,12 +54,12 @@ export class ApiKeyService {
   constructor(private readonly deps: { store: EventStore; runner: ProjectionRunner; keys: ApiKeysReadModel; clock: Clock }) {}
 
   /** `by`: the operator issuing it, recorded with each change (the console names its operator). */
-  async issue(input: NewKey, by?: Operator): Promise<IssuedKey> {
+  async issue(work: WorkContext, input: NewKey, by?: Operator): Promise<IssuedKey> {
     const { appId, app } = this.appOf(input);
     const id = newRecordId();
     const key = KEY_PREFIX + randomBytes(20).toString('base64url');
     const allApps = input.allApps === true;
-    await this.execute({
+    await this.execute(work, {
       type: 'IssueApiKey',
       keyId: id,
       appId,
@@ -103,28 +104,28 @@ export class ApiKeyService {
     throw new ValidationError(`app: "${name}" is not an app id (${APP_ID_RULE}): give the app an id of its own with appId${suggestion ? `, e.g. ${suggestion}` : ''}`);
   }
 
-  disable(keyId: string, by?: Operator) {
-    return this.execute({ type: 'DisableApiKey', keyId, at: this.deps.clock.now(), ...(by && { by }) });
+  disable(work: WorkContext, keyId: string, by?: Operator) {
+    return this.execute(work, { type: 'DisableApiKey', keyId, at: this.deps.clock.now(), ...(by && { by }) });
   }
 
-  enable(keyId: string, by?: Operator) {
-    return this.execute({ type: 'EnableApiKey', keyId, at: this.deps.clock.now(), ...(by && { by }) });
+  enable(work: WorkContext, keyId: string, by?: Operator) {
+    return this.execute(work, { type: 'EnableApiKey', keyId, at: this.deps.clock.now(), ...(by && { by }) });
   }
 
-  revoke(keyId: string, by?: Operator) {
-    return this.execute({ type: 'RevokeApiKey', keyId, at: this.deps.clock.now(), ...(by && { by }) });
+  revoke(work: WorkContext, keyId: string, by?: Operator) {
+    return this.execute(work, { type: 'RevokeApiKey', keyId, at: this.deps.clock.now(), ...(by && { by }) });
   }
 
-  changeExpiry(keyId: string, expires: string | null) {
-    return this.execute({ type: 'ChangeApiKeyExpiry', keyId, expires, at: this.deps.clock.now() });
+  changeExpiry(work: WorkContext, keyId: string, expires: string | null) {
+    return this.execute(work, { type: 'ChangeApiKeyExpiry', keyId, expires, at: this.deps.clock.now() });
   }
 
   list(): ApiKeyRecord[] {
     return this.deps.keys.list();
   }
 
-  private async execute(command: ApiKeyCommand): Promise<ApiKeyRecord> {
-    const { position } = await handleCommand(this.deps.store, streams.apiKey(command.keyId), apiKeyDecider, command);
+  private async execute(work: WorkContext, command: ApiKeyCommand): Promise<ApiKeyRecord> {
+    const { position } = await handleCommand(work, this.deps.store, streams.apiKey(command.keyId), apiKeyDecider, command);
     if (position !== undefined) await this.deps.runner.waitFor(position);
     return this.deps.keys.get(command.keyId)!;
   }

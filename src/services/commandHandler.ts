@@ -9,7 +9,7 @@
 // time for the next request on that stream to arrive). Other processes and nodes still can
 // conflict, and that is what the retries are for.
 //
-// Every event appended here carries the metadata of the work in progress (requestContext.ts): the
+// Every event appended here carries the metadata of the work it is done for (workContext.ts): the
 // request, who made it, the node, the event that caused it.
 import { setTimeout } from 'node:timers/promises';
 import { fold, type Decider } from '../domain/decider.js';
@@ -17,7 +17,7 @@ import { ConcurrencyError } from '../domain/errors.js';
 import { ClaimLostError } from '../domain/idempotency.js';
 import type { AlongsideWrite, EventStore, EventToAppend } from '../store/port.js';
 import type { EventMetadata } from '../system/eventMetadata.js';
-import { metadataFor, noteAppended } from '../system/requestContext.js';
+import type { WorkContext } from '../system/workContext.js';
 
 /** A stream's state and the revision of its last event (-1: the stream does not exist). */
 export interface KnownState<State> {
@@ -83,13 +83,14 @@ function leave(streams: Map<string, Promise<unknown>>, streamName: string, queue
 const CONFLICT_DEADLINE_MS = 2000;
 
 export function handleCommand<State, Command, Event extends { type: string; data: unknown }>(
+  work: WorkContext,
   store: EventStore,
   streamName: string,
   decider: Decider<State, Command, Event>,
   command: Command,
   options: CommandOptions<State> = {},
 ): Promise<Handled<State, Event>> {
-  return oneAtATime(store, streamName, () => decideAndAppend(store, streamName, decider, command, options.known, options.fence));
+  return oneAtATime(store, streamName, () => decideAndAppend(work, store, streamName, decider, command, options.known, options.fence));
 }
 
 interface Basis<State> extends KnownState<State> {
@@ -99,6 +100,7 @@ interface Basis<State> extends KnownState<State> {
 }
 
 async function decideAndAppend<State, Command, Event extends { type: string; data: unknown }>(
+  work: WorkContext,
   store: EventStore,
   streamName: string,
   decider: Decider<State, Command, Event>,
@@ -107,7 +109,7 @@ async function decideAndAppend<State, Command, Event extends { type: string; dat
   fence: ((state: State) => AlongsideWrite) | undefined,
 ): Promise<Handled<State, Event>> {
   const deadline = performance.now() + CONFLICT_DEADLINE_MS;
-  const metadata = metadataFor(streamName);
+  const metadata = work.metadataFor(streamName);
   let basis: Basis<State> = known ? { state: known.state, revision: known.revision, assumed: true, position: undefined } : await readBasis(store, streamName, decider);
   for (let attempt = 1; ; attempt++) {
     let events: Event[];
@@ -128,14 +130,14 @@ async function decideAndAppend<State, Command, Event extends { type: string; dat
       return { events, state: basis.state, revision: basis.revision, position: basis.position };
     }
     const after = events.reduce(decider.evolve, basis.state);
-    const alongside = stampedAlongside(fence?.(after));
+    const alongside = stampedAlongside(work, fence?.(after));
     try {
       const expectedRevision = basis.revision < 0 ? 'no_stream' : basis.revision;
       const { position, nextExpectedRevision } = await store.append(streamName, stamped(events, metadata), alongside ? { expectedRevision, alongside } : { expectedRevision });
       // With the claim's events in the same append, which position is this stream's last is not known.
       const sideEvents = alongside !== undefined && alongside.events.length > 0;
-      noteAppended(streamName, sideEvents ? undefined : position);
-      if (sideEvents) noteAppended(alongside.streamName, undefined);
+      work.noteAppended(streamName, sideEvents ? undefined : position);
+      if (sideEvents) work.noteAppended(alongside.streamName, undefined);
       return { events, state: after, revision: nextExpectedRevision, position };
     } catch (error) {
       // The claim moved on: this request is no longer the key's, and nothing of it was written.
@@ -153,9 +155,9 @@ export function stamped(events: EventToAppend[], metadata: Readonly<EventMetadat
   return metadata ? events.map(({ type, data }) => ({ type, data, metadata })) : events;
 }
 
-function stampedAlongside(write: AlongsideWrite | undefined): AlongsideWrite | undefined {
+function stampedAlongside(work: WorkContext, write: AlongsideWrite | undefined): AlongsideWrite | undefined {
   if (!write || write.events.length === 0) return write;
-  const metadata = metadataFor(write.streamName);
+  const metadata = work.metadataFor(write.streamName);
   return metadata ? { ...write, events: stamped(write.events, metadata) } : write;
 }
 

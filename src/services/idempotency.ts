@@ -14,8 +14,11 @@ import type { AlongsideWrite, EventStore } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
 import { newRecordId } from '../system/ids.js';
 import { handleCommand, type KnownState } from './commandHandler.js';
+import type { WorkContext } from '../system/workContext.js';
 
 export interface Claim {
+  /** The request's work: what it records under the claim is stamped with it. */
+  work: WorkContext;
   stream: string;
   /** The claim's name in the key's stream. */
   claim: string;
@@ -72,7 +75,7 @@ export class IdempotencyService {
     return sha256(`${method} ${path} ${canonicalJson(body)}`);
   }
 
-  async begin(appId: string, key: string, requestHash: string): Promise<Decision> {
+  async begin(work: WorkContext, appId: string, key: string, requestHash: string): Promise<Decision> {
     const { store, runner, nodeId, operations } = this.deps;
     const stream = streams.idempotency(appId, sha256(key).slice(0, 40));
     let known = this.known(stream);
@@ -80,7 +83,7 @@ export class IdempotencyService {
     for (let round = 0; round < 2; round++) {
       const claim = newRecordId();
       const at = this.deps.clock.now();
-      const { events, state, revision } = await this.handle(stream, known, {
+      const { events, state, revision } = await this.handle(work, stream, known, {
         type: 'StartRequest',
         appId,
         requestHash,
@@ -94,14 +97,14 @@ export class IdempotencyService {
       });
       if (events.length > 0) {
         const epoch = state.kind === 'started' ? state.epoch : claim;
-        return { action: 'execute', claim: { stream, claim, requestHash, known: { state, revision }, epoch } };
+        return { action: 'execute', claim: { work, stream, claim, requestHash, known: { state, revision }, epoch } };
       }
       const verdict = this.judge(state, requestHash);
       if (verdict.action !== 'abandon') return verdict.action === 'execute' ? { action: 'wait' } : verdict;
       // First be sure the read models hold everything recorded (an operation recorded just before
       // its request died must be answered, not sent again); only then rule it out for good.
       await runner.waitFor(await store.headPosition());
-      if (!intentRecorded(operations.view(verdict.operationId))) await this.abandon(verdict.operationId);
+      if (!intentRecorded(operations.view(verdict.operationId))) await this.abandon(work, verdict.operationId);
       known = { state, revision };
     }
     // Only a claim turning stale in the instant since it was judged gets here: it is not ours.
@@ -114,7 +117,7 @@ export class IdempotencyService {
    * intent append, should a retry abandon the operation after this bind).
    */
   async bind(claim: Claim, operationId: string): Promise<Claim> {
-    const { state, revision } = await this.handle(claim.stream, claim.known, { type: 'BindOperation', claim: claim.claim, operationId, at: this.deps.clock.now() });
+    const { state, revision } = await this.handle(claim.work, claim.stream, claim.known, { type: 'BindOperation', claim: claim.claim, operationId, at: this.deps.clock.now() });
     return { ...claim, known: { state, revision } };
   }
 
@@ -142,17 +145,17 @@ export class IdempotencyService {
    * At start: claims this node held when it stopped, whose request sent nothing, are free again
    * (a retry need not wait for them to go stale). Returns how many were released.
    */
-  async releaseOrphanedClaims(): Promise<number> {
+  async releaseOrphanedClaims(work: WorkContext): Promise<number> {
     const { model, operations, nodeId, clock } = this.deps;
     let released = 0;
     for (const { stream, state } of model.startedBy(nodeId)) {
       if (state.operationId !== undefined) {
         // Only a dead request's operation stays unrecorded for good; a live process that shares
         // this NODE_ID by mistake must not record it after its key was freed.
-        if (!intentRecorded(operations.view(state.operationId))) await this.abandon(state.operationId);
+        if (!intentRecorded(operations.view(state.operationId))) await this.abandon(work, state.operationId);
         if (intentRecorded(operations.view(state.operationId))) continue;
       }
-      const { events } = await this.handle(stream, this.known(stream), { type: 'ReleaseRequest', claim: state.claim, at: clock.now() });
+      const { events } = await this.handle(work, stream, this.known(stream), { type: 'ReleaseRequest', claim: state.claim, at: clock.now() });
       if (events.length > 0) released++;
     }
     return released;
@@ -164,20 +167,20 @@ export class IdempotencyService {
    * creates the operation's stream, so its own intent append (which expects no stream) fails.
    * When the intent got there first, the read models are brought up to it, and it is answered.
    */
-  private async abandon(operationId: string): Promise<void> {
+  private async abandon(work: WorkContext, operationId: string): Promise<void> {
     const { store, runner, clock } = this.deps;
     const command = { type: 'AbandonOperation', operationId, at: clock.now() } as const;
-    const { position } = await handleCommand(store, streams.operation(operationId), operationDecider, command, { known: NEW_OPERATION });
+    const { position } = await handleCommand(work, store, streams.operation(operationId), operationDecider, command, { known: NEW_OPERATION });
     if (position !== undefined) await runner.waitFor(position);
   }
 
-  private handle(stream: string, known: KnownState<IdempotencyState>, command: IdempotencyCommand) {
-    return handleCommand(this.deps.store, stream, idempotencyDecider, command, { known });
+  private handle(work: WorkContext, stream: string, known: KnownState<IdempotencyState>, command: IdempotencyCommand) {
+    return handleCommand(work, this.deps.store, stream, idempotencyDecider, command, { known });
   }
 
   /** Records the answer (or the release) and waits until the read models have it. */
   private async recordClaimEnd(claim: Claim, command: IdempotencyCommand): Promise<void> {
-    const { position } = await this.handle(claim.stream, claim.known, command);
+    const { position } = await this.handle(claim.work, claim.stream, claim.known, command);
     if (position !== undefined) await this.deps.runner.waitFor(position);
   }
 

@@ -9,6 +9,7 @@ import type { ProjectionRunner } from '../projections/runner.js';
 import type { AlongsideWrite, EventStore } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
 import { handleCommand } from './commandHandler.js';
+import type { WorkContext } from '../system/workContext.js';
 
 /**
  * The answer for a request bound to this operation, from the log alone: the platform's message
@@ -46,7 +47,7 @@ export class OperationOutcomes {
    * them), or that were requested before `requestedBefore` (any node: their sender is gone for
    * good). An operation whose sender answers meanwhile keeps that answer. Returns how many.
    */
-  async closePending(filter: { node: string } | { requestedBefore: string }): Promise<number> {
+  async closePending(work: WorkContext, filter: { node: string } | { requestedBefore: string }): Promise<number> {
     const { operations, clock } = this.deps;
     const reason =
       'node' in filter ? `the node ${filter.node} stopped before the platform answered, and restarted` : 'its sender stopped before the platform answered, and never came back';
@@ -54,7 +55,7 @@ export class OperationOutcomes {
     for (const record of operations.withoutOutcome('pending')) {
       const matches = 'node' in filter ? record.node === filter.node : record.requestedAt < filter.requestedBefore;
       if (!matches) continue;
-      const { events } = await this.handle(record, { type: 'CloseAsUnknown', operationId: record.operationId, reason, at: clock.now() });
+      const { events } = await this.handle(work, record, { type: 'CloseAsUnknown', operationId: record.operationId, reason, at: clock.now() });
       if (events.length > 0) closed++;
     }
     return closed;
@@ -76,6 +77,7 @@ export class OperationOutcomes {
    * whether the one who asks may act on an operation of that app.
    */
   async resolve(
+    work: WorkContext,
     operationId: string,
     applied: boolean,
     note: string,
@@ -85,14 +87,14 @@ export class OperationOutcomes {
   ): Promise<OperationRecord> {
     const record = await readOperation(this.deps.store, operationId);
     if (!record || !reaches(record.appId)) throw new NotFoundError(`No operation ${operationId}`);
-    await this.handle(record, { type: 'ResolveOutcome', operationId, applied, note, by, at: this.deps.clock.now() }, fence);
+    await this.handle(work, record, { type: 'ResolveOutcome', operationId, applied, note, by, at: this.deps.clock.now() }, fence);
     return (await readOperation(this.deps.store, operationId))!;
   }
 
   /** Decided on the record as last read; the append checks it is still current. */
-  private async handle(record: OperationRecord, command: OperationCommand, fence?: () => AlongsideWrite) {
+  private async handle(work: WorkContext, record: OperationRecord, command: OperationCommand, fence?: () => AlongsideWrite) {
     const known = { state: { status: record.status, oId: record.oId, ...(record.resolution && { resolved: true as const }) }, revision: record.revision };
-    const handled = await handleCommand(this.deps.store, streams.operation(record.operationId), operationDecider, command, { known, fence });
+    const handled = await handleCommand(work, this.deps.store, streams.operation(record.operationId), operationDecider, command, { known, fence });
     await this.deps.runner.waitForRecorded(handled.position);
     return handled;
   }

@@ -19,6 +19,7 @@ import type { Clock } from '../system/clock.js';
 import { newRecordId } from '../system/ids.js';
 import { readOperation } from '../projections/operations.js';
 import { handleCommand, type KnownState } from './commandHandler.js';
+import type { WorkContext } from '../system/workContext.js';
 import { answerFor } from './operationOutcomes.js';
 import type { SyncedUser } from './userSync.js';
 
@@ -50,7 +51,14 @@ export class PlatformOperations {
    * any failure whose outcome is not surely "nothing happened" is OutcomeUnknownError.
    */
   async run<T extends OperationRequested>(
-    { type, actor, target, request, claim }: { type: T['type']; actor: Actor; target: SyncedUser; request: T['data']['request']; claim?: OperationClaim | undefined },
+    {
+      work,
+      type,
+      actor,
+      target,
+      request,
+      claim,
+    }: { work: WorkContext; type: T['type']; actor: Actor; target: SyncedUser; request: T['data']['request']; claim?: OperationClaim | undefined },
     call: (operationId: string) => Promise<CallResult>,
   ): Promise<OutcomeData> {
     const { runner, clock, nodeId } = this.deps;
@@ -72,7 +80,7 @@ export class PlatformOperations {
       },
     } as OperationRequested;
     // Nothing has been sent yet: a failure to record the intent leaves the key free.
-    const recorded = await beforeAnyChange(this.handle(operationId, { type: 'RequestOperation', requested }, NEW_OPERATION));
+    const recorded = await beforeAnyChange(this.handle(work, operationId, { type: 'RequestOperation', requested }, NEW_OPERATION));
 
     let outcome: SenderOutcome;
     let failure: Error | undefined;
@@ -96,7 +104,7 @@ export class PlatformOperations {
     }
     let handled: Awaited<ReturnType<PlatformOperations['handle']>>;
     try {
-      handled = await this.handle(operationId, { type: 'RecordOutcome', outcome }, { state: recorded.state, revision: recorded.revision });
+      handled = await this.handle(work, operationId, { type: 'RecordOutcome', outcome }, { state: recorded.state, revision: recorded.revision });
     } catch {
       // The platform may have acted and the log does not say so: the answer a retry would get.
       throw new OutcomeUnknownError(operationId, 'pending', 'the service could not record the result');
@@ -109,8 +117,8 @@ export class PlatformOperations {
     return answer!;
   }
 
-  private handle(operationId: string, command: OperationCommand, known: KnownState<OperationState>) {
-    return handleCommand(this.deps.store, streams.operation(operationId), operationDecider, command, { known });
+  private handle(work: WorkContext, operationId: string, command: OperationCommand, known: KnownState<OperationState>) {
+    return handleCommand(work, this.deps.store, streams.operation(operationId), operationDecider, command, { known });
   }
 }
 

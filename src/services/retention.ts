@@ -10,7 +10,7 @@
 // replay of the shortened log ends, however old the snapshot is.
 import { type StreamsDeleted, streams as streamNames } from '../domain/events.js';
 import type { Logger } from '../log.js';
-import { metadataFor } from '../system/requestContext.js';
+import { WorkContext } from '../system/workContext.js';
 import type { DisposableStreamsReadModel } from '../projections/disposableStreams.js';
 import type { EventStore } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
@@ -86,7 +86,7 @@ export class StreamRetention {
         for (; done < due.length; done += STREAMS_PER_RECORD) {
           const batch = due.slice(done, done + STREAMS_PER_RECORD);
           const record: StreamsDeleted = { type: 'StreamsDeleted', data: { streams: batch, node: this.deps.nodeId, at: clock.now() } };
-          await store.append(streamNames.retention(), stamped([record], metadataFor(streamNames.retention())));
+          await store.append(streamNames.retention(), stamped([record], WorkContext.ofNode(this.deps.nodeId).metadataFor(streamNames.retention())));
           recordedOnly = batch;
           kept.push(...(await store.deleteStreams(batch)).kept);
           recordedOnly = [];

@@ -7,6 +7,7 @@ import { storeOutageDecider } from '../domain/storeOutage.js';
 import type { EventStore } from '../store/port.js';
 import type { AppendObserver } from '../store/writeHealth.js';
 import type { Clock } from '../system/clock.js';
+import { WorkContext } from '../system/workContext.js';
 import { handleCommand } from './commandHandler.js';
 
 export interface AppendFailure {
@@ -19,11 +20,15 @@ export interface AppendFailure {
 export class StoreWriteHealth implements AppendObserver {
   private failing: AppendFailure | undefined;
   private probing: Promise<void> | undefined;
+  /** A probe is the node's own work, whichever request asked. */
+  private readonly work: WorkContext;
 
   constructor(
     private readonly nodeId: string,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.work = WorkContext.ofNode(nodeId);
+  }
 
   /** Set while the latest append failed because of the store. */
   get failure(): AppendFailure | undefined {
@@ -49,7 +54,7 @@ export class StoreWriteHealth implements AppendObserver {
     const failing = this.failing;
     if (!failing) return Promise.resolve();
     const command = { type: 'RecordRecovery', node: this.nodeId, failedSince: failing.since, at: this.clock.now() } as const;
-    this.probing ??= handleCommand(store, streams.store(this.nodeId), storeOutageDecider, command)
+    this.probing ??= handleCommand(this.work, store, streams.store(this.nodeId), storeOutageDecider, command)
       .then(
         () => undefined,
         () => undefined,

@@ -11,6 +11,7 @@ import type { EventStore } from '../store/port.js';
 import { handleCommand } from './commandHandler.js';
 import type { Clock } from '../system/clock.js';
 import { newRecordId } from '../system/ids.js';
+import type { WorkContext } from '../system/workContext.js';
 
 export interface SyncedUser {
   user: UserRecord;
@@ -23,16 +24,17 @@ export class UserSync {
 
   constructor(private readonly deps: { store: EventStore; platform: CommunityPlatform; runner: ProjectionRunner; users: UsersReadModel; clock: Clock }) {}
 
-  sync(oId: string): Promise<SyncedUser> {
+  /** `work`: what the sync records is stamped with (the first of concurrent lookups' work). */
+  sync(work: WorkContext, oId: string): Promise<SyncedUser> {
     let pending = this.inFlight.get(oId);
     if (!pending) {
-      pending = this.syncNow(oId).finally(() => this.inFlight.delete(oId));
+      pending = this.syncNow(work, oId).finally(() => this.inFlight.delete(oId));
       this.inFlight.set(oId, pending);
     }
     return pending;
   }
 
-  private async syncNow(oId: string): Promise<SyncedUser> {
+  private async syncNow(work: WorkContext, oId: string): Promise<SyncedUser> {
     const { store, platform, runner, users, clock } = this.deps;
     // Every handler syncs before it writes: a failed lookup leaves nothing changed.
     const found = await beforeAnyChange(platform.getUser(oId));
@@ -41,7 +43,7 @@ export class UserSync {
     const known = users.byOid(oId);
     const unchanged = known && known.name === profile.name && known.nickname === profile.nickname && known.avatar === profile.avatar;
     if (!unchanged) {
-      const { position } = await handleCommand(store, streams.user(oId), userDecider, {
+      const { position } = await handleCommand(work, store, streams.user(oId), userDecider, {
         type: 'SyncUser',
         oId,
         profile,

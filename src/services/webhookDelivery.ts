@@ -18,7 +18,7 @@ import type { ProjectionRunner } from '../projections/runner.js';
 import type { PendingDelivery, WebhookEndpointRecord, WebhooksReadModel } from '../projections/webhooks.js';
 import type { EventStore } from '../store/port.js';
 import type { Clock } from '../system/clock.js';
-import { metadataFor, runAsNode } from '../system/requestContext.js';
+import { WorkContext } from '../system/workContext.js';
 import type { SecretBox } from '../system/sealed.js';
 import { handleCommand, stamped } from './commandHandler.js';
 import type { ClockReading } from './logClock.js';
@@ -83,7 +83,12 @@ export class WebhookDeliverer {
   /** Endpoints whose secret this node cannot open (another SESSION_SECRET): said once each. */
   private readonly unreadable = new Set<string>();
 
-  constructor(private readonly deps: WebhookDelivererDeps) {}
+  /** Deliveries are the node's own work: what they record names the node. */
+  private readonly work: WorkContext;
+
+  constructor(private readonly deps: WebhookDelivererDeps) {
+    this.work = WorkContext.ofNode(deps.nodeId);
+  }
 
   start(): void {
     this.nudges = this.deps.runner.applied$.subscribe((event) => {
@@ -167,7 +172,7 @@ export class WebhookDeliverer {
     };
     let revision: number;
     try {
-      ({ nextExpectedRevision: revision } = await store.append(stream, stamped([started], metadataFor(stream)), {
+      ({ nextExpectedRevision: revision } = await store.append(stream, stamped([started], this.work.metadataFor(stream)), {
         expectedRevision: delivery.revision < 0 ? 'no_stream' : delivery.revision,
       }));
     } catch (error) {
@@ -186,7 +191,7 @@ export class WebhookDeliverer {
     const finished: WebhookAttemptFinished = { type: 'WebhookAttemptFinished', data: { deliveryId, endpointId, attempt, ...result, ...(retryAt && { retryAt }), at } };
     let position: number;
     try {
-      ({ position } = await store.append(stream, stamped([finished], metadataFor(stream)), { expectedRevision: revision }));
+      ({ position } = await store.append(stream, stamped([finished], this.work.metadataFor(stream)), { expectedRevision: revision }));
     } catch (error) {
       if (!(error instanceof ConcurrencyError)) throw error;
       log.warn({ deliveryId, attempt }, 'a webhook attempt ended after another node had taken the delivery over; its result is not recorded');
@@ -209,7 +214,7 @@ export class WebhookDeliverer {
     const why = result.error ?? `HTTP ${result.status}`;
     const detail = `every attempt failed since ${delivery.since} (the last: ${why})`;
     const command = { type: 'DisableWebhook', endpointId: endpoint.endpointId, reason: 'failing', detail, at } as const;
-    await handleCommand(store, streams.webhook(endpoint.endpointId), webhookDecider, command, { known: webhooks.known(endpoint.endpointId) });
+    await handleCommand(this.work, store, streams.webhook(endpoint.endpointId), webhookDecider, command, { known: webhooks.known(endpoint.endpointId) });
     log.warn({ endpointId: endpoint.endpointId, appId: endpoint.appId }, 'a webhook endpoint that failed for its whole retry period is disabled: enable it once it answers again');
   }
 
@@ -224,7 +229,7 @@ export class WebhookDeliverer {
   }
 
   private tick(): void {
-    runAsNode(this.deps.nodeId, () => this.runOnce());
+    this.runOnce();
     // A node that does not lead only looks again whether it leads now.
     this.schedule(this.deps.leads() ? this.untilNextDue() : TICK_MS);
   }

@@ -15,6 +15,7 @@ import type { Clock } from '../system/clock.js';
 import { newRecordId } from '../system/ids.js';
 import type { SecretBox } from '../system/sealed.js';
 import { handleCommand } from './commandHandler.js';
+import type { WorkContext } from '../system/workContext.js';
 import { refusedHostProblem } from './webhookAddresses.js';
 import { newWebhookSecret } from './webhookSignature.js';
 
@@ -30,6 +31,8 @@ export interface NewWebhook {
 
 /** Who asks, and the Idempotency-Key claim that fences the write, when there is one. */
 export interface ChangeContext {
+  /** Who the change is made for: what it records is stamped with it. */
+  work: WorkContext;
   by?: Resolver | undefined;
   fence?: (() => AlongsideWrite) | undefined;
   /** Whether the caller may see this app's endpoints (another app's answers 404). */
@@ -49,7 +52,7 @@ export class WebhookService {
   ) {}
 
   /** Registers an endpoint; answers its record and its secret, which is never shown again. */
-  async register(input: NewWebhook, context: ChangeContext = {}): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
+  async register(input: NewWebhook, context: ChangeContext): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
     const problem = webhookUrlProblem(input.url) ?? (this.deps.settings.allowPrivate ? undefined : refusedHostProblem(new URL(input.url).hostname));
     if (problem) throw new ValidationError(`url: ${problem}`);
     const { maxEndpointsPerApp } = this.deps.settings;
@@ -76,7 +79,7 @@ export class WebhookService {
   }
 
   /** A new secret signs from now on; the previous one signs too, second, for the overlap. */
-  async rotate(endpointId: string, context: ChangeContext = {}): Promise<{ endpoint: WebhookEndpointRecord; secret: string; previousUntil: string }> {
+  async rotate(endpointId: string, context: ChangeContext): Promise<{ endpoint: WebhookEndpointRecord; secret: string; previousUntil: string }> {
     this.get(endpointId, context.reaches);
     const secret = newWebhookSecret();
     const at = this.deps.clock.now();
@@ -86,20 +89,20 @@ export class WebhookService {
     return { endpoint: this.get(endpointId), secret, previousUntil };
   }
 
-  async disable(endpointId: string, context: ChangeContext = {}): Promise<WebhookEndpointRecord> {
+  async disable(endpointId: string, context: ChangeContext): Promise<WebhookEndpointRecord> {
     this.get(endpointId, context.reaches);
     await this.execute({ type: 'DisableWebhook', endpointId, reason: 'requested', detail: '', at: this.deps.clock.now(), by: context.by }, context);
     return this.get(endpointId);
   }
 
-  async enable(endpointId: string, context: ChangeContext = {}): Promise<WebhookEndpointRecord> {
+  async enable(endpointId: string, context: ChangeContext): Promise<WebhookEndpointRecord> {
     this.get(endpointId, context.reaches);
     await this.execute({ type: 'EnableWebhook', endpointId, at: this.deps.clock.now(), by: context.by }, context);
     return this.get(endpointId);
   }
 
   /** Deletes it for good: its pending deliveries are dropped, its attempts stay in the log. */
-  async remove(endpointId: string, context: ChangeContext = {}): Promise<void> {
+  async remove(endpointId: string, context: ChangeContext): Promise<void> {
     this.get(endpointId, context.reaches);
     await this.execute({ type: 'DeleteWebhook', endpointId, at: this.deps.clock.now(), by: context.by }, context);
   }
@@ -121,13 +124,13 @@ export class WebhookService {
   }
 
   /** Sends one event to the endpoint again, now, with a new retry period; its user's later events do not wait for it. */
-  async resend(endpointId: string, eventId: string, context: ChangeContext = {}): Promise<{ deliveryId: string }> {
+  async resend(endpointId: string, eventId: string, context: ChangeContext): Promise<{ deliveryId: string }> {
     const endpoint = this.get(endpointId, context.reaches);
     if (endpoint.status !== 'enabled') throw new ConflictError(`Webhook endpoint ${endpointId} is disabled: enable it first`);
     const deliveryId = webhookDeliveryId(endpointId, positionOfEventId(eventId));
     const command = { type: 'RequestResend', deliveryId, endpointId, at: this.deps.clock.now(), by: context.by } as const;
     const fence = context.fence;
-    const { position } = await handleCommand(this.deps.store, streams.webhookDelivery(deliveryId), deliveryDecider, command, { fence: fence && (() => fence()) });
+    const { position } = await handleCommand(context.work, this.deps.store, streams.webhookDelivery(deliveryId), deliveryDecider, command, { fence: fence && (() => fence()) });
     await this.deps.runner.waitForRecorded(position);
     return { deliveryId };
   }
@@ -135,7 +138,7 @@ export class WebhookService {
   private async execute(command: WebhookCommand, context: ChangeContext): Promise<void> {
     const fence = context.fence;
     const known = this.deps.webhooks.known(command.endpointId);
-    const { position } = await handleCommand(this.deps.store, streams.webhook(command.endpointId), webhookDecider, command, {
+    const { position } = await handleCommand(context.work, this.deps.store, streams.webhook(command.endpointId), webhookDecider, command, {
       known: known ?? { state: webhookDecider.initialState(), revision: -1 },
       fence: fence && (() => fence()),
     });

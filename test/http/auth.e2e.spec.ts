@@ -2,6 +2,7 @@
 // `apiKey` header in order — exists, enabled, not expired (401 Invalid apiKey for each, and for a
 // revoked key) — then the endpoint's permission (403, naming it in X-Missing-Permission, the body
 // the spec's). Generated from one table of endpoints.
+import { WorkContext } from '../../src/system/workContext.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PERMISSIONS, type Permission } from '../../src/domain/permissions.js';
@@ -59,11 +60,11 @@ auth.before(async (context) => {
   const service = h.keys();
   const star = async () => (await h.key(['*'])).key;
   const disabled = await h.key(['*']);
-  await service.disable(disabled.id);
+  await service.disable(WorkContext.unattributed, disabled.id);
   const revoked = await h.key(['*']);
-  await service.revoke(revoked.id);
+  await service.revoke(WorkContext.unattributed, revoked.id);
   const expired = await h.key(['*']);
-  await service.changeExpiry(expired.id, '2020-01-01T00:00:00.000Z');
+  await service.changeExpiry(WorkContext.unattributed, expired.id, '2020-01-01T00:00:00.000Z');
   const only = new Map<Permission, string>();
   const allBut = new Map<Permission, string>();
   for (const permission of new Set(ENDPOINTS.map((e) => e.permission))) {
@@ -181,22 +182,22 @@ auth('a disabled key works again once re-enabled, and stops again when disabled'
   const vip = ENDPOINTS.find((e) => e.path.startsWith('/adm/vip/1'))!;
   const { id, key } = keys.reEnabled;
   assert.is((await call(h, vip, key)).status, 200);
-  await h.keys().disable(id);
+  await h.keys().disable(WorkContext.unattributed, id);
   assertExactly(await call(h, vip, key), 401, INVALID, 'after disable');
-  await h.keys().enable(id);
+  await h.keys().enable(WorkContext.unattributed, id);
   assert.is((await call(h, vip, key)).status, 200, 'after enable');
-  await h.keys().revoke(id);
+  await h.keys().revoke(WorkContext.unattributed, id);
   assertExactly(await call(h, vip, key), 401, INVALID, 'after revoke');
 });
 
 auth('a key works until its expiry and not after; moving the expiry to the future revives it', async ({ h }) => {
   const vip = ENDPOINTS.find((e) => e.path.startsWith('/adm/vip/1'))!;
   const { id, key } = await h.key(['vip:read']);
-  await h.keys().changeExpiry(id, new Date(Date.now() + 3_600_000).toISOString());
+  await h.keys().changeExpiry(WorkContext.unattributed, id, new Date(Date.now() + 3_600_000).toISOString());
   assert.is((await call(h, vip, key)).status, 200, 'before expiry');
-  await h.keys().changeExpiry(id, new Date(Date.now() - 1000).toISOString());
+  await h.keys().changeExpiry(WorkContext.unattributed, id, new Date(Date.now() - 1000).toISOString());
   assertExactly(await call(h, vip, key), 401, INVALID, 'expired');
-  await h.keys().changeExpiry(id, null);
+  await h.keys().changeExpiry(WorkContext.unattributed, id, null);
   assert.is((await call(h, vip, key)).status, 200, 'no expiry');
 });
 

@@ -1,6 +1,6 @@
-// The one write path stamps what it appends with the context of the work in progress: nothing
-// outside any context, the node alone for the node's own work, and for a request its id, who made
-// it and the cause (its previous event on the same stream). Read back leniently and bounded.
+// The one write path stamps what it appends with the context of the work it is done for: nothing
+// for unattributed work, the node alone for the node's own work, and for a request its id, who
+// made it and the cause (its previous event on the same stream). Read back leniently and bounded.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { handleCommand } from '../../src/services/commandHandler.js';
 import type { EventStore } from '../../src/store/port.js';
 import { SqliteEventStore } from '../../src/store/sqlite.js';
 import { METADATA_TEXT_MAX, metadataPairs, readEventMetadata } from '../../src/system/eventMetadata.js';
-import { runAsApp, runAsNode, runAsOperator, runAsRequest } from '../../src/system/requestContext.js';
+import { WorkContext } from '../../src/system/workContext.js';
 
 type Noted = { type: 'Noted'; data: { n: number } };
 const notes: Decider<number, 'note', Noted> = {
@@ -19,7 +19,8 @@ const notes: Decider<number, 'note', Noted> = {
   decide: (_, n) => [{ type: 'Noted', data: { n: n + 1 } }],
   evolve: (_, event) => event.data.n,
 };
-const note = (store: EventStore, stream: string, options: Parameters<typeof handleCommand>[4] = {}) => handleCommand(store, stream, notes, 'note', options);
+const note = (work: WorkContext, store: EventStore, stream: string, options: Parameters<typeof handleCommand>[5] = {}) =>
+  handleCommand(work, store, stream, notes, 'note', options);
 const metadataOf = async (store: EventStore, stream: string) => (await store.readStream(stream)).map((e) => e.metadata);
 
 const stamping = suite<{ dir: string; store: EventStore }>('stamping appends');
@@ -32,62 +33,74 @@ stamping.after.each(async ({ dir, store }) => {
   await rm(dir, { recursive: true, force: true });
 });
 
-stamping('outside any context an event carries no metadata', async ({ store }) => {
-  await note(store, 'note-a');
+stamping('unattributed work appends events without metadata', async ({ store }) => {
+  await note(WorkContext.unattributed, store, 'note-a');
   assert.equal(await metadataOf(store, 'note-a'), [undefined]);
 });
 
 stamping("the node's own work carries the node only: no request, no cause", async ({ store }) => {
-  await runAsNode('node-1', async () => {
-    await note(store, 'note-a');
-    await note(store, 'note-a');
-  });
+  const work = WorkContext.ofNode('node-1');
+  await note(work, store, 'note-a');
+  await note(work, store, 'note-a');
   assert.equal(await metadataOf(store, 'note-a'), [{ nodeId: 'node-1' }, { nodeId: 'node-1' }]);
 });
 
 stamping("a request's next event on a stream names its previous one there as the cause; other streams and other requests do not", async ({ store }) => {
-  const first = await runAsNode('node-1', () =>
-    runAsRequest('req-1', () =>
-      runAsApp('game-one', 'k1', async () => {
-        const intent = await note(store, 'op-1');
-        await note(store, 'user-1');
-        await note(store, 'op-1');
-        return intent.position!;
-      }),
-    ),
-  );
-  await runAsNode('node-1', () => runAsRequest('req-2', () => note(store, 'op-1')));
+  const work = WorkContext.ofRequest('req-1', 'node-1').asApp('game-one', 'k1');
+  const intent = await note(work, store, 'op-1');
+  await note(work, store, 'user-1');
+  await note(work, store, 'op-1');
+  await note(WorkContext.ofRequest('req-2', 'node-1'), store, 'op-1');
   const base = { requestId: 'req-1', nodeId: 'node-1', appId: 'game-one', keyId: 'k1' };
-  assert.equal(await metadataOf(store, 'op-1'), [base, { ...base, causationId: first }, { requestId: 'req-2', nodeId: 'node-1' }]);
+  assert.equal(await metadataOf(store, 'op-1'), [base, { ...base, causationId: intent.position! }, { requestId: 'req-2', nodeId: 'node-1' }]);
   assert.equal(await metadataOf(store, 'user-1'), [base]);
 });
 
+stamping('a request learns who made it in place; what it appended before keeps its stamp', async ({ store }) => {
+  const work = WorkContext.ofRequest('req-1', undefined);
+  await note(work, store, 'note-a');
+  assert.is(work.asOperator('alice'), work, 'the same context');
+  await note(work, store, 'note-b');
+  assert.equal(await metadataOf(store, 'note-a'), [{ requestId: 'req-1' }]);
+  assert.equal(await metadataOf(store, 'note-b'), [{ requestId: 'req-1', operator: 'alice' }]);
+});
+
+stamping('work that is no request gets a context of its own: the node and the unattributed stay as they were', async ({ store }) => {
+  const node = WorkContext.ofNode('node-1');
+  await note(node.asOperator('alice'), store, 'note-a');
+  await note(WorkContext.unattributed.asOperator('bob'), store, 'note-b');
+  await note(node, store, 'note-c');
+  await note(WorkContext.unattributed, store, 'note-d');
+  assert.equal(await metadataOf(store, 'note-a'), [{ nodeId: 'node-1', operator: 'alice' }]);
+  assert.equal(await metadataOf(store, 'note-b'), [{ operator: 'bob' }]);
+  assert.equal(await metadataOf(store, 'note-c'), [{ nodeId: 'node-1' }]);
+  assert.equal(await metadataOf(store, 'note-d'), [undefined]);
+});
+
 stamping('two requests at once keep their own contexts', async ({ store }) => {
-  await Promise.all(['a', 'b', 'c'].map((id) => runAsRequest(`req-${id}`, () => runAsOperator(`op-${id}`, () => note(store, `stream-${id}`)))));
+  await Promise.all(['a', 'b', 'c'].map((id) => note(WorkContext.ofRequest(`req-${id}`, undefined).asOperator(`op-${id}`), store, `stream-${id}`)));
   for (const id of ['a', 'b', 'c']) assert.equal(await metadataOf(store, `stream-${id}`), [{ requestId: `req-${id}`, operator: `op-${id}` }]);
 });
 
 stamping("a fenced append stamps the claim's events too; where it left either stream is no cause", async ({ store }) => {
   const fence = (revision: number | 'no_stream') => () => ({ streamName: 'claim-1', expectedRevision: revision, events: [{ type: 'Bound', data: {} }] });
-  await runAsRequest('req-1', async () => {
-    await note(store, 'op-1', { fence: fence('no_stream') });
-    await note(store, 'op-1');
-  });
+  const work = WorkContext.ofRequest('req-1', undefined);
+  await note(work, store, 'op-1', { fence: fence('no_stream') });
+  await note(work, store, 'op-1');
   assert.equal(await metadataOf(store, 'claim-1'), [{ requestId: 'req-1' }]);
   assert.equal(await metadataOf(store, 'op-1'), [{ requestId: 'req-1' }, { requestId: 'req-1' }]);
 });
 
 stamping('texts are cut to their bound', async ({ store }) => {
-  await runAsRequest('r', () => runAsOperator('o'.repeat(METADATA_TEXT_MAX + 50), () => note(store, 'note-a')));
+  await note(WorkContext.ofRequest('r', undefined).asOperator('o'.repeat(METADATA_TEXT_MAX + 50)), store, 'note-a');
   const [metadata] = await metadataOf(store, 'note-a');
   assert.is((metadata!.operator as string).length, METADATA_TEXT_MAX);
 });
 
 stamping('a request remembers a bounded number of streams for causation', async ({ store }) => {
-  await runAsRequest('req-1', async () => {
-    for (let i = 0; i < 40; i++) await note(store, `s-${i}`);
-    for (const i of [0, 39]) await note(store, `s-${i}`);
-  });
+  const work = WorkContext.ofRequest('req-1', undefined);
+  for (let i = 0; i < 40; i++) await note(work, store, `s-${i}`);
+  for (const i of [0, 39]) await note(work, store, `s-${i}`);
   assert.ok((await metadataOf(store, 's-0'))[1]!.causationId, 'an early stream names its cause');
   assert.is((await metadataOf(store, 's-39'))[1]!.causationId, undefined, 'one past the bound does not');
 });

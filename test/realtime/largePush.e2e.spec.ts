@@ -1,5 +1,6 @@
 // A push to more connections than the hub serves in one event-loop turn is delivered over
 // several turns; what the log holds after it (more pushes, a logout) must not overtake it.
+import { WorkContext } from '../../src/system/workContext.js';
 import { request, type ClientRequest } from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -68,7 +69,7 @@ test('pushes and a logout committed together reach every one of many connections
     const first = (await h.events('message-')).at(-1)!.data as MessagePushed['data'];
     const sessionId = ((await h.events('session-')).find((e) => e.type === 'SessionStarted')!.data as { sessionId: string }).sessionId;
     const again = (name: string) => store.append(streamNames.message(`${first.messageId}-${name}`), [{ type: 'MessagePushed', data: { ...first, name } }]);
-    await Promise.all([again('second'), again('third'), realtime.sessions.end(sessionId)]);
+    await Promise.all([again('second'), again('third'), realtime.sessions.end(WorkContext.unattributed, sessionId)]);
     await withTimeout(Promise.all(streams.map((s) => s.ended)), 10_000, 'every stream ended by the logout');
 
     const events = await h.events();

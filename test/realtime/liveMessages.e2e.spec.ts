@@ -2,6 +2,7 @@
 // the user's connections, unless that connection's own actor sent the id already. Connections
 // here are the hub's own handles (no HTTP), so a replaying one can be started in the middle of
 // a push's delivery, between two users' parts of it.
+import { WorkContext } from '../../src/system/workContext.js';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Frame } from '../../src/realtime/clientActor.js';
@@ -47,11 +48,11 @@ test('a connection that starts replaying in the middle of a push gets it once, f
     const before = h.service.deps.runner.position;
 
     const bobLive = recorder();
-    (await hub.open({ session: bob })).start(bobLive);
-    const replaying = await hub.open({ session: bob, lastEventId: before });
+    (await hub.open({ work: WorkContext.unattributed, session: bob })).start(bobLive);
+    const replaying = await hub.open({ work: WorkContext.unattributed, session: bob, lastEventId: before });
     const replayed = recorder();
     let bobHadItWhenReplayStarted: boolean | undefined;
-    const aliceHandles = await Promise.all(Array.from({ length: ALICE_CONNECTIONS }, () => hub.open({ session: alice })));
+    const aliceHandles = await Promise.all(Array.from({ length: ALICE_CONNECTIONS }, () => hub.open({ work: WorkContext.unattributed, session: alice })));
     for (const handle of aliceHandles) {
       handle.start({
         next(frame) {

@@ -8,6 +8,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Decider } from '../../src/domain/decider.js';
 import { ConflictError } from '../../src/domain/errors.js';
+import { WorkContext } from '../../src/system/workContext.js';
 import { handleCommand } from '../../src/services/commandHandler.js';
 import type { EventStore } from '../../src/store/port.js';
 import { SqliteEventStore } from '../../src/store/sqlite.js';
@@ -37,8 +38,8 @@ handler.after.each(async ({ dir, store }) => {
 });
 
 handler('without a known state it reads, decides and appends with the expected revision', async ({ store }) => {
-  await handleCommand(store, 'count-a', counter, count());
-  const second = await handleCommand(store, 'count-a', counter, count());
+  await handleCommand(WorkContext.unattributed, store, 'count-a', counter, count());
+  const second = await handleCommand(WorkContext.unattributed, store, 'count-a', counter, count());
   assert.equal(second.events, [{ type: 'Counted', data: { to: 2 } }]);
   assert.is(second.state, 2);
   assert.is(second.revision, 1);
@@ -49,7 +50,7 @@ handler('without a known state it reads, decides and appends with the expected r
 });
 
 handler('a known state that is current appends without reading the stream', async ({ store }) => {
-  const first = await handleCommand(store, 'count-b', counter, count());
+  const first = await handleCommand(WorkContext.unattributed, store, 'count-b', counter, count());
   let reads = 0;
   const counting = new Proxy(store, {
     get: (target, property) => {
@@ -60,15 +61,15 @@ handler('a known state that is current appends without reading the stream', asyn
       };
     },
   });
-  const second = await handleCommand(counting, 'count-b', counter, count(), { known: { state: first.state, revision: first.revision } });
+  const second = await handleCommand(WorkContext.unattributed, counting, 'count-b', counter, count(), { known: { state: first.state, revision: first.revision } });
   assert.is(reads, 0);
   assert.is(second.state, 2);
 });
 
 handler('a known state that lags is caught by the append and decided again on the stream', async ({ store }) => {
-  const stale = await handleCommand(store, 'count-c', counter, count());
-  await handleCommand(store, 'count-c', counter, count());
-  const third = await handleCommand(store, 'count-c', counter, count(), { known: { state: stale.state, revision: stale.revision } });
+  const stale = await handleCommand(WorkContext.unattributed, store, 'count-c', counter, count());
+  await handleCommand(WorkContext.unattributed, store, 'count-c', counter, count());
+  const third = await handleCommand(WorkContext.unattributed, store, 'count-c', counter, count(), { known: { state: stale.state, revision: stale.revision } });
   assert.equal(third.events, [{ type: 'Counted', data: { to: 3 } }]);
   assert.equal(
     (await store.readStream('count-c')).map((e) => (e.data as Counted['data']).to),
@@ -78,15 +79,19 @@ handler('a known state that lags is caught by the append and decided again on th
 
 handler('a refusal decided on a known state is confirmed against the stream before it stands', async ({ store }) => {
   // The caller believes the stream is at the limit; it is not.
-  const handled = await handleCommand(store, 'count-d', counter, count(1), { known: { state: 1, revision: 0 } });
+  const handled = await handleCommand(WorkContext.unattributed, store, 'count-d', counter, count(1), { known: { state: 1, revision: 0 } });
   assert.equal(handled.events, [{ type: 'Counted', data: { to: 1 } }]);
-  await rejects(handleCommand(store, 'count-d', counter, count(1), { known: { state: 0, revision: -1 } }), ConflictError, 'the command refused against the stream');
+  await rejects(
+    handleCommand(WorkContext.unattributed, store, 'count-d', counter, count(1), { known: { state: 0, revision: -1 } }),
+    ConflictError,
+    'the command refused against the stream',
+  );
 });
 
 handler('two writers on one stream through two store handles: every command lands once, in turn', async ({ dir, store }) => {
   const other = new SqliteEventStore({ file: join(dir, 'events.sqlite') });
   try {
-    await Promise.all(Array.from({ length: 20 }, (_, i) => handleCommand(i % 2 ? store : other, 'count-e', counter, count(100))));
+    await Promise.all(Array.from({ length: 20 }, (_, i) => handleCommand(WorkContext.unattributed, i % 2 ? store : other, 'count-e', counter, count(100))));
     assert.equal(
       (await store.readStream('count-e')).map((e) => (e.data as Counted['data']).to),
       Array.from({ length: 20 }, (_, i) => i + 1),

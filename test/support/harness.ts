@@ -1,5 +1,6 @@
 // A real service on a loopback port, with a real SQLite file in a temp dir and the community
 // simulator as a real HTTP server. Small factory functions, no shared globals.
+import { WorkContext } from '../../src/system/workContext.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,7 +80,7 @@ export async function startHarness(options: HarnessOptions = {}) {
             .toLowerCase()
             .replace(/[^a-z0-9]+/g, '-')
             .replace(/^-+|-+$/g, '');
-      return keys().issue({ appId, app, permissions, expires: null, allApps: options.allApps });
+      return keys().issue(WorkContext.unattributed, { appId, app, permissions, expires: null, allApps: options.allApps });
     },
     request<T = AnswerBody>(method: string, path: string, init: RequestOptions = {}): Promise<Answer<T>> {
       return requestAt<T>(service.url, method, path, init);

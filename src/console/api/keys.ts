@@ -48,7 +48,7 @@ export const keyEndpoints = [
       let issued: IssuedKey;
       try {
         const input = { appId: body.appId || undefined, app: body.app || undefined, permissions, expires: expiryOf(body.expires, deps.clock.now()), allApps: body.allApps };
-        issued = await deps.keys.issue(input, consoleOperator(ctx.state.operator.oId));
+        issued = await deps.keys.issue(ctx.state.work, input, consoleOperator(ctx.state.operator.oId));
       } catch (error) {
         // The service names the field it refuses (`appId: …`, `app: …`): the form marks that one.
         const field = error instanceof ValidationError ? /^(appId|app): /.exec(error.message)?.[1] : undefined;
@@ -63,7 +63,7 @@ export const keyEndpoints = [
     path: '/console/api/keys/:keyId/:action',
     params: KeyActionParams,
     async handle(ctx, { params: { keyId, action } }, deps): Promise<KeyView> {
-      return keyView(await deps.keys[action](keyId, consoleOperator(ctx.state.operator.oId)), deps);
+      return keyView(await deps.keys[action](ctx.state.work, keyId, consoleOperator(ctx.state.operator.oId)), deps);
     },
   }),
 ];

@@ -27,7 +27,7 @@ export const operationEndpoints = [
     params: OperationIdParam,
     body: ResolveBody,
     async handle(ctx, { params: { operationId }, body: { applied, note } }, { outcomes }): Promise<OperationView> {
-      return operationView(await outcomes.resolve(operationId, applied, note, consoleOperator(ctx.state.operator.oId)));
+      return operationView(await outcomes.resolve(ctx.state.work, operationId, applied, note, consoleOperator(ctx.state.operator.oId)));
     },
   }),
 ];

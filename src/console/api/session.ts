@@ -16,7 +16,7 @@ export const sessionEndpoints = [
     method: 'post',
     path: '/console/api/logout',
     async handle(ctx, _input, { sessions, cookies }): Promise<Done> {
-      await sessions.end(ctx.state.operator.sessionId);
+      await sessions.end(ctx.state.work, ctx.state.operator.sessionId);
       ctx.append('Set-Cookie', cookies.clearSession());
       return { ok: true };
     },

@@ -86,7 +86,7 @@ export const userEndpoints = [
         appId: 'console',
         keyId: consoleOperator(ctx.state.operator.oId).name,
       };
-      await handleCommand(store, streams.message(messageId), messageDecider, command, { known: { state: messageDecider.initialState(), revision: -1 } });
+      await handleCommand(ctx.state.work, store, streams.message(messageId), messageDecider, command, { known: { state: messageDecider.initialState(), revision: -1 } });
       return { messageId, online: readModels.clients.isOnline(user.id, clockReading().stoppedNodes) };
     },
   }),

@@ -43,7 +43,7 @@ export const webhookEndpoints = [
     async handle(ctx, { body: { appId, url, events, description } }, deps): Promise<WebhookChanged> {
       if (!appId) throw invalid('appId', 'is required (the app the endpoint is for)');
       if (deps.readModels.apiKeys.appName(appId) === undefined) throw invalid('appId', `no app has the id ${appId}`);
-      const { endpoint, secret } = await deps.webhooks.register({ appId, url, events, description }, { by: consoleOperator(ctx.state.operator.oId) });
+      const { endpoint, secret } = await deps.webhooks.register({ appId, url, events, description }, { work: ctx.state.work, by: consoleOperator(ctx.state.operator.oId) });
       return { endpoint: view(endpoint, deps), secret };
     },
   }),
@@ -61,7 +61,7 @@ export const webhookEndpoints = [
     path: '/console/api/webhooks/:id/:action',
     params: WebhookActionParams,
     async handle(ctx, { params: { id, action } }, deps): Promise<WebhookChanged> {
-      const context = { by: consoleOperator(ctx.state.operator.oId) };
+      const context = { work: ctx.state.work, by: consoleOperator(ctx.state.operator.oId) };
       switch (action) {
         case 'delete':
           await deps.webhooks.remove(id, context);
@@ -80,7 +80,7 @@ export const webhookEndpoints = [
     path: '/console/api/webhooks/:id/events/:eventId/resend',
     params: WebhookEventParams,
     async handle(ctx, { params: { id, eventId } }, { webhooks }): Promise<WebhookResentView> {
-      const { deliveryId } = await webhooks.resend(id, eventId, { by: consoleOperator(ctx.state.operator.oId) });
+      const { deliveryId } = await webhooks.resend(id, eventId, { work: ctx.state.work, by: consoleOperator(ctx.state.operator.oId) });
       return { eventId, deliveryId };
     },
   }),

@@ -101,7 +101,7 @@ export function messageRoutes({ push, replayMs }: ApiSettings) {
         const messageId = messageIdFor(caller.appId, claim?.epoch);
         const command = { type: 'PushMessage', messageId, name, data, oIds, userIds, at: clock.now(), ...actorOf(caller) } as const;
         const known = { state: messageDecider.initialState(), revision: -1 };
-        await handleCommand(store, streams.message(messageId), messageDecider, command, { known, fence: claim && (() => claim.fence()) });
+        await handleCommand(ctx.state.work, store, streams.message(messageId), messageDecider, command, { known, fence: claim && (() => claim.fence()) });
         return { code: 0 as const, msg: 'success', data: await deliveryReport(readModels, clockReading().stoppedNodes, oIds, userIds) };
       },
     }),

@@ -57,7 +57,7 @@ export const operationRoutes = [
       const fence = ctx.state.writeClaim?.fence;
       const by = { kind: 'app' as const, appId: caller.appId, keyId: caller.keyId, ...(caller.allApps && { allApps: true as const }) };
       // Another app's operation is not there for this key (404, as for no operation at all).
-      const record = await outcomes.resolve(operationId, applied, note, by, fence, (appId) => reaches(caller, appId));
+      const record = await outcomes.resolve(ctx.state.work, operationId, applied, note, by, fence, (appId) => reaches(caller, appId));
       return { code: 0 as const, msg: 'success', data: { operationId, status: record.status as 'applied' | 'failed' } };
     },
   }),

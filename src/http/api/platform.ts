@@ -22,7 +22,7 @@ function pointsRequestId(appId: string, operationId: string, idempotencyKey: str
 }
 
 /** The intent every forwarded write records, and the Idempotency-Key it binds. */
-const intentOf = (ctx: RouteContext, caller: Caller) => ({ actor: actorOf(caller), claim: ctx.state.operationClaim });
+const intentOf = (ctx: RouteContext, caller: Caller) => ({ work: ctx.state.work, actor: actorOf(caller), claim: ctx.state.operationClaim });
 
 export const platformRoutes = [
   route({
@@ -37,7 +37,7 @@ export const platformRoutes = [
     ok: { description: "Applied; `msg` is the platform's message, `data.transactionId` the transaction id it names", json: OperationAnswer },
     errors: PLATFORM_ERRORS,
     async handle(ctx, { body: { oId, point, memo }, caller }, { userSync, operations, platform, pointsSource }) {
-      const target = await userSync.sync(oId);
+      const target = await userSync.sync(ctx.state.work, oId);
       const intent = { type: 'PointsEditRequested', target, request: { point, memo }, ...intentOf(ctx, caller) } as const;
       const { message } = await operations.run<PointsEditRequested>(intent, async (operationId) => {
         const source = pointsSource
@@ -64,7 +64,7 @@ export const platformRoutes = [
     ok: { description: 'Applied', json: SuccessBody },
     errors: PLATFORM_ERRORS,
     async handle(ctx, { body: { oId, ...medal }, caller }, { userSync, operations, platform }) {
-      const target = await userSync.sync(oId);
+      const target = await userSync.sync(ctx.state.work, oId);
       const intent = { type: 'MedalGiveRequested', target, request: medal, ...intentOf(ctx, caller) } as const;
       const { message } = await operations.run<MedalGiveRequested>(intent, async () => applied(await platform.giveMedal({ userName: target.userName, ...medal })));
       return { code: 0 as const, msg: message };
@@ -82,7 +82,7 @@ export const platformRoutes = [
     ok: { description: 'Applied', json: SuccessBody },
     errors: PLATFORM_ERRORS,
     async handle(ctx, { body: { oId, name }, caller }, { userSync, operations, platform }) {
-      const target = await userSync.sync(oId);
+      const target = await userSync.sync(ctx.state.work, oId);
       const intent = { type: 'MedalRemoveRequested', target, request: { name }, ...intentOf(ctx, caller) } as const;
       const { message } = await operations.run<MedalRemoveRequested>(intent, async () => applied(await platform.removeMedal({ userName: target.userName, name })));
       return { code: 0 as const, msg: message };
@@ -98,8 +98,8 @@ export const platformRoutes = [
     body: ItemsQueryBody,
     ok: { description: 'The bag: item name → quantity (`{}` when empty)', json: ItemsBody },
     errors: PLATFORM_ERRORS,
-    async handle(_ctx, { body: { oId } }, { userSync, platform }) {
-      const { userName } = await userSync.sync(oId);
+    async handle(ctx, { body: { oId } }, { userSync, platform }) {
+      const { userName } = await userSync.sync(ctx.state.work, oId);
       return { code: 0 as const, msg: 'success', data: await platform.queryItems(userName) };
     },
   }),
@@ -116,7 +116,7 @@ export const platformRoutes = [
     ok: { description: 'Applied', json: SuccessBody },
     errors: [...PLATFORM_ERRORS, 409],
     async handle(ctx, { body: { oId, item, sum }, caller }, { userSync, operations, platform }) {
-      const target = await userSync.sync(oId);
+      const target = await userSync.sync(ctx.state.work, oId);
       const intent = { type: 'ItemsEditRequested', target, request: { item, sum }, ...intentOf(ctx, caller) } as const;
       const { message } = await operations.run<ItemsEditRequested>(intent, async () => {
         // The platform ignores a deduction below zero and still reports success: look first,
@@ -147,8 +147,8 @@ export const platformRoutes = [
     params: OIdParam,
     ok: { description: 'The liveness', json: LivenessBody },
     errors: [404, 502, 504],
-    async handle(_ctx, { params: { oId } }, { userSync, platform }) {
-      const { userName } = await userSync.sync(oId);
+    async handle(ctx, { params: { oId } }, { userSync, platform }) {
+      const { userName } = await userSync.sync(ctx.state.work, oId);
       return { code: 0 as const, msg: 'success', liveness: await platform.liveness(userName) };
     },
   }),

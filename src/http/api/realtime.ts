@@ -10,6 +10,7 @@ import { hashBinding, newBinding } from '../../realtime/browserCookies.js';
 import { type ClientHandle, HubClosedError } from '../../realtime/hub.js';
 import { formatFrame, parseLastEventId, SSE_HEADERS } from '../../realtime/sse.js';
 import { clientGroup } from '../clientAddress.js';
+import type { WorkContext } from '../../system/workContext.js';
 import type { HttpDeps } from '../deps.js';
 import { route, type ApiSettings, type RouteContext } from '../route.js';
 
@@ -48,6 +49,7 @@ export async function openStream(
   req: IncomingMessage,
   res: ServerResponse,
   exchange: StreamExchange,
+  work: WorkContext,
   { realtime, addressing }: Pick<HttpDeps, 'realtime' | 'addressing'>,
 ): Promise<void> {
   const { hub, sessions, cookies, browserCookies, log, admission } = realtime;
@@ -77,7 +79,7 @@ export async function openStream(
   const lastEventId = parseLastEventId(exchange.header('last-event-id') || exchange.queryLastEventId());
   let opened: ClientHandle;
   try {
-    opened = await hub.open({ session, lastEventId, opener: { ...pageOrigin(exchange.header('origin')), browser: hashBinding(binding) } });
+    opened = await hub.open({ work, session, lastEventId, opener: { ...pageOrigin(exchange.header('origin')), browser: hashBinding(binding) } });
   } catch (error) {
     if (!(error instanceof HubClosedError)) throw error;
     exchange.refuse({ status: 503, data: { reason: 'unavailable' } }, 'The service is shutting down; reconnect in a moment');
@@ -210,7 +212,7 @@ export const realtimeRoutes = ({ replayMs }: ApiSettings) => [
         json: ErrorBody,
       },
     },
-    handle: (ctx, _input, deps) => openStream(ctx.req, ctx.res, koaExchange(ctx), deps),
+    handle: (ctx, _input, deps) => openStream(ctx.req, ctx.res, koaExchange(ctx), ctx.state.work, deps),
   }),
 
   route({
@@ -224,7 +226,7 @@ export const realtimeRoutes = ({ replayMs }: ApiSettings) => [
     answers: { 403: { description: "Sent from a page on an origin that is neither the service's nor in CORS_ORIGINS", json: ErrorBody } },
     async handle(ctx, _input, { realtime: { cookies, sessions } }) {
       const sessionId = cookies.read(ctx.get('Cookie') || undefined);
-      if (sessionId) await sessions.end(sessionId);
+      if (sessionId) await sessions.end(ctx.state.work, sessionId);
       ctx.append('Set-Cookie', cookies.clear());
       ctx.set('Cache-Control', 'no-store');
       return { code: 0 as const, msg: 'success' };

@@ -56,7 +56,7 @@ export const signInRoutes = ({ communityName }: ApiSettings) => [
     answers: { '4XX': html('A page that says what went wrong (cancelled, expired, invalid assertion, …)'), 502: html('The platform could not be reached to verify the sign-in') },
     handle: (ctx, _input, { realtime: { signIn, cookies, browserCookies } }) =>
       orRefusalPage(ctx, async () => {
-        const { user, sessionId, clientBound } = await signIn.complete(ctx.query, browserCookies.loginBinding(ctx.get('Cookie') || undefined));
+        const { user, sessionId, clientBound } = await signIn.complete(ctx.state.work, ctx.query, browserCookies.loginBinding(ctx.get('Cookie') || undefined));
         ctx.append('Set-Cookie', cookies.issue(sessionId));
         successPage(ctx, user.nickname || user.name, clientBound);
       }),

@@ -38,7 +38,7 @@ async function submit<Answer>(
 ): Promise<Answer> {
   const claim = ctx.state.writeClaim;
   const fence = claim && ((records: VipState) => claim.fenceWithAnswer(200, answerOf(records)));
-  const { state, position } = await handleCommand(store, streams.vip(userId), submitBatch, commands, { known: readModels.vip.known(userId), fence });
+  const { state, position } = await handleCommand(ctx.state.work, store, streams.vip(userId), submitBatch, commands, { known: readModels.vip.known(userId), fence });
   await runner.waitForRecorded(position);
   return answerOf(state);
 }
@@ -53,8 +53,8 @@ export const vipRoutes = [
     params: OIdParam,
     ok: { description: 'The records, svip first', json: VipListBody },
     errors: [404, 502, 504],
-    async handle(_ctx, { params: { oId } }, { userSync, readModels }) {
-      const { user } = await userSync.sync(oId);
+    async handle(ctx, { params: { oId } }, { userSync, readModels }) {
+      const { user } = await userSync.sync(ctx.state.work, oId);
       return { code: 0 as const, msg: 'success', data: readModels.vip.records(user.id).map(fullRecord) };
     },
   }),
@@ -70,7 +70,7 @@ export const vipRoutes = [
     ok: { description: 'The record', json: VipSubmitAnswer },
     errors: [404, 502, 504],
     async handle(ctx, { body: { oId, quality, expired }, caller }, deps) {
-      const { user } = await deps.userSync.sync(oId);
+      const { user } = await deps.userSync.sync(ctx.state.work, oId);
       const at = deps.clock.now();
       const command: SubmitVip = { type: 'SubmitVip', userId: user.id, quality, expired, newRecordId: newRecordId(), at, ...actorOf(caller) };
       return submit(ctx, deps, user.id, [command], (records) => ({ code: 0 as const, msg: 'success', data: fullRecord(records[quality]!) }));
@@ -88,7 +88,7 @@ export const vipRoutes = [
     ok: { description: 'The applied entries and the failures', json: VipBatchAnswer },
     errors: [404, 502, 504],
     async handle(ctx, { body: { oId, vips }, caller }, deps) {
-      const { user } = await deps.userSync.sync(oId);
+      const { user } = await deps.userSync.sync(ctx.state.work, oId);
       const at = deps.clock.now();
       const commands: SubmitVip[] = [];
       const failures: Array<{ index: number; quality: unknown; expired: unknown; message: string }> = [];

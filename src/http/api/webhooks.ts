@@ -18,6 +18,7 @@ const SECRET_ONCE =
 function contextOf(ctx: RouteContext, caller: Caller): ChangeContext {
   const claim = ctx.state.writeClaim;
   return {
+    work: ctx.state.work,
     by: { kind: 'app', ...actorOf(caller), ...(caller.allApps && { allApps: true as const }) },
     fence: claim && (() => claim.fence()),
     reaches: (appId) => reaches(caller, appId),

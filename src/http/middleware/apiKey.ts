@@ -7,7 +7,7 @@ import { allows, type Permission } from '../../domain/permissions.js';
 import type { ApiKeyRecord, ApiKeysReadModel } from '../../projections/apiKeys.js';
 import { hashApiKey } from '../../services/apiKeys.js';
 import type { Clock } from '../../system/clock.js';
-import { runAsApp } from '../../system/requestContext.js';
+import type { WorkState } from './requestLog.js';
 
 export interface AuthState {
   /** `allApps`: the key reaches every app's records, not only its own app's. */
@@ -40,13 +40,14 @@ export function authenticate(keys: ApiKeysReadModel, clock: Clock, presented: st
   return key;
 }
 
-export function requirePermission(keys: ApiKeysReadModel, clock: Clock, permission: Permission): Middleware<AuthState> {
+export function requirePermission(keys: ApiKeysReadModel, clock: Clock, permission: Permission): Middleware<AuthState & WorkState> {
   return (ctx, next) => {
     const key = authenticate(keys, clock, ctx.get('apikey'));
     if (!allows(key.permissions, permission)) throw new PermissionDeniedError(permission);
     ctx.state.apiKey = key;
     ctx.state.actor = { appId: key.appId, keyId: key.keyId, app: key.app, allApps: key.allApps };
     // What the request appends names the app and key.
-    return runAsApp(key.appId, key.keyId, next);
+    ctx.state.work.asApp(key.appId, key.keyId);
+    return next();
   };
 }

@@ -9,6 +9,7 @@ import type { OperationOutcomes } from '../../services/operationOutcomes.js';
 import type { OperationClaim } from '../../services/platformOperations.js';
 import type { AlongsideWrite } from '../../store/port.js';
 import { operationAnswer } from '../../contract/answers.js';
+import type { WorkState } from './requestLog.js';
 import type { AuthState } from './apiKey.js';
 import type { OnUnexpected, RenderError } from './errors.js';
 
@@ -39,14 +40,14 @@ export interface ClaimedRequestState {
 /** What a route keeps of its answer for the key to give again (the whole answer by default). */
 export type KeptAnswer = (body: unknown) => unknown;
 
-type Ctx = Parameters<Middleware<ClaimedRequestState & AuthState>>[0];
+type Ctx = Parameters<Middleware<ClaimedRequestState & AuthState & WorkState>>[0];
 
 export function idempotency(
   service: IdempotencyService,
   outcomes: OperationOutcomes,
   renderError: RenderError,
   onUnexpected: OnUnexpected,
-): (kept?: KeptAnswer) => Middleware<ClaimedRequestState & AuthState> {
+): (kept?: KeptAnswer) => Middleware<ClaimedRequestState & AuthState & WorkState> {
   return (kept) => (ctx, next) => {
     const idempotencyKey = ctx.get('idempotency-key');
     return idempotencyKey ? claimed(ctx, next, idempotencyKey, kept) : next();
@@ -54,7 +55,7 @@ export function idempotency(
 
   async function claimed(ctx: Ctx, next: () => Promise<unknown>, idempotencyKey: string, kept: KeptAnswer | undefined): Promise<void> {
     if (!KEY.test(idempotencyKey)) throw new ValidationError('Idempotency-Key: must be 1 to 255 visible ASCII characters');
-    const decision = await service.begin(ctx.state.actor.appId, idempotencyKey, IdempotencyService.requestHash(ctx.method, ctx.path, ctx.request.body));
+    const decision = await service.begin(ctx.state.work, ctx.state.actor.appId, idempotencyKey, IdempotencyService.requestHash(ctx.method, ctx.path, ctx.request.body));
     switch (decision.action) {
       case 'wait':
         throw new ClaimInProgressError(1);

@@ -4,7 +4,9 @@
 //   npx tsx bench/ab.ts <dir of version A> <dir of version B> [rounds=4] [requests=20000] [workloads=vip-submit,vip-read]
 // Each directory is a checkout with its node_modules (e.g. `git archive <commit> | tar -x -C dir`
 // and a link to this checkout's node_modules); its bench/serve.ts starts the service. AB_FLAGS_A
-// and AB_FLAGS_B: node flags for one side (the same code under two runtime settings).
+// and AB_FLAGS_B: node flags for one side (the same code under two runtime settings). AB_CPU:
+// both services pinned to this CPU (taskset), the simulator and the load left to the others: on a
+// VM whose virtual CPUs run at different speeds, an unpinned pair measures where each landed.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,7 +39,9 @@ interface Service {
 /** The version in `dir`, started as the bench starts the service (bench/scenarios/common.ts). */
 function startService(label: string, dir: string, simUrl: string): Promise<Service> {
   const flags = (process.env[`AB_FLAGS_${label}`] ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...flags, '--import', 'tsx', 'bench/serve.ts'], {
+  const node = [process.execPath, ...flags, '--import', 'tsx', 'bench/serve.ts'];
+  const pinned = process.env.AB_CPU ? ['taskset', '-c', process.env.AB_CPU, ...node] : node;
+  const child = spawn(pinned[0]!, pinned.slice(1), {
     cwd: resolve(dir),
     env: {
       ...process.env,
@@ -66,15 +70,25 @@ const load = (service: Service, workload: WorkloadName, amount: number, start: n
   });
 
 const sim = await startSimulator(USERS);
-const services = [await startService('A', dirA, sim.url), await startService('B', dirB, sim.url)];
+// AB_FRESH=1: both versions started anew every round. One process of the same code can run
+// 15 – 25 % quicker or slower than another for its whole life (where V8 placed and tuned it), so
+// a comparison of one process per side measures that as much as the change.
+const fresh = process.env.AB_FRESH === '1';
+
+/** The version started and warmed up: every user known and holding both VIP records. */
+async function warmed(label: string, dir: string): Promise<Service> {
+  const service = await startService(label, dir, sim.url);
+  await load(service, 'vip-submit', 2 * USERS, 0);
+  for (const workload of workloads) await load(service, workload, 2 * USERS, 2 * USERS);
+  return service;
+}
+
+let services: Service[] = [];
 try {
+  if (!fresh) services = [await warmed('A', dirA), await warmed('B', dirB)];
   const perRequest: Record<string, Record<string, number[]>> = {};
-  for (const service of services) {
-    // Every user known and holding both VIP records: the steady state the admin scenarios measure.
-    await load(service, 'vip-submit', 2 * USERS, 0);
-    for (const workload of workloads) await load(service, workload, 2 * USERS, 2 * USERS);
-  }
   for (let r = 0; r < rounds; r++) {
+    if (fresh) services = [await warmed('A', dirA), await warmed('B', dirB)];
     const order = r % 2 === 0 ? services : [...services].reverse();
     for (const workload of workloads) {
       for (const service of order) {
@@ -91,6 +105,7 @@ try {
         );
       }
     }
+    if (fresh) for (const service of services.splice(0)) service.stop();
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   for (const [workload, byLabel] of Object.entries(perRequest)) {

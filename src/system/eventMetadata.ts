@@ -7,6 +7,7 @@
 export const METADATA_TEXT_MAX = 128;
 
 // A type alias, not an interface: so it is an event's metadata record (Record<string, unknown>) as it is.
+// A field added here is merged field by field in src/system/workContext.ts too.
 export type EventMetadata = {
   /** The request's X-Request-Id: the caller's, or one the service made up. */
   requestId?: string;

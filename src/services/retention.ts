@@ -32,6 +32,8 @@ export class StreamRetention {
    * forget them, so this node deletes them again.
    */
   private readonly keptBefore = new Set<string>();
+  /** Deletions are the node's own work: the record of one names the node. */
+  private readonly work: WorkContext;
 
   constructor(
     private readonly deps: {
@@ -51,7 +53,9 @@ export class StreamRetention {
       /** Told of the Idempotency-Key streams deleted (their read model forgets them). */
       onKeysDeleted?: (streams: readonly string[]) => void;
     },
-  ) {}
+  ) {
+    this.work = WorkContext.ofNode(deps.nodeId);
+  }
 
   /** Deletes (or, on a node that does not lead, forgets) what is due now; answers how many streams. */
   runOnce(): Promise<number> {
@@ -86,7 +90,7 @@ export class StreamRetention {
         for (; done < due.length; done += STREAMS_PER_RECORD) {
           const batch = due.slice(done, done + STREAMS_PER_RECORD);
           const record: StreamsDeleted = { type: 'StreamsDeleted', data: { streams: batch, node: this.deps.nodeId, at: clock.now() } };
-          await store.append(streamNames.retention(), stamped([record], WorkContext.ofNode(this.deps.nodeId).metadataFor(streamNames.retention())));
+          await store.append(streamNames.retention(), stamped([record], this.work.metadataFor(streamNames.retention())));
           recordedOnly = batch;
           kept.push(...(await store.deleteStreams(batch)).kept);
           recordedOnly = [];

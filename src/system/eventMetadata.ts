@@ -7,7 +7,6 @@
 export const METADATA_TEXT_MAX = 128;
 
 // A type alias, not an interface: so it is an event's metadata record (Record<string, unknown>) as it is.
-// A field added here is merged field by field in src/system/workContext.ts too.
 export type EventMetadata = {
   /** The request's X-Request-Id: the caller's, or one the service made up. */
   requestId?: string;
@@ -23,6 +22,9 @@ export type EventMetadata = {
 };
 
 const TEXTS = ['requestId', 'appId', 'keyId', 'operator', 'nodeId'] as const;
+
+/** Every field, in the order a context builds them (src/system/workContext.ts). */
+export const METADATA_FIELDS = [...TEXTS, 'causationId'] as const satisfies readonly (keyof EventMetadata)[];
 
 export const clipText = (text: string): string => (text.length > METADATA_TEXT_MAX ? text.slice(0, METADATA_TEXT_MAX) : text);
 

@@ -7,7 +7,7 @@
 //
 // A request's context also remembers where the request last appended to each stream: its next
 // event there names that one as its cause (a platform outcome names its intent).
-import { clipText, type EventMetadata } from './eventMetadata.js';
+import { clipText, METADATA_FIELDS, type EventMetadata } from './eventMetadata.js';
 
 /** Streams a request remembers for causation; its appends to streams beyond these name no cause. */
 const STREAMS_REMEMBERED = 32;
@@ -90,18 +90,10 @@ export class WorkContext {
  * many shapes, and a spread of objects of many shapes takes V8's slow, generic path.
  */
 function merged(metadata: Readonly<EventMetadata> | undefined, fields: EventMetadata): EventMetadata {
-  const next: EventMetadata = {};
-  const requestId = fields.requestId ?? metadata?.requestId;
-  if (requestId !== undefined) next.requestId = requestId;
-  const appId = fields.appId ?? metadata?.appId;
-  if (appId !== undefined) next.appId = appId;
-  const keyId = fields.keyId ?? metadata?.keyId;
-  if (keyId !== undefined) next.keyId = keyId;
-  const operator = fields.operator ?? metadata?.operator;
-  if (operator !== undefined) next.operator = operator;
-  const nodeId = fields.nodeId ?? metadata?.nodeId;
-  if (nodeId !== undefined) next.nodeId = nodeId;
-  const causationId = fields.causationId ?? metadata?.causationId;
-  if (causationId !== undefined) next.causationId = causationId;
-  return next;
+  const next: Record<string, string | number> = {};
+  for (const name of METADATA_FIELDS) {
+    const value = fields[name] ?? metadata?.[name];
+    if (value !== undefined) next[name] = value;
+  }
+  return next as EventMetadata;
 }

@@ -1,8 +1,10 @@
 // `node --import tsx bench/actor-cost.ts [--module <clientActor.ts>]… [--rounds 3] [--connections 20000]`
 //
-// What one realtime client's actor costs on its own, as the hub drives it (hub.ts): created under
-// the module's parent actor with the hub's input (its `out` taking the frames; for earlier
-// revisions a listener on every emitted frame and a snapshot observer), started (PB_CONNECT),
+// What one realtime client's machine costs on its own, as the hub drives it (hub.ts): run in place
+// by the module's `ClientMachines` when it has one (the hub keeps each client's snapshot on its
+// connection; here a one-field object keeps it), else as an actor created under the module's
+// parent actor (earlier revisions), with the hub's input (its `out` taking the frames; for older
+// revisions a listener on every emitted frame and a snapshot observer); started (PB_CONNECT),
 // then CLOSE. No HTTP, no store. Each figure comes from a process
 // of its own, so modules and measurements do not share a heap or JIT state:
 //
@@ -10,9 +12,9 @@
 //   default heap settings, after a warm-up batch; the median of three batches.
 // - allocated: heap bytes allocated per connection's life, read as the growth of `heapUsed` over a
 //   batch run with a young generation large enough that no collection runs in it (checked).
-// - retained: heap bytes per started, still open anonymous actor, after full collections.
-// - heartbeat / message: CPU and allocation per HEARTBEAT (anonymous) and per MESSAGE (signed in)
-//   sent to open actors.
+// - retained: heap bytes per started, still open anonymous client, after full collections.
+// - heartbeat / message: CPU per HEARTBEAT (anonymous) and per MESSAGE (signed in) sent to open
+//   clients.
 //
 // Several --module flags alternate round by round (a module is any clientActor.ts exporting
 // `clientActorLogic` and `realtimeActorsLogic`: a copy of another revision measures that one).
@@ -22,7 +24,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { GCProfiler } from 'node:v8';
 import { Subject } from 'rxjs';
-import { createActor, type AnyActorLogic, type AnyActorRef } from 'xstate';
+import { createActor, type AnyActorLogic, type AnyMachineSnapshot, type EventObject } from 'xstate';
 
 type Measure = 'cpu' | 'allocated' | 'retained' | 'heartbeat' | 'message';
 const MEASURES: Measure[] = ['cpu', 'allocated', 'retained', 'heartbeat', 'message'];
@@ -52,13 +54,46 @@ const SPEC_USER = {
 
 // ---- the child: one measurement of one module ----
 
+/** What a module's `ClientMachines` does, whatever the revision's own types. */
+interface InPlaceMachines {
+  start(input: unknown): AnyMachineSnapshot;
+  step(snapshot: AnyMachineSnapshot, event: EventObject): AnyMachineSnapshot;
+}
+
+/** An open client, driven the way its revision's hub drives it. */
+interface Client {
+  send(event: EventObject): void;
+}
+
+/** A client run in place: its snapshot kept in one field, as the hub's connection keeps it. */
+class InPlaceClient implements Client {
+  private snapshot: AnyMachineSnapshot;
+
+  constructor(
+    private readonly machines: InPlaceMachines,
+    input: unknown,
+  ) {
+    this.snapshot = machines.start(input);
+  }
+
+  send(event: EventObject): void {
+    this.snapshot = this.machines.step(this.snapshot, event);
+  }
+}
+
 async function child(job: ChildJob): Promise<number> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('run the child with --expose-gc');
-  const { clientActorLogic: logic, realtimeActorsLogic } = (await import(job.module)) as {
+  const {
+    clientActorLogic: logic,
+    realtimeActorsLogic,
+    ClientMachines,
+  } = (await import(job.module)) as {
     clientActorLogic: AnyActorLogic;
     realtimeActorsLogic: AnyActorLogic | (() => AnyActorLogic);
+    ClientMachines?: new () => InPlaceMachines;
   };
+  const machines = ClientMachines && new ClientMachines();
   // Today's parent is made by a function and the machine hands its frames to the input's `out`;
   // earlier revisions' parent was the logic itself, and their frames reached listeners (`on`).
   const sendsToOut = typeof realtimeActorsLogic === 'function';
@@ -70,9 +105,11 @@ async function child(job: ChildJob): Promise<number> {
   // The hub's connection: an observer of the actor's snapshots (complete and error only matter).
   const observer = { next() {}, complete() {}, error() {} };
   const session = job.signedIn ? { user: SPEC_USER, sessionId: 'session-1' } : undefined;
-  const open = (i: number): AnyActorRef => {
+  const open = (i: number): Client => {
     const out = { send: (frame: unknown) => sink(i, frame), end() {} };
-    const actor = createActor(logic, { parent, id: `client-${i}`, input: { clientId: `client-${i}`, position: 1000 + i, session, out } });
+    const input = { clientId: `client-${i}`, position: 1000 + i, session, out };
+    if (machines) return new InPlaceClient(machines, input);
+    const actor = createActor(logic, { parent, id: `client-${i}`, input });
     if (!sendsToOut) {
       actor.on('*', (frame: unknown) => sink(i, frame));
       actor.subscribe(observer);
@@ -118,7 +155,7 @@ async function child(job: ChildJob): Promise<number> {
       gc();
       gc();
       const before = process.memoryUsage().heapUsed;
-      const actors: AnyActorRef[] = [];
+      const actors: Client[] = [];
       for (let i = 0; i < n; i++) actors.push(open(n + i));
       gc();
       gc();
@@ -128,7 +165,7 @@ async function child(job: ChildJob): Promise<number> {
     }
     case 'heartbeat':
     case 'message': {
-      const actors: AnyActorRef[] = [];
+      const actors: Client[] = [];
       for (let i = 0; i < n; i++) actors.push(open(i));
       let position = 1_000_000;
       const event = () => (job.measure === 'heartbeat' ? HEARTBEAT : { type: 'MESSAGE', position: position++, appId: 'game-one', name: 'reward', data: { points: 5 } });
@@ -185,7 +222,7 @@ const SCENARIOS: Array<{ label: string; measure: Measure; signedIn: boolean; uni
   { label: 'signed-in connection: CPU', measure: 'cpu', signedIn: true, unit: 'µs', scale: 1, connections },
   { label: 'anonymous connection: allocated', measure: 'allocated', signedIn: false, unit: 'KB', scale: 1 / 1024, connections: Math.min(connections, 2000) },
   { label: 'signed-in connection: allocated', measure: 'allocated', signedIn: true, unit: 'KB', scale: 1 / 1024, connections: Math.min(connections, 2000) },
-  { label: 'open anonymous actor: retained', measure: 'retained', signedIn: false, unit: 'KB', scale: 1 / 1024, connections },
+  { label: 'open anonymous client: retained', measure: 'retained', signedIn: false, unit: 'KB', scale: 1 / 1024, connections },
   { label: 'HEARTBEAT (anonymous): CPU', measure: 'heartbeat', signedIn: false, unit: 'µs', scale: 1, connections },
   { label: 'MESSAGE (signed in): CPU', measure: 'message', signedIn: true, unit: 'µs', scale: 1, connections },
 ];

@@ -9,13 +9,20 @@
 // each actor, and those (a map, a set and a bound handler per actor) would live as long as the
 // stream, thousands of them.
 //
+// The hub runs these machines in place (`ClientMachines`) rather than as one started actor per
+// connection: a connection keeps its machine's snapshot, and each event goes through the machine's
+// own transition (XState's `ActorLogic` contract, the one an actor calls), its actions executed as
+// the transition takes them, in order, as a running actor executes them. An actor per connection
+// kept a mailbox, a scope of closures, observer tables and resolved options for the stream's life,
+// several times the snapshot itself, and cost more CPU to start than the rest of a connect.
+//
 // Frame ids are global log positions, so a browser's Last-Event-ID always names a position.
 // `lastId` is the highest id this machine sent (PB_CONNECT, login, replayed messages); a message
 // at or below it was already sent (or replayed) and is dropped, which is what keeps a reconnect
 // free of duplicates. A live message is dropped the same way: the hub writes it to this
 // connection only above this machine's `lastId`.
 import type * as v from 'valibot';
-import { assertEvent, assign, fromTransition, setup, type ErrorActorEvent, type EventObject } from 'xstate';
+import { assertEvent, assign, createActor, fromTransition, setup, type ActorScope, type ErrorActorEvent, type EventObject, type SnapshotFrom } from 'xstate';
 import type { LoginFrame, MessageFrame, PbConnectFrame } from '../contract/answers.js';
 import { isUnseen, messageFrame, type PushedMessage } from './messages.js';
 import type { SpecUser } from './specUser.js';
@@ -134,11 +141,52 @@ export const clientActorLogic = client.createMachine({
 });
 
 export type ClientActorLogic = typeof clientActorLogic;
+export type ClientSnapshot = SnapshotFrom<ClientActorLogic>;
+
+/** Takes frames and drops them: the input of the host's idle actor, which never runs. */
+const DISCARD: FrameSink = { send: () => undefined, end: () => undefined };
 
 /**
- * The parent of a node's client and user actors: each joins this one actor system rather than
+ * Runs the client machines of one hub in place, with one scope for all of them: `start` takes a
+ * client's first step (PB_CONNECT, and the eventless sign-in of a client with a session), `step`
+ * one event; both execute the step's actions before they return the snapshot it reached. An
+ * action that throws throws out of the call, and the snapshot the client had stays its own.
+ */
+export class ClientMachines {
+  private readonly scope: ActorScope<ClientSnapshot, ClientActorEvent>;
+
+  constructor() {
+    // The `self` and system every step names: an actor of the machine that is never started. No
+    // action of the machine reads `self`, sends, raises, spawns, delays or logs, so the scope's
+    // other parts are never called on.
+    const self = createActor(clientActorLogic, { input: { clientId: '', position: 0, out: DISCARD } });
+    this.scope = {
+      self,
+      id: self.id,
+      sessionId: self.sessionId,
+      system: self.system,
+      logger: () => undefined,
+      defer: (effect) => effect(),
+      emit: () => undefined,
+      stopChild: () => undefined,
+      actionExecutor: (action) => action.exec?.(action.info, action.params),
+    };
+  }
+
+  start(input: ClientInput): ClientSnapshot {
+    return clientActorLogic.getInitialSnapshot(this.scope, input);
+  }
+
+  /** The final state takes no event: a closed client stays closed and sends nothing. */
+  step(snapshot: ClientSnapshot, event: ClientActorEvent): ClientSnapshot {
+    return snapshot.status === 'active' ? clientActorLogic.transition(snapshot, event, this.scope) : snapshot;
+  }
+}
+
+/**
+ * The parent of a node's user actors (userActor.ts): each joins this one actor system rather than
  * bringing a system of its own. It keeps no state. Of what its children tell it (a child reaching
- * its final state sends it an event), it passes on only a child's failure, an action that threw:
+ * its final state sends it an event), it passes on only a child's failure, a transition that threw:
  * with no observer of its own, that child's error reaches nobody else. A machine as the parent
  * kept an entry for the name of every event it had seen, one per child that ever left. Children
  * are created with it as their parent, not spawned by it, so it holds no list of them either.

@@ -1,9 +1,9 @@
 // The registry of this node's realtime clients (docs/architecture.md, Realtime). Each connection
-// is one actor of the client's state machine (clientActor.ts), and each signed-in user with
-// connections here one more actor (userActor.ts) for the live messages of all of them; the hub
-// feeds actors from the store's subscription (runner.applied$) — pushes, sign-ins and logouts
+// is one client's state machine (clientActor.ts), run in place, and each signed-in user with
+// connections here one actor (userActor.ts) for the live messages of all of them; the hub
+// feeds machines and actors from the store's subscription (runner.applied$) — pushes, sign-ins and logouts
 // reach a connection whichever node accepted them — and from one shared heartbeat tick. Every
-// frame the actors emit reaches its connection's writer through the hub's one RxJS subject,
+// frame the machines and actors emit reaches its connection's writer through the hub's one RxJS subject,
 // `frames$`; a reconnect's replay is paced to its response (replay.ts), and live traffic a reader
 // does not take cuts it off past SLOW_READER_MAX_BYTES.
 import { Subject, type Observer, type Subscription } from 'rxjs';
@@ -21,7 +21,7 @@ import type { Clock } from '../system/clock.js';
 import { secureRandomBytes } from '../system/ids.js';
 import type { EventStore, RecordedEvent } from '../store/port.js';
 import { handleCommand, type KnownState } from '../services/commandHandler.js';
-import { clientActorLogic, realtimeActorsLogic, type ClientActorLogic, type ClientActorEvent, type ClientInput, type FrameSink, type Frame } from './clientActor.js';
+import { ClientMachines, realtimeActorsLogic, type ClientActorEvent, type ClientInput, type ClientSnapshot, type FrameSink, type Frame } from './clientActor.js';
 import type { PushedMessage } from './messages.js';
 import { Replay, type LiveFrame, type ReplayTarget } from './replay.js';
 import { SLOW_READER_MAX_BYTES, type FrameStream } from './sse.js';
@@ -33,6 +33,7 @@ import { WorkContext } from '../system/workContext.js';
 const DELIVERIES_PER_TURN = 100;
 
 const HEARTBEAT: ClientActorEvent = { type: 'HEARTBEAT' };
+const CLOSE: ClientActorEvent = { type: 'CLOSE' };
 /**
  * Heartbeat passes per heartbeat interval. A pass sends the heartbeat to the streams that have
  * been silent for a whole interval (a stream that carried anything since needs none), so a stream
@@ -62,14 +63,14 @@ export interface OpenRequest {
 export interface ClientHandle {
   readonly clientId: string;
   /**
-   * Hands the client's frames to the observer (each frame the actor's transitions send, then
-   * complete when it reaches `closed`, or error when it failed), then starts the actor (PB_CONNECT first, then any replayed messages). Call
+   * Hands the client's frames to the observer (each frame its machine's transitions send, then
+   * complete when it reaches `closed`, or error when it failed), then starts the machine (PB_CONNECT first, then any replayed messages). Call
    * it in the same tick as open() resolved, so that no event applied in between is missed.
    * `stream`, the response the observer writes to, paces the replay and bounds what a reader
    * leaves untaken; without one the observer takes every frame at once, unbounded.
    */
   start(observer: Partial<Observer<Frame>>, stream?: FrameStream): void;
-  /** The request closed: the actor reaches `closed`, the client is gone. Idempotent. */
+  /** The request closed: the machine reaches `closed`, the client is gone. Idempotent. */
   close(): void;
 }
 
@@ -89,22 +90,26 @@ interface Delivery {
 interface Lifecycle {
   start(connection: Connection, observer: Partial<Observer<Frame>>, stream: FrameStream | undefined): void;
   close(connection: Connection, reason: DisconnectClient['reason']): void;
+  /** A step of the connection's machine threw. */
+  failed(connection: Connection, error: unknown): void;
   /** The heartbeat pass under way (the hub counts it up from 0). */
   pass: number;
   /** Where the frames of every connection go: the hub's one subscription writes each to its stream. */
   readonly frames$: Subject<Delivery>;
-  /** The parent, and so the actor system, of every client and user actor on this node. */
+  /** Where every client machine on this node takes its steps. */
+  readonly machines: ClientMachines;
+  /** The parent, and so the actor system, of every user actor on this node. */
   readonly actors: AnyActorRef;
 }
 
 /**
- * One client on this node, the handle the HTTP side holds for it, and its actor's `out`. A class
+ * One client on this node, the handle the HTTP side holds for it, and its machine's `out`. A class
  * rather than closures: thousands live as long as their streams, and methods are shared.
  */
 class Connection implements ClientHandle, ReplayTarget, FrameSink {
   started = false;
   closed = false;
-  /** Where the actor's frames go, once started. */
+  /** Where the machine's frames go, once started. */
   frames: Partial<Observer<Frame>> | undefined;
   /** The response under `frames`, when the HTTP side gave it. */
   stream: FrameStream | undefined;
@@ -112,25 +117,41 @@ class Connection implements ClientHandle, ReplayTarget, FrameSink {
   replaying: Replay | undefined;
   /** The heartbeat pass during which the stream last carried a frame. */
   lastPass = 0;
-  readonly actor: Actor<ClientActorLogic>;
+  /** The snapshot the client's machine reached, once started. */
+  machine: ClientSnapshot | undefined;
 
   constructor(
     private readonly lifecycle: Lifecycle,
     readonly clientId: string,
-    /** The actor's PB_CONNECT id and the session it starts with (ClientInput). */
-    position: number,
-    session: ClientInput['session'],
+    /** The machine's PB_CONNECT id and the session it starts with (ClientInput). */
+    private readonly position: number,
+    private readonly session: ClientInput['session'],
     public userId: string | undefined,
     public sessionId: string | undefined,
     readonly replayAfter: number | undefined,
     /** The client's stream as this node last saw it: its disconnect is decided on it. */
     public known: KnownState<ClientState>,
-  ) {
-    // Its id is the client's: a failure reaches the hub under it (realtimeActorsLogic). The input
-    // is written out whole, not spread: V8 gives an object made by a spread and then extended a
-    // hidden class of its own, which the actor would keep for the stream's life.
-    const input: ClientInput = { clientId, position, session, out: this };
-    this.actor = createActor(clientActorLogic, { parent: lifecycle.actors, id: clientId, input });
+  ) {}
+
+  /** The machine's first step: PB_CONNECT, and the sign-in of a client with a session. */
+  begin(): void {
+    const { clientId, position, session } = this;
+    try {
+      this.machine = this.lifecycle.machines.start({ clientId, position, session, out: this });
+    } catch (error) {
+      this.lifecycle.failed(this, error);
+    }
+  }
+
+  /** One event through the client's machine, once it started. */
+  step(event: ClientActorEvent): void {
+    const { machine } = this;
+    if (machine === undefined) return;
+    try {
+      this.machine = this.lifecycle.machines.step(machine, event);
+    } catch (error) {
+      this.lifecycle.failed(this, error);
+    }
   }
 
   start(observer: Partial<Observer<Frame>>, stream?: FrameStream): void {
@@ -141,17 +162,17 @@ class Connection implements ClientHandle, ReplayTarget, FrameSink {
     this.lifecycle.close(this, 'closed');
   }
 
-  /** The actor reached `closed`: its frames end. */
+  /** The machine reached `closed`: its frames end. */
   end(): void {
     this.frames?.complete?.();
   }
 
-  /** The actor failed: its frames end with the error. */
+  /** The machine failed: its frames end with the error. */
   failed(error: unknown): void {
     this.frames?.error?.(error);
   }
 
-  /** A frame for the stream, through the hub's subject: the actor's own, or a live message from the user's actor. */
+  /** A frame for the stream, through the hub's subject: the machine's own, or a live message from the user's actor. */
   send(frame: Frame): void {
     this.lifecycle.frames$.next({ to: this, frame });
   }
@@ -171,13 +192,14 @@ class Connection implements ClientHandle, ReplayTarget, FrameSink {
     else this.release(frame);
   }
 
-  /** Written unless this client's own actor sent its id (replayed it, or a later login frame). */
+  /** Written unless this client's own machine sent its id (replayed it, or a later login frame). */
   release(frame: LiveFrame): void {
-    if (frame.id > this.actor.getSnapshot().context.lastId) this.send(frame);
+    const { machine } = this;
+    if (machine !== undefined && frame.id > machine.context.lastId) this.send(frame);
   }
 
   replayMessage({ position, appId, name, data }: RecentMessage): void {
-    this.actor.send({ type: 'MESSAGE', position, appId, name, data });
+    this.step({ type: 'MESSAGE', position, appId, name, data });
   }
 
   replayed(): void {
@@ -248,9 +270,11 @@ export class RealtimeHub {
   private readonly lifecycle: Lifecycle = {
     start: (connection, observer, stream) => this.startConnection(connection, observer, stream),
     close: (connection, reason) => this.close(connection, reason),
+    failed: (connection, error) => this.failed(connection, error),
     pass: 0,
     frames$: new Subject<Delivery>(),
-    actors: createActor(realtimeActorsLogic((clientId, error) => this.childFailed(clientId, error))).start(),
+    machines: new ClientMachines(),
+    actors: createActor(realtimeActorsLogic((actorId, error) => this.deps.log.error({ err: error, actorId }, 'a realtime user actor failed'))).start(),
   };
 
   /**
@@ -261,7 +285,7 @@ export class RealtimeHub {
 
   constructor(private readonly deps: RealtimeHubDeps) {
     this.work = WorkContext.ofNode(deps.nodeId);
-    // Synchronous, in the order the actors emit: a frame is written before the next event is taken.
+    // Synchronous, in the order the machines and actors emit: a frame is written before the next event is taken.
     this.lifecycle.frames$.subscribe(({ to, frame }) => to.write(frame));
   }
 
@@ -346,11 +370,11 @@ export class RealtimeHub {
   private startConnection(connection: Connection, observer: Partial<Observer<Frame>>, stream: FrameStream | undefined): void {
     if (connection.started || connection.closed) return;
     connection.started = true;
-    const { actor } = connection;
     connection.frames = observer;
     connection.stream = stream;
     connection.lastPass = this.lifecycle.pass;
-    actor.start();
+    connection.begin();
+    if (connection.closed) return; // its first step failed
     this.connections.set(connection.clientId, connection);
     this.index(connection);
     if (connection.replayAfter !== undefined && connection.userId !== undefined) {
@@ -363,11 +387,10 @@ export class RealtimeHub {
     }
   }
 
-  /** A client's actor failed (an action threw): its stream ends with the error, the client closes. */
-  private childFailed(clientId: string, error: unknown): void {
-    const connection = this.connections.get(clientId);
-    if (!connection) return;
-    this.deps.log.error({ err: error, clientId }, 'a realtime client actor failed; closing its connection');
+  /** A step of a client's machine threw (an action failed): its stream ends with the error, the client closes. */
+  private failed(connection: Connection, error: unknown): void {
+    if (connection.closed) return;
+    this.deps.log.error({ err: error, clientId: connection.clientId }, 'a realtime client machine failed; closing its connection');
     connection.failed(error);
     this.close(connection, 'closed');
   }
@@ -377,8 +400,8 @@ export class RealtimeHub {
     connection.closed = true;
     this.unindex(connection);
     this.connections.delete(connection.clientId);
-    // Not started: nobody has its frames yet, and its actor never ran.
-    if (connection.started) connection.actor.send({ type: 'CLOSE' });
+    // Not started: nobody has its frames yet, and its machine never ran.
+    connection.step(CLOSE);
     const { clientId } = connection;
     this.track(this.handle(this.work, clientId, { type: 'DisconnectClient', clientId, reason, at: this.deps.clock.now() }, connection.known)).catch((error: unknown) =>
       this.deps.log.error({ err: error, clientId }, 'could not record a client disconnect'),
@@ -421,7 +444,7 @@ export class RealtimeHub {
   /** Heartbeats, a slice per turn like a push: a push meanwhile does not wait for all of them. */
   private beat(targets: Connection[], from: number): void {
     const end = Math.min(targets.length, from + DELIVERIES_PER_TURN);
-    for (let i = from; i < end; i++) targets[i]!.actor.send(HEARTBEAT);
+    for (let i = from; i < end; i++) targets[i]!.step(HEARTBEAT);
     if (end < targets.length) setImmediate(() => this.beat(targets, end));
   }
 
@@ -456,7 +479,7 @@ export class RealtimeHub {
         connection.userId = event.data.userId;
         connection.sessionId = event.data.sessionId;
         this.index(connection);
-        connection.actor.send({ type: 'SIGNED_IN', user: this.specUserOf(user), sessionId: event.data.sessionId, position: recorded.position });
+        connection.step({ type: 'SIGNED_IN', user: this.specUserOf(user), sessionId: event.data.sessionId, position: recorded.position });
         break;
       }
       case 'SessionEnded': {
@@ -491,7 +514,7 @@ export class RealtimeHub {
       let channel = this.byUser.get(userId);
       if (!channel) {
         // The user as this connection's machine holds it, for the next connections to share.
-        const { user } = connection.actor.getSnapshot().context;
+        const user = connection.machine?.context.user;
         channel = new UserChannel(createActor(userActorLogic, { parent: this.lifecycle.actors }), user?.id === userId ? user : undefined);
         this.byUser.set(userId, channel);
       }

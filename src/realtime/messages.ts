@@ -1,4 +1,4 @@
-// A pushed message as the realtime actors take it: a client's machine for a replay, a user's actor
+// A pushed message as the realtime machines and actors take it: a client's machine for a replay, a user's actor
 // live (clientActor.ts, userActor.ts). Both keep `lastId`, the highest id they sent. The machine
 // narrows its events with XState's `assertEvent` before it calls these.
 import type { LiveFrame } from './replay.js';

@@ -5,7 +5,7 @@
 //
 // Live messages that arrive meanwhile are held and follow the backlog in log order: one at or
 // below the backlog's last position is dropped (the backlog carries it), one above is kept, and
-// each is written only above what the client's actor sent (hub.ts). Held frames are live traffic
+// each is written only above what the client's machine sent (hub.ts). Held frames are live traffic
 // the reader has not taken: past SLOW_READER_MAX_BYTES the reader is cut off, as it is live.
 import type { RecentMessage } from '../projections/recentMessages.js';
 import type { Frame } from './clientActor.js';
@@ -20,9 +20,9 @@ const FRAMES_PER_TURN = 100;
 export interface ReplayTarget {
   /** The connection ended: the replay stops. */
   readonly closed: boolean;
-  /** One message of the backlog, through the client's actor, which emits its frame. */
+  /** One message of the backlog, through the client's machine, which emits its frame. */
   replayMessage(message: RecentMessage): void;
-  /** A held live frame, written unless the client's actor sent its id already. */
+  /** A held live frame, written unless the client's machine sent its id already. */
   release(frame: LiveFrame): void;
   /** Everything was written: live frames go straight to the stream from now on. */
   replayed(): void;

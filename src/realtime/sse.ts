@@ -23,7 +23,7 @@ export interface FrameStream {
 
 /**
  * The last message frame formatted. One push reaches every connection of its users one after
- * another, each actor emitting the same id, app, name and data object: those are serialised once
+ * another, each machine or actor emitting the same id, app, name and data object: those are serialised once
  * per push instead of once per connection.
  */
 let lastMessage: { id: number; appId: string; name: string; data: object; text: string } | undefined;

@@ -1,10 +1,11 @@
 // The realtime client's machine on its own (docs/architecture.md, "Realtime"): xstate's pure `initialTransition` and
 // `transition` calls, no actor, no socket. Every transition is checked for the state it reaches
-// and the frames it emits (its actions, run against a recording `out`).
+// and the frames it emits (its actions, run against a recording `out`); then the way the hub runs
+// the machines (`ClientMachines`), against an actor of the same machine.
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createActor, initialTransition, StateMachine, transition, type ExecutableActionObject } from 'xstate';
-import { clientActorLogic, realtimeActorsLogic, type ClientActorEvent, type ClientInput, type Frame, type FrameSink } from '../../src/realtime/clientActor.js';
+import { createActor, fromTransition, initialTransition, StateMachine, transition, type ExecutableActionObject } from 'xstate';
+import { ClientMachines, clientActorLogic, realtimeActorsLogic, type ClientActorEvent, type ClientInput, type Frame, type FrameSink } from '../../src/realtime/clientActor.js';
 import type { SpecUser } from '../../src/realtime/specUser.js';
 
 const user = (oId = '1630399136785'): SpecUser => ({
@@ -142,17 +143,21 @@ test('closed is final: nothing more happens', () => {
   assert.is(outOf(closed).ended, 1);
 });
 
-test('an actor of the machine sends the frames its transitions emit, in order, and ends them when closed', () => {
+test("the hub's machines send the frames their transitions emit, in order, and end them when closed", () => {
+  const machines = new ClientMachines();
   const out = recorder();
   const { sent } = out;
-  const actor = createActor(clientActorLogic, { input: { clientId: 'client-1', position: 7, out } });
-  actor.start();
-  actor.send({ type: 'HEARTBEAT' });
-  actor.send({ type: 'SIGNED_IN', user: user(), sessionId: 's2', position: 12 });
-  actor.send(message(12));
-  actor.send(message(13));
-  actor.send({ type: 'CLOSE' });
-  actor.send({ type: 'HEARTBEAT' });
+  let client = machines.start({ clientId: 'client-1', position: 7, out });
+  for (const event of [
+    { type: 'HEARTBEAT' },
+    { type: 'SIGNED_IN', user: user(), sessionId: 's2', position: 12 },
+    message(12),
+    message(13),
+    { type: 'CLOSE' },
+    { type: 'HEARTBEAT' },
+  ] as const) {
+    client = machines.step(client, event);
+  }
   assert.equal(
     sent.map((frame) => [frame.type, 'id' in frame ? frame.id : undefined]),
     [
@@ -162,24 +167,60 @@ test('an actor of the machine sends the frames its transitions emit, in order, a
       ['message', 13],
     ],
   );
-  assert.is(actor.getSnapshot().status, 'done');
+  assert.is(client.value, 'closed');
+  assert.is(client.status, 'done');
   assert.is(out.ended, 1);
 });
 
-test("an actor whose action throws fails without throwing, and its parent hears of it under the actor's id", () => {
-  const failures: Array<[string, unknown]> = [];
-  const parent = createActor(realtimeActorsLogic((actorId, error) => failures.push([actorId, error]))).start();
+test("the hub's machines take the same steps as an actor of the machine", () => {
+  const events: ClientActorEvent[] = [{ type: 'SIGNED_IN', user: user(), sessionId: 's2', position: 12 }, message(11), message(14), { type: 'HEARTBEAT' }, { type: 'CLOSE' }];
+  const viaActor = recorder();
+  const actor = createActor(clientActorLogic, { input: { clientId: 'client-1', position: 7, out: viaActor } });
+  actor.start();
+  for (const event of events) actor.send(event);
+  const inPlace = recorder();
+  const machines = new ClientMachines();
+  let client = machines.start({ clientId: 'client-1', position: 7, out: inPlace });
+  for (const event of events) client = machines.step(client, event);
+  assert.equal(inPlace.sent, viaActor.sent);
+  assert.is(client.value, actor.getSnapshot().value);
+  assert.equal(client.context.lastId, actor.getSnapshot().context.lastId);
+});
+
+test('a step whose action throws throws out of step, and the client keeps the snapshot it had', () => {
+  const machines = new ClientMachines();
   const broken = new Error('the writer broke');
+  let failing = false;
   const out: FrameSink = {
     send: () => {
-      throw broken;
+      if (failing) throw broken;
     },
     end: () => undefined,
   };
-  const actor = createActor(clientActorLogic, { parent, id: 'client-9', input: { clientId: 'client-9', position: 7, out } });
-  actor.start();
-  assert.is(actor.getSnapshot().status, 'error');
-  assert.equal(failures, [['client-9', broken]]);
+  const before = machines.start({ clientId: 'client-9', position: 7, out });
+  failing = true;
+  assert.throws(
+    () => machines.step(before, { type: 'SIGNED_IN', user: user(), sessionId: 's2', position: 12 }),
+    (error: unknown) => error === broken,
+  );
+  assert.is(before.value, 'anonymous');
+  assert.is(before.context.lastId, 7);
+});
+
+test("a child whose transition throws fails without throwing, and the hub's parent hears of it under the child's id", () => {
+  const failures: Array<[string, unknown]> = [];
+  const parent = createActor(realtimeActorsLogic((actorId, error) => failures.push([actorId, error]))).start();
+  const broken = new Error('the transition broke');
+  const child = createActor(
+    fromTransition(() => {
+      throw broken;
+    }, undefined),
+    { parent, id: 'user-9' },
+  );
+  child.start();
+  child.send({ type: 'MESSAGE' });
+  assert.is(child.getSnapshot().status, 'error');
+  assert.equal(failures, [['user-9', broken]]);
   parent.stop();
 });
 

@@ -1,5 +1,5 @@
 // A push is one event per user: the user's actor emits one frame that the hub writes to each of
-// the user's connections, unless that connection's own actor sent the id already. Connections
+// the user's connections, unless that connection's own machine sent the id already. Connections
 // here are the hub's own handles (no HTTP), so a replaying one can be started in the middle of
 // a push's delivery, between two users' parts of it.
 import { WorkContext } from '../../src/system/workContext.js';

@@ -1,5 +1,5 @@
 // The realtime stream, and logout (docs/api.md). The stream's frames come only from the client's
-// actor, which the hub hands over; this handler just writes them.
+// machine, which the hub hands over; this handler just writes them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Observer } from 'rxjs';
 import { ErrorBody, SuccessBody, type ErrorAnswer } from '../../contract/answers.js';
@@ -141,8 +141,8 @@ class FrameWriter implements Partial<Observer<Frame>> {
   next(frame: Frame): void {
     const { res } = this;
     if (!this.open) return;
-    // A frame that cannot be formatted or written ends this connection only: thrown from the
-    // actor's listener, it would be rethrown asynchronously and end the process.
+    // A frame that cannot be formatted or written ends this connection only: thrown into the
+    // hub's subject, RxJS would rethrow it asynchronously and end the process.
     try {
       res.write(formatFrame(frame));
     } catch (error) {

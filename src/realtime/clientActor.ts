@@ -156,9 +156,9 @@ export class ClientMachines {
   private readonly scope: ActorScope<ClientSnapshot, ClientActorEvent>;
 
   constructor() {
-    // The `self` and system every step names: an actor of the machine that is never started. No
-    // action of the machine reads `self`, sends, raises, spawns, delays or logs, so the scope's
-    // other parts are never called on.
+    // The `self` and system every step names: an actor of the machine that is never started. The
+    // machine has no delayed transition, no child and no action but its own functions and
+    // assigns (its unit test checks), so nothing else of the scope is ever called on.
     const self = createActor(clientActorLogic, { input: { clientId: '', position: 0, out: DISCARD } });
     this.scope = {
       self,

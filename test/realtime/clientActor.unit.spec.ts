@@ -59,6 +59,26 @@ test('a state machine: anonymous, signedIn and the final state closed', () => {
   assert.is(clientActorLogic.root.states.closed!.type, 'final');
 });
 
+test("the machine asks nothing of the hub's one scope: no delays, no children, only its own named actions", () => {
+  // The hub runs every client through one scope whose `self` is not the client (ClientMachines):
+  // a delayed transition, an invoked or spawned child, or a `sendTo` would reach that idle actor.
+  const named = new Set(Object.keys(clientActorLogic.implementations.actions));
+  // Each named action is our own function or an `assign`: no built-in action that sends, raises, spawns or stops.
+  for (const [name, implementation] of Object.entries(clientActorLogic.implementations.actions)) {
+    const builtIn = (implementation as { type?: unknown }).type;
+    assert.ok(builtIn === undefined || builtIn === 'xstate.assign', `${name} is a function of ours or an assign, not ${String(builtIn)}`);
+  }
+  const nodes = [clientActorLogic.root, ...Object.values(clientActorLogic.root.states)];
+  for (const node of nodes) {
+    assert.equal(node.after, [], `${node.id} has no delayed transitions`);
+    assert.equal(node.invoke, [], `${node.id} invokes nothing`);
+    const transitions = [...node.transitions.values()].flat().concat(node.always ?? []);
+    for (const action of [...node.entry, ...node.exit, ...transitions.flatMap((t) => t.actions)]) {
+      assert.ok(typeof action === 'string' && named.has(action), `${node.id}: ${String(action)} is one of the machine's named actions`);
+    }
+  }
+});
+
 test('without a session it starts anonymous and emits PB_CONNECT with login_status false', () => {
   const [snapshot, actions, out] = start({ clientId: 'client-1', position: 7 });
   assert.is(snapshot.value, 'anonymous');

@@ -2,6 +2,7 @@
 // (bench/sse-clients.ts), each bound to its own loopback source address, against the service and
 // against a bare node:http SSE broadcaster (bench/baselines/sse-server.ts) in the same run.
 import { request } from 'node:http';
+import { collectGarbage, freePort } from '../lib/inspector.js';
 import { CpuMeter, log, type MemorySampler, round, runToResult, sleep, startChild, type Child } from '../lib/proc.js';
 import type { ScenarioReport } from '../lib/report.js';
 import type { WorkerAnswers } from '../sse-clients.js';
@@ -124,7 +125,14 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
   const signedInUsers = ctx.quick ? 100 : 1000;
   const notes: string[] = [];
 
-  async function measure(url: string, memory: MemorySampler, serverPid: number, label: string) {
+  /** RSS after two full collections, read through the server's inspector (`inspectPort`). */
+  async function collectedKb(memory: MemorySampler, inspectPort: number) {
+    await collectGarbage(inspectPort);
+    await sleep(500);
+    return memory.sample();
+  }
+
+  async function measure(url: string, memory: MemorySampler, serverPid: number, label: string, inspectPort: number) {
     const workers = await startWorkers(workerCount, url);
     // Warm-up: a few hundred connections opened and closed (JIT, pools), then the idle figure.
     await workers.all('open', () => ({ count: ctx.quick ? 50 : 100, concurrency: 16 }));
@@ -135,6 +143,10 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
     // shared machine noise only ever slows a round down. RSS is read in the first round.
     let best: { ok: number; elapsedS: number; cpuUsPerConnect: number; connectP99: number } | undefined;
     let openKb = NaN;
+    // What the open connections keep, garbage aside: RSS after full collections with them all
+    // open, less the same once they are closed.
+    let openCollectedKb = NaN;
+    let closedCollectedKb = NaN;
     for (let round_ = 0; round_ < (ctx.quick ? 1 : 2); round_++) {
       if (round_ > 0) await sleep(2000);
       const cpu = new CpuMeter({ server: serverPid }).start();
@@ -154,6 +166,7 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
       if (round_ === 0) {
         await sleep(ctx.quick ? 500 : 2000); // let the allocation settle before reading RSS
         openKb = memory.sample();
+        openCollectedKb = await collectedKb(memory, inspectPort);
       }
       log(
         `sse-capacity ${label}: ${ok} open in ${round(elapsedS, 2)} s (${round(ok / elapsedS)} connects/s)${round_ === 0 ? `, RSS ${round(idleKb / 1024)} → ${round(openKb / 1024)} MB` : ''}`,
@@ -161,6 +174,10 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
       const connectP99 = Math.max(...opened.map((o) => o.connectMs.p99 as number));
       if (!best || ok / elapsedS > best.ok / best.elapsedS) best = { ok, elapsedS, cpuUsPerConnect, connectP99 };
       await workers.all('close');
+      if (round_ === 0) {
+        await sleep(ctx.quick ? 300 : 1500);
+        closedCollectedKb = await collectedKb(memory, inspectPort);
+      }
     }
     await workers.stop();
     return {
@@ -169,19 +186,22 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
       idleMb: idleKb / 1024,
       openMb: openKb / 1024,
       kbPerConnection: (openKb - idleKb) / Math.max(1, total),
+      collectedKbPerConnection: (openCollectedKb - closedCollectedKb) / Math.max(1, total),
       connectP99: best!.connectP99,
       cpuUsPerConnect: best!.cpuUsPerConnect,
     };
   }
 
   const sim = await ctx.simulator();
-  const service = await startBenchService(ctx, 'sse-capacity', sim.url, { REALTIME_HEARTBEAT_MS: '15000' });
-  const svc = await measure(service.url, service.memory, service.child.pid, 'service');
+  const serviceInspector = await freePort();
+  const service = await startBenchService(ctx, 'sse-capacity', sim.url, { REALTIME_HEARTBEAT_MS: '15000' }, [`--inspect=127.0.0.1:${serviceInspector}`]);
+  const svc = await measure(service.url, service.memory, service.child.pid, 'service', serviceInspector);
   const memory = service.memory.stop();
   await service.child.stop();
 
-  const bare = await startBaseline('sse-baseline', 'bench/baselines/sse-server.ts');
-  const base = await measure(bare.url, bare.memory, bare.child.pid, 'bare broadcaster');
+  const bareInspector = await freePort();
+  const bare = await startBaseline('sse-baseline', 'bench/baselines/sse-server.ts', { NODE_OPTIONS: `--inspect=127.0.0.1:${bareInspector}` });
+  const base = await measure(bare.url, bare.memory, bare.child.pid, 'bare broadcaster', bareInspector);
   bare.memory.stop();
   await bare.child.stop();
 
@@ -194,7 +214,8 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
 
   notes.push(
     `${total.toLocaleString('en-US')} anonymous connections from ${workerCount} client processes (${concurrency} attempts in flight each), ${ctx.quick ? 'once' : 'twice, the quicker round kept'}; a connect counts when its PB_CONNECT frame arrived. ` +
-      `RSS per connection = (RSS with all open, ${ctx.quick ? 0.5 : 2} s after the last connect − idle RSS) / connections. Bare broadcaster: ${round(base.connectsPerS)} connects/s, ${round(base.kbPerConnection, 1)} KB/connection. CPU per connect: service ${round(svc.cpuUsPerConnect)} µs, bare ${round(base.cpuUsPerConnect)} µs`,
+      `RSS per connection = (RSS with all open, ${ctx.quick ? 0.5 : 2} s after the last connect − idle RSS) / connections. Bare broadcaster: ${round(base.connectsPerS)} connects/s, ${round(base.kbPerConnection, 1)} KB/connection. CPU per connect: service ${round(svc.cpuUsPerConnect)} µs, bare ${round(base.cpuUsPerConnect)} µs. ` +
+      `That RSS holds garbage not yet collected as well as what the connections keep; after two full collections (through each server's inspector) with all open, less the same once all are closed: service ${round(svc.collectedKbPerConnection, 1)} KB, bare ${round(base.collectedKbPerConnection, 1)} KB per connection`,
   );
   return {
     name: 'sse-capacity',
@@ -223,6 +244,14 @@ export async function sseCapacity(ctx: BenchContext): Promise<ScenarioReport> {
         openMb: svc.openMb,
         cpuUsPerConnect: svc.cpuUsPerConnect,
         bareCpuUsPerConnect: base.cpuUsPerConnect,
+      }),
+      row({
+        name: 'sse-capacity',
+        metric: 'RSS KB per connection after full collections',
+        value: svc.collectedKbPerConnection,
+        baseline: base.collectedKbPerConnection,
+        goal: '—',
+        met: null,
       }),
       row({
         name: 'sse-capacity',

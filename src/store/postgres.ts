@@ -162,6 +162,8 @@ export class PostgresEventStore implements EventStore {
   private readonly pollTimer: NodeJS.Timeout;
   private readonly pollIntervalMs: number;
   private polling = false;
+  /** Another node's notification came while a batch of this node's was in flight (see the listener). */
+  private heardWhileAppending = false;
   /**
    * The first committed position seen that readers could not reach yet, and when it was seen;
    * cleared once they reach it. Under load it comes and goes within a commit; it stays while a
@@ -200,10 +202,20 @@ export class PostgresEventStore implements EventStore {
         this.wakeAll();
         this.listener.notify();
       },
+      failed: () => {
+        if (this.heardWhileAppending) this.wakeAll();
+      },
       failure: (error) => this.failure(error),
     });
     this.listener = new AppendListener(client, channel, {
-      appended: () => this.wakeAll(),
+      // Another node committed. With a batch of this node's in flight, the read its commit wakes
+      // (or its failure, see above) starts after this notification and so sees those rows: waking
+      // now too would read the table once more for nothing. Under load a node nearly always has a
+      // batch in flight, and every other node's notifications would each cost it a read.
+      appended: () => {
+        if (this.appender.appending) this.heardWhileAppending = true;
+        else this.wakeAll();
+      },
       lost: (error) => this.stopAll(this.failure(error)),
     });
     this.pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
@@ -326,6 +338,7 @@ export class PostgresEventStore implements EventStore {
   }
 
   private wakeAll(): void {
+    this.heardWhileAppending = false;
     for (const subscriber of this.subscribers) void this.pump(subscriber);
   }
 

@@ -95,10 +95,17 @@ export class PostgresAppender {
     private readonly hooks: {
       /** A batch committed (wake subscribers, notify other nodes). */
       committed(): void;
+      /** A batch failed whole: nothing of it was written. */
+      failed(): void;
       /** A failure as the store tells it. */
       failure(error: unknown): Error;
     },
   ) {}
+
+  /** A batch is in flight: its commit, or its failure, follows. */
+  get appending(): boolean {
+    return this.inFlight.size > 0;
+  }
 
   append(request: AppendRequest): Promise<AppendResult> {
     return new Promise((resolve, reject) => {
@@ -176,6 +183,7 @@ export class PostgresAppender {
       }
       if (batch.length === 1 && codeOf(error) === UNIQUE_VIOLATION && retries > 0) return this.send(batch, retries - 1);
       const failure = this.hooks.failure(error);
+      this.hooks.failed();
       for (const waiting of batch) waiting.reject(failure);
       return;
     }

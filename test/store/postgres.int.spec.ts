@@ -510,6 +510,44 @@ SERVER_TESTS['a row written outside append_batch at the same revision: a 409, al
   );
 };
 
+SERVER_TESTS["a node busy appending still delivers every other node's append, without the poll, once and in order"] = async ({ cluster, open }) => {
+  const here = await PostgresEventStore.open({ connectionString: cluster.connectionString, pollIntervalMs: NEVER_POLLS_MS });
+  const there = await PostgresEventStore.open({ connectionString: cluster.connectionString });
+  open.push(here, there);
+  const sub = await follow(here);
+  const theirs: number[] = [];
+  let stop = false;
+  // Here appends from several callers without a pause, so that a batch of its own is in flight
+  // whenever the other node's notifications come, and goes on a while after the other node's
+  // last append: its notification too comes while here is appending.
+  const busy = Promise.all(
+    Array.from({ length: 8 }, async (_, k) => {
+      for (let i = 0; !stop; i++) await here.append(`busy-${k}`, [{ type: 'Mine', data: { i } }]);
+    }),
+  );
+  for (let i = 0; i < 40; i++) theirs.push((await there.append(`theirs-${randomUUID()}`, [{ type: 'Theirs', data: { i } }])).position);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  stop = true;
+  await busy;
+  await eventually(() => sub.seen.filter((e) => e.type === 'Theirs').length === theirs.length, {
+    what: () => `the other node's events delivered (${sub.seen.filter((e) => e.type === 'Theirs').length} of ${theirs.length})`,
+    timeoutMs: 5000,
+  });
+  const positions = sub.seen.map((e) => e.position);
+  assert.equal(
+    positions,
+    [...positions].sort((a, b) => a - b),
+    'in log order',
+  );
+  assert.is(new Set(positions).size, positions.length, 'each once');
+  assert.equal(
+    sub.seen.filter((e) => e.type === 'Theirs').map((e) => e.position),
+    theirs,
+  );
+  assert.equal(sub.errors, []);
+  await sub.subscription.unsubscribe();
+};
+
 SERVER_TESTS['a transaction that wrote and stays open (another database of the cluster) holds followers back, not appends; they catch up once it ends'] = async ({
   cluster,
   open,

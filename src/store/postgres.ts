@@ -202,10 +202,10 @@ export class PostgresEventStore implements EventStore {
         this.wakeAll();
         this.listener.notify();
       },
-      failed: () => {
+      failed: (error) => {
         if (this.heardWhileAppending) this.wakeAll();
+        return this.failure(error);
       },
-      failure: (error) => this.failure(error),
     });
     this.listener = new AppendListener(client, channel, {
       // Another node committed. With a batch of this node's in flight, the read its commit wakes

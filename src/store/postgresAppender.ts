@@ -95,10 +95,8 @@ export class PostgresAppender {
     private readonly hooks: {
       /** A batch committed (wake subscribers, notify other nodes). */
       committed(): void;
-      /** A batch failed whole: nothing of it was written. */
-      failed(): void;
-      /** A failure as the store tells it. */
-      failure(error: unknown): Error;
+      /** A batch failed whole (nothing of it was written): the error its appends are rejected with, as the store tells it. */
+      failed(error: unknown): Error;
     },
   ) {}
 
@@ -182,8 +180,7 @@ export class PostgresAppender {
         return;
       }
       if (batch.length === 1 && codeOf(error) === UNIQUE_VIOLATION && retries > 0) return this.send(batch, retries - 1);
-      const failure = this.hooks.failure(error);
-      this.hooks.failed();
+      const failure = this.hooks.failed(error);
       for (const waiting of batch) waiting.reject(failure);
       return;
     }

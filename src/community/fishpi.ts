@@ -4,9 +4,9 @@
 // than axios because every admin request makes one platform call and axios' per-call CPU cost
 // would dominate ours (docs/decisions.md). This file alone decides what an answer means: callers only
 // ever see the domain's platform errors, never an undici error, a stack, or a gold-finger key.
-import { EventEmitter } from 'node:events';
 import { Pool } from 'undici';
 import { PlatformRejectedError, PlatformTimeoutError, PlatformUnavailableError } from '../domain/errors.js';
+import { callWithin, DeadlineExpired, type PlatformAnswer } from './platformCall.js';
 import { missingKeyError, type GoldFingerKeys, type GoldFingerType } from './goldFinger.js';
 import type { CommunityPlatform, ItemBag, OpenIdRequest, PlatformUser, PointsSource } from './port.js';
 
@@ -173,39 +173,24 @@ export class FishpiPlatform implements CommunityPlatform {
   private async text(method: 'GET' | 'POST', path: string, request: CallBody): Promise<string> {
     const headers = request.data ? { ...this.headers, 'content-type': 'application/json' } : this.headers;
     const query = request.query ? queryString(request.query) : '';
-    // The wall-clock deadline of the whole call, body included (undici's own timers are idle
-    // timers that a trickling answer keeps resetting). undici takes an EventEmitter as the abort
-    // signal: far less work per call than an AbortController and its event listeners.
-    const deadline = new EventEmitter();
-    let expired = false;
-    const timer = setTimeout(() => {
-      expired = true;
-      deadline.emit('abort');
-    }, this.timeoutMs);
+    let answer: PlatformAnswer;
     try {
-      const { statusCode, body } = await this.pool.request({
-        method,
-        path: `${this.pathPrefix}${path}${query}`,
-        headers,
-        body: request.data ? JSON.stringify(request.data) : undefined,
-        signal: deadline,
-      });
-      // Every body is read to its end or destroyed, or its socket is never reused nor freed.
-      if (statusCode < 200 || statusCode >= 300) {
-        await body.dump().catch(() => undefined);
-        throw new PlatformUnavailableError(`HTTP ${statusCode} from ${path}`, true);
-      }
-      return await body.text();
+      // The wall-clock deadline of the whole call, body included (undici's own timers are idle
+      // timers that a trickling answer keeps resetting).
+      answer = await callWithin(
+        this.pool,
+        { method, path: `${this.pathPrefix}${path}${query}`, headers, body: request.data ? JSON.stringify(request.data) : undefined },
+        this.timeoutMs,
+      );
     } catch (error) {
-      if (error instanceof PlatformUnavailableError) throw error;
-      throw this.classify(error, expired, path);
-    } finally {
-      clearTimeout(timer);
+      throw this.classify(error, path);
     }
+    if (answer.statusCode < 200 || answer.statusCode >= 300) throw new PlatformUnavailableError(`HTTP ${answer.statusCode} from ${path}`, true);
+    return answer.text;
   }
 
-  private classify(error: unknown, expired: boolean, path: string): PlatformTimeoutError | PlatformUnavailableError {
-    if (expired) return new PlatformTimeoutError(this.timeoutMs);
+  private classify(error: unknown, path: string): PlatformTimeoutError | PlatformUnavailableError {
+    if (error instanceof DeadlineExpired) return new PlatformTimeoutError(this.timeoutMs);
     const code = codeOf(error);
     if (TIMED_OUT.has(code)) return new PlatformTimeoutError(this.timeoutMs);
     if (NOT_SENT.has(code)) return new PlatformUnavailableError(`cannot reach the platform (${code}) for ${path}`, false);

@@ -2,6 +2,21 @@
 // exposed at GET /metrics.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/**
+ * A counter of what `histogram` observed, by the same labels, taken from the histogram's counts
+ * when scraped: a request or platform call is one metric update rather than two.
+ */
+function countOf<T extends string>(histogram: Histogram<T>, config: { name: string; help: string; labelNames: readonly T[]; registers: Registry[] }): Counter<T> {
+  return new Counter<T>({
+    ...config,
+    async collect() {
+      const { name, values } = await histogram.get();
+      this.reset();
+      for (const { metricName, labels, value } of values) if (metricName === `${name}_count`) this.inc(labels, value);
+    },
+  });
+}
+
 export function createMetrics() {
   const registry = new Registry();
   // The realtime hub is built after the metrics; it tells how to count its connections later.
@@ -9,16 +24,26 @@ export function createMetrics() {
   let clockOffsetMs = () => 0;
   collectDefaultMetrics({ register: registry });
   const seconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+  const httpLabels = ['method', 'route', 'status'] as const;
+  const platformLabels = ['endpoint', 'outcome'] as const;
+  const httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration by route and status',
+    labelNames: httpLabels,
+    buckets: seconds,
+    registers: [registry],
+  });
+  const platformDuration = new Histogram({
+    name: 'platform_call_duration_seconds',
+    help: 'Duration of calls to the community platform',
+    labelNames: platformLabels,
+    buckets: seconds,
+    registers: [registry],
+  });
   return {
     registry,
-    httpRequests: new Counter({ name: 'http_requests_total', help: 'HTTP requests by route and status', labelNames: ['method', 'route', 'status'], registers: [registry] }),
-    httpDuration: new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'HTTP request duration by route and status',
-      labelNames: ['method', 'route', 'status'],
-      buckets: seconds,
-      registers: [registry],
-    }),
+    httpDuration,
+    httpRequests: countOf(httpDuration, { name: 'http_requests_total', help: 'HTTP requests by route and status', labelNames: httpLabels, registers: [registry] }),
     sseConnections: new Gauge({
       name: 'sse_connections_open',
       help: 'Open realtime (SSE) connections on this node',
@@ -109,17 +134,11 @@ export function createMetrics() {
       labelNames: ['bound'],
       registers: [registry],
     }),
-    platformCalls: new Counter({
+    platformDuration,
+    platformCalls: countOf(platformDuration, {
       name: 'platform_calls_total',
       help: 'Calls to the community platform by endpoint and outcome',
-      labelNames: ['endpoint', 'outcome'],
-      registers: [registry],
-    }),
-    platformDuration: new Histogram({
-      name: 'platform_call_duration_seconds',
-      help: 'Duration of calls to the community platform',
-      labelNames: ['endpoint', 'outcome'],
-      buckets: seconds,
+      labelNames: platformLabels,
       registers: [registry],
     }),
   };

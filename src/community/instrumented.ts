@@ -11,12 +11,12 @@ function outcomeOf(error: unknown): string {
   return 'failed';
 }
 
-export function instrumentedPlatform(platform: CommunityPlatform, metrics: Pick<Metrics, 'platformCalls' | 'platformDuration'>): CommunityPlatform {
+export function instrumentedPlatform(platform: CommunityPlatform, metrics: Pick<Metrics, 'platformDuration'>): CommunityPlatform {
   const timed = Object.fromEntries(
     CALLS.map((endpoint) => [
       endpoint,
       async (...args: unknown[]) => {
-        const stop = metrics.platformDuration.startTimer({ endpoint });
+        const started = performance.now();
         let outcome = 'ok';
         try {
           return await (platform[endpoint] as (...a: unknown[]) => Promise<unknown>).apply(platform, args);
@@ -24,8 +24,7 @@ export function instrumentedPlatform(platform: CommunityPlatform, metrics: Pick<
           outcome = outcomeOf(error);
           throw error;
         } finally {
-          stop({ outcome });
-          metrics.platformCalls.inc({ endpoint, outcome });
+          metrics.platformDuration.observe({ endpoint, outcome }, (performance.now() - started) / 1000);
         }
       },
     ]),

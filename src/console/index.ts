@@ -12,7 +12,7 @@ import type { ConsoleIndex } from './consoleIndex.js';
 import { ConsoleCookies } from './cookies.js';
 import { EventFollows } from './follow.js';
 import type { ConsoleDeps } from './deps.js';
-import { consoleRouter } from './routes.js';
+import { consoleRouter, isConsolePath } from './routes.js';
 import { ConsoleSessions } from './sessions.js';
 import { SessionWatch } from './sessionWatch.js';
 import { ConsoleSignIn } from './signIn.js';
@@ -83,9 +83,10 @@ export function createConsole(settings: ConsoleSettings, config: Config, http: H
     }),
   };
   const assets = consoleAssets({ liveReload: settings.liveReload === true, log });
-  const router = consoleRouter(deps, assets);
+  const routes = consoleRouter(deps, assets).routes() as Middleware;
   return {
-    routes: router.routes() as Middleware,
+    // Every console path starts /console: the API's requests skip matching them against its routes.
+    routes: (ctx, next) => (isConsolePath(ctx.path) ? routes(ctx, next) : next()),
     async close() {
       streams.close();
       await assets.close();

@@ -73,7 +73,7 @@ export function consoleRouter(deps: ConsoleDeps, assets: ConsoleAssets): Router<
   return router;
 }
 
-const isConsolePath = (path: string) => path === '/console' || path.startsWith('/console/');
+export const isConsolePath = (path: string) => path === '/console' || path.startsWith('/console/');
 
 /**
  * With the console off, a browser that opens a /console page is told so, and how to turn it on,

@@ -11,7 +11,7 @@ import { WorkContext } from '../../system/workContext.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-type RequestMetrics = Pick<Metrics, 'httpRequests' | 'httpDuration'>;
+type RequestMetrics = Pick<Metrics, 'httpDuration'>;
 
 /** What every request's state holds from its first middleware on. */
 export interface WorkState {
@@ -31,7 +31,6 @@ export function recordRequest(
 ): void {
   const { requestId, appId, labels } = request;
   const durationMs = performance.now() - request.started;
-  metrics.httpRequests.inc(labels);
   metrics.httpDuration.observe(labels, durationMs / 1000);
   if (log.isLevelEnabled('info')) log.info({ requestId, appId, ...labels, durationMs: Math.round(durationMs * 10) / 10 }, 'request');
 }

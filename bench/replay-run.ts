@@ -11,10 +11,13 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import pg from 'pg';
-import { loadConfig } from '../src/config.js';
-import { openCore } from '../src/core.js';
-import { CATCH_UP_PAGE } from '../src/projections/runner.js';
+import { serviceModule } from './lib/build.js';
 import { memoryOf } from './lib/proc.js';
+
+// The compiled service when the bench built it, as a restart of a deployment runs it.
+const { loadConfig } = (await import(serviceModule('config.js'))) as typeof import('../src/config.js');
+const { openCore } = (await import(serviceModule('core.js'))) as typeof import('../src/core.js');
+const { CATCH_UP_PAGE } = (await import(serviceModule('projections/runner.js'))) as typeof import('../src/projections/runner.js');
 
 const { dataDir, mode, connectionString } = JSON.parse(process.argv[2]!) as { dataDir: string; mode: 'runner' | 'baseline' | 'pg-baseline'; connectionString?: string };
 const file = join(dataDir, 'events.sqlite');

@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [--json] [--only <name>[,<name>…]] [--profile]`
+// `npm run bench [-- --quick] [--json] [--only <name>[,<name>…]] [--profile] [--from-sources]`
 //
 // Runs every scenario, each with its servers and its load generators in separate
 // processes, each figure beside a baseline measured in the same run. Progress goes to stderr;
@@ -9,6 +9,7 @@
 // summary's command line (requests and the main thread's CPU), the others use --cpu-prof;
 // --wait-quiet <s> waits up to s seconds before each scenario for the machine to be ≥ 85% idle
 // (these machines are shared; each scenario's idle share at start is reported either way).
+// The service runs compiled, as deployed (bench/lib/build.ts); --from-sources runs it through tsx.
 // `--only sse-100k` holds 100,000 signed-in SSE connections on one node (as many as the run's
 // open-files limit allows where it cannot raise it) from several loopback source addresses.
 // `--only soak` runs the soak (10 min of mixed load on one service; ~1 min with --quick), which
@@ -23,6 +24,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { buildService } from './lib/build.js';
 import { log, machineIdle, OthersMeter, round, waitForQuiet } from './lib/proc.js';
 import { clusterCpuSeconds, startBenchCluster, type PostgresCluster } from './lib/postgres.js';
 import { machine, table, type ScenarioReport } from './lib/report.js';
@@ -69,6 +71,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     profile: { type: 'boolean', default: false },
     'wait-quiet': { type: 'string' },
+    'from-sources': { type: 'boolean', default: false },
   },
 });
 
@@ -81,6 +84,14 @@ for (const name of selected) {
     );
     process.exit(64);
   }
+}
+
+// The service as deployed (compiled), unless --from-sources: every scenario's service process
+// (bench/serve.ts) loads what this points at.
+if (!values['from-sources']) {
+  const t0 = performance.now();
+  process.env.BENCH_SERVICE_BUILD = await buildService();
+  log(`built the service as it is deployed (tsc -p tsconfig.build.json) in ${round((performance.now() - t0) / 1000, 1)} s`);
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'community-bridge-bench-'));

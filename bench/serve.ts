@@ -1,11 +1,14 @@
 // The service as the bench runs it: `startService` with the environment it is given (PORT=0,
 // DATA_DIR, COMMUNITY_URL, …), plus one all-permissions API key issued through the service's
 // own key service, as `npm run dev` does, and one more for each app named in BENCH_MORE_APPS
-// (comma-separated). Prints `READY {"url","apiKey","keys":{app: key}}`.
-import { loadConfig } from '../src/config.js';
-import { startService } from '../src/main.js';
-import { ApiKeyService } from '../src/services/apiKeys.js';
-import { WorkContext } from '../src/system/workContext.js';
+// (comma-separated). Prints `READY {"url","apiKey","keys":{app: key}}`. The service is the
+// compiled one when the bench built it (bench/lib/build.ts), else the sources.
+import { serviceModule } from './lib/build.js';
+
+const { loadConfig } = (await import(serviceModule('config.js'))) as typeof import('../src/config.js');
+const { startService } = (await import(serviceModule('main.js'))) as typeof import('../src/main.js');
+const { ApiKeyService } = (await import(serviceModule('services/apiKeys.js'))) as typeof import('../src/services/apiKeys.js');
+const { WorkContext } = (await import(serviceModule('system/workContext.js'))) as typeof import('../src/system/workContext.js');
 
 const config = loadConfig({ PORT: '0', LOG_LEVEL: 'warn', ...process.env });
 const service = await startService(config);

@@ -3,7 +3,7 @@
 // Runs every scenario, each with its servers and its load generators in separate
 // processes, each figure beside a baseline measured in the same run. Progress goes to stderr;
 // stdout gets the table, or with --json one JSON document {machine, scenarios: [rows]}.
-// --quick shrinks every scenario (the whole run in under a minute); --profile profiles the
+// --quick shrinks every scenario (the whole run in about two and a half minutes, a smoke test); --profile profiles the
 // service (profiles in bench/profiles/, summarise with bench/profile-summary.ts): admin-write and
 // admin-read profile their measured run alone through the service's inspector and log the
 // summary's command line (requests and the main thread's CPU), the others use --cpu-prof;

@@ -32,7 +32,7 @@ if (!file) {
 const top = Number(topArg ?? 25);
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 // The compiled service (bench/lib/build.ts) is summarised by its sources' paths, as the stages match them.
-for (const n of profile.nodes) n.callFrame.url = n.callFrame.url.replace(/\/\.bench-tmp\/build\/dist\/(.*)\.js$/, '/src/$1.ts');
+for (const n of profile.nodes) n.callFrame.url = n.callFrame.url.replace(/\/\.bench-tmp\/build-[^/]+\/dist\/(.*)\.js$/, '/src/$1.ts');
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parentOf = new Map<number, number>();
 for (const n of profile.nodes) for (const child of n.children ?? []) parentOf.set(child, n.id);

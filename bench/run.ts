@@ -88,10 +88,11 @@ for (const name of selected) {
 
 // The service as deployed (compiled), unless --from-sources: every scenario's service process
 // (bench/serve.ts) loads what this points at.
-if (!values['from-sources']) {
-  const t0 = performance.now();
-  process.env.BENCH_SERVICE_BUILD = await buildService();
-  log(`built the service as it is deployed (tsc -p tsconfig.build.json) in ${round((performance.now() - t0) / 1000, 1)} s`);
+const buildStarted = performance.now();
+const build = values['from-sources'] ? undefined : await buildService();
+if (build) {
+  process.env.BENCH_SERVICE_BUILD = build.dist;
+  log(`built the service as it is deployed (tsc -p tsconfig.build.json) in ${round((performance.now() - buildStarted) / 1000, 1)} s`);
 }
 
 const tmp = mkdtempSync(join(tmpdir(), 'community-bridge-bench-'));
@@ -114,6 +115,7 @@ const ctx: BenchContext = {
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     rmSync(tmp, { recursive: true, force: true });
+    build?.remove();
     process.exit(signal === 'SIGINT' ? 130 : 143);
   });
 }
@@ -151,6 +153,7 @@ try {
   if (simulator !== undefined) await (await simulator.catch(() => undefined))?.child.stop();
   if (postgres !== undefined) await (await postgres.catch(() => undefined))?.destroy();
   rmSync(tmp, { recursive: true, force: true });
+  build?.remove();
 }
 log(`done in ${round((performance.now() - started) / 1000, 1)} s`);
 

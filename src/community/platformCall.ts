@@ -32,15 +32,16 @@ export function callWithin(dispatcher: Dispatcher, options: Dispatcher.DispatchO
     let settled = false;
     let statusCode = 0;
     const chunks: Buffer[] = [];
-    const settle = (outcome: () => void) => {
-      if (settled) return;
+    /** True for the first outcome only: the deadline, the answer or the error, whichever comes first. */
+    const first = () => {
+      if (settled) return false;
       settled = true;
       clearTimeout(timer);
-      outcome();
+      return true;
     };
     const timer = setTimeout(() => {
       const expired = new DeadlineExpired();
-      settle(() => reject(expired));
+      if (first()) reject(expired);
       controller?.abort(expired);
     }, timeoutMs);
     dispatcher.dispatch(options, {
@@ -56,13 +57,12 @@ export function callWithin(dispatcher: Dispatcher, options: Dispatcher.DispatchO
         if (isSuccess(statusCode)) chunks.push(chunk);
       },
       onResponseEnd() {
-        settle(() => {
-          const text = isSuccess(statusCode) ? Buffer.concat(chunks).toString('utf8') : '';
-          resolve({ statusCode, text: text.charCodeAt(0) === BYTE_ORDER_MARK ? text.slice(1) : text });
-        });
+        if (!first()) return;
+        const text = isSuccess(statusCode) ? Buffer.concat(chunks).toString('utf8') : '';
+        resolve({ statusCode, text: text.charCodeAt(0) === BYTE_ORDER_MARK ? text.slice(1) : text });
       },
       onResponseError(_controller, error) {
-        settle(() => reject(error));
+        if (first()) reject(error);
       },
     });
   });

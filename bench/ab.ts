@@ -115,5 +115,6 @@ try {
 } finally {
   for (const service of services) service.stop();
   await sim.child.stop();
-  rmSync(tmp, { recursive: true, force: true });
+  // A service stopped a moment ago may still be removing files of its own in there.
+  rmSync(tmp, { recursive: true, force: true, maxRetries: 5 });
 }

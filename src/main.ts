@@ -1,6 +1,6 @@
 // Composition root: the only module that knows every adapter. config → store → read models →
 // projections → platform → services → HTTP.
-import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import { FishpiPlatform } from './community/fishpi.js';
 import type { CommunityPlatform } from './community/port.js';
@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from './config.js';
 import { ConsoleIndex } from './console/consoleIndex.js';
 import { consoleOffRoutes, createConsole } from './console/index.js';
 import { createRequestListener } from './http/app.js';
+import { draining } from './http/draining.js';
 import { startingResponder } from './http/starting.js';
 import { boundSockets, timeoutOptions, type SocketBounds } from './http/socketBounds.js';
 import { describeOpenFiles, openFilesLimits } from './openFilesLimit.js';
@@ -71,23 +72,12 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     maxConnectionsPerAddress: config.trustProxy ? undefined : config.sockets.maxConnectionsPerIp,
     ipv6PrefixLength: config.ipv6PrefixLength,
   };
-  const server = createServer(timeoutOptions(bounds), (req, res) => handle(req, res));
-  boundSockets(server, bounds, (bound) => metrics.connectionsRefused.inc({ bound }));
   // Shutdown waits for requests, not sockets: an idle keep-alive or pre-connected socket holds
   // no work and is simply closed.
-  const inFlight = new Set<ServerResponse>();
-  let closing = false;
-  let onDrained: (() => void) | undefined;
-  // One listener shared by every response (a realtime stream keeps its response for hours).
-  function responseClosed(this: ServerResponse) {
-    inFlight.delete(this);
-    if (inFlight.size === 0) onDrained?.();
-  }
-  server.on('request', (_req, res: ServerResponse) => {
-    inFlight.add(res);
-    if (closing) res.setHeader('Connection', 'close');
-    res.on('close', responseClosed);
-  });
+  const requests = draining();
+  const server = createServer({ ...timeoutOptions(bounds), ServerResponse: requests.ServerResponse }, (req, res) => handle(req, res));
+  boundSockets(server, bounds, (bound) => metrics.connectionsRefused.inc({ bound }));
+  requests.track(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, resolve);
@@ -257,23 +247,15 @@ export async function startService(config: Config, overrides: ServiceOverrides =
      * for flushing), then closes what is left, flushes the store and releases the platform.
      */
     async close() {
-      closing = true;
       server.close();
       // A response still to be written closes its connection, so no request can follow on it.
-      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+      requests.begin();
       // Realtime streams never finish on their own: end them (and record the disconnects), then
       // close the keep-alive sockets they leave idle.
       await deps.realtime.hub.stop();
       await operatorConsole?.close();
       server.closeIdleConnections();
-      if (inFlight.size > 0) {
-        let timer: NodeJS.Timeout | undefined;
-        await new Promise<void>((resolve) => {
-          onDrained = resolve;
-          timer = setTimeout(resolve, Math.max(0, config.shutdownTimeoutMs - 1500));
-        });
-        clearTimeout(timer);
-      }
+      await requests.settled(Math.max(0, config.shutdownTimeoutMs - 1500));
       server.closeAllConnections();
       stopSweeping();
       await retention.stop();

@@ -126,6 +126,7 @@ test('SIGTERM: open SSE streams end cleanly, in-flight requests finish, new conn
     await eventually(refusedAfterSigterm, { what: 'new connections to be refused after SIGTERM', timeoutMs: 2500, everyMs: 50 });
     const answer = await inFlight;
     assert.is(answer.status, 200, 'the in-flight request completed');
+    assert.is(answer.headers.get('connection'), 'close', 'its answer closes the connection, so no request follows it there');
     assert.is(await streamEnded, 'ended', 'the SSE stream ended as a stream does, not with a network error');
     const code = await eventually(() => service.child.exitCode, { what: 'the process to exit after SIGTERM', timeoutMs: 20_000 });
     assert.is(code, 0);

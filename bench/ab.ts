@@ -37,6 +37,9 @@ interface Service {
 }
 
 /** The version in `dir`, started as the bench starts the service (bench/scenarios/common.ts). */
+/** Every service's exit: a stopped service still writes its snapshot into its DATA_DIR. */
+const exits: Array<Promise<unknown>> = [];
+
 function startService(label: string, dir: string, simUrl: string): Promise<Service> {
   const flags = (process.env[`AB_FLAGS_${label}`] ?? '').split(' ').filter(Boolean);
   const node = [process.execPath, ...flags, '--import', 'tsx', 'bench/serve.ts'];
@@ -54,6 +57,7 @@ function startService(label: string, dir: string, simUrl: string): Promise<Servi
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  exits.push(new Promise((exited) => child.once('exit', exited)));
   return new Promise((ready, failed) => {
     child.once('exit', (code) => failed(new Error(`${label} exited (${code})`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -115,6 +119,6 @@ try {
 } finally {
   for (const service of services) service.stop();
   await sim.child.stop();
-  // A service stopped a moment ago may still be removing files of its own in there.
-  rmSync(tmp, { recursive: true, force: true, maxRetries: 5 });
+  await Promise.all(exits);
+  rmSync(tmp, { recursive: true, force: true });
 }

@@ -260,7 +260,12 @@ export class RealtimeHub {
   private readonly byUser = new Map<string, UserChannel>();
   private readonly bySession = new Map<string, Set<Connection>>();
   /** Appends in flight (connects and disconnects): stop() waits for them before the store closes. */
-  private readonly pending = new Set<Promise<unknown>>();
+  /**
+   * Appends in progress, which stop() waits for. Counted rather than kept in a Set: a Set churned
+   * by every connect leaves rehashed tables that keep what they held alive (src/http/draining.ts).
+   */
+  private pending = 0;
+  private readonly settledWaiters: Array<() => void> = [];
   private subscription: Subscription | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private stopping = false;
@@ -362,7 +367,7 @@ export class RealtimeHub {
     clearInterval(this.heartbeat);
     this.subscription?.unsubscribe();
     for (const connection of [...this.connections.values()]) this.close(connection, 'shutdown');
-    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+    while (this.pending > 0) await new Promise<void>((settled) => this.settledWaiters.push(settled));
     this.lifecycle.frames$.complete();
     this.lifecycle.actors.stop();
   }
@@ -538,8 +543,11 @@ export class RealtimeHub {
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {
-    this.pending.add(promise);
-    const done = () => this.pending.delete(promise);
+    this.pending += 1;
+    const done = () => {
+      this.pending -= 1;
+      if (this.pending === 0) for (const settled of this.settledWaiters.splice(0)) settled();
+    };
     promise.then(done, done);
     return promise;
   }

@@ -54,8 +54,12 @@ export interface Handled<State, Event> {
   position: number | undefined;
 }
 
-/** Per store, the last command queued on each stream (entries leave once their queue is empty). */
-const queues = new WeakMap<EventStore, Map<string, Promise<unknown>>>();
+/**
+ * Per store, each stream's queue: a promise that settles, with nothing, once the last command
+ * queued on it is done (entries leave once their queue is empty). It holds nothing of what the
+ * command answers: a table of a churned Map keeps what it held alive (src/http/draining.ts).
+ */
+const queues = new WeakMap<EventStore, Map<string, Promise<void>>>();
 
 function oneAtATime<T>(store: EventStore, streamName: string, job: () => Promise<T>): Promise<T> {
   let streams = queues.get(store);
@@ -64,19 +68,14 @@ function oneAtATime<T>(store: EventStore, streamName: string, job: () => Promise
     queues.set(store, streams);
   }
   const previous = streams.get(streamName);
-  // The next command runs after this one whichever way it ends (then(job, job)), so the queue
-  // holds the job's own promise.
-  const result = previous !== undefined ? previous.then(job, job) : job();
-  streams.set(streamName, result);
-  result.then(
-    () => leave(streams, streamName, result),
-    () => leave(streams, streamName, result),
-  );
+  // The next command runs after this one whichever way it ends.
+  const result = previous !== undefined ? previous.then(job) : job();
+  const leave = () => {
+    if (streams.get(streamName) === done) streams.delete(streamName);
+  };
+  const done: Promise<void> = result.then(leave, leave);
+  streams.set(streamName, done);
   return result;
-}
-
-function leave(streams: Map<string, Promise<unknown>>, streamName: string, queued: Promise<unknown>): void {
-  if (streams.get(streamName) === queued) streams.delete(streamName);
 }
 
 /** How long a command keeps deciding again when other writers keep moving its stream. */

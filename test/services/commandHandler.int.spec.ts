@@ -101,4 +101,36 @@ handler('two writers on one stream through two store handles: every command land
   }
 });
 
+handler('commands on one stream in one process run one after another, a refused one included', async ({ store }) => {
+  let appending = 0;
+  let mostAtOnce = 0;
+  let appends = 0;
+  // The store itself, but for its appends, which are counted as they run.
+  const watched = Object.create(store) as EventStore;
+  watched.append = async (...args) => {
+    appends += 1;
+    appending += 1;
+    mostAtOnce = Math.max(mostAtOnce, appending);
+    try {
+      return await store.append(...args);
+    } finally {
+      appending -= 1;
+    }
+  };
+  // Every command decided on the same known state: run side by side, all but one would conflict.
+  const known = { state: 0, revision: -1 };
+  const outcomes = await Promise.allSettled(
+    Array.from({ length: 12 }, (_, i) => handleCommand(WorkContext.unattributed, watched, 'count-f', counter, count(i === 3 ? 0 : 100), { known })),
+  );
+  assert.is(mostAtOnce, 1, 'never two appends to the stream at once');
+  assert.is(outcomes.filter((o) => o.status === 'rejected').length, 1, 'only the command over its limit is refused');
+  // The first appends on the known state; each of the ten others after it, once on that (stale)
+  // state and once more on the stream.
+  assert.is(appends, 1 + 10 * 2, 'no append ran into another of this process');
+  assert.equal(
+    (await store.readStream('count-f')).map((e) => (e.data as Counted['data']).to),
+    Array.from({ length: 11 }, (_, i) => i + 1),
+  );
+});
+
 handler.run();

@@ -259,10 +259,10 @@ export class RealtimeHub {
   private readonly connections = new Map<string, Connection>();
   private readonly byUser = new Map<string, UserChannel>();
   private readonly bySession = new Map<string, Set<Connection>>();
-  /** Appends in flight (connects and disconnects): stop() waits for them before the store closes. */
   /**
-   * Appends in progress, which stop() waits for. Counted rather than kept in a Set: a Set churned
-   * by every connect leaves rehashed tables that keep what they held alive (src/http/draining.ts).
+   * Appends in flight (connects and disconnects): stop() waits for them before the store closes.
+   * Counted rather than kept in a Set: a Set churned by every connect leaves rehashed tables that
+   * keep what they held alive (src/http/draining.ts).
    */
   private pending = 0;
   private readonly settledWaiters: Array<() => void> = [];

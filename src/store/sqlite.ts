@@ -5,10 +5,11 @@
 // - WAL with synchronous=FULL: an acknowledged append survives a power cut. To keep that cheap,
 //   appends are committed in batches (group commit: one transaction, one fsync for all of them);
 //   each append still succeeds or fails on its own expected revisions, unless the database fails
-//   the batch itself (a full disk): then the whole batch fails and nothing of it is written.
+//   the transaction itself (a full disk): then every append of it fails and nothing is written.
 // - The commits run on a writer thread (sqliteWriterThread.ts) with its own connection, so the
-//   fsync never blocks the event loop: a batch is every append that arrived while the previous
-//   batch was being committed.
+//   fsync never blocks the event loop. An append made while the writer is idle leaves at the end
+//   of the current job; while it commits, the appends of each turn of the event loop leave at the
+//   turn's end, and the writer's next commit takes every batch that reached it meanwhile.
 // - Subscribers are fed from the table itself, so appends made by another process (the CLI)
 //   reach them too: `PRAGMA data_version` is polled and changes when another connection commits.
 // - With a position marker (logMarker.ts), a log that lost its tail since the last run is refused.
@@ -23,7 +24,7 @@ import { LogMarker, type LogMarkerOptions } from './logMarker.js';
 import type { AppendOptions, AppendResult, BeatReading, EventStore, EventToAppend, ExpectedRevision, NodeBeat, RecordedEvent, SubscribeOptions, Subscription } from './port.js';
 import { ReadAhead } from './sqliteReader.js';
 import { createSchema } from './sqliteSchema.js';
-import { startWriter, type WriterEvent, type WriterFailure, type WriterReply, type WriterRequest, type WrittenStream } from './sqliteWriter.js';
+import { startWriter, type WriterEvent, type WriterFailure, type WriterOutcome, type WriterReply, type WriterRequest, type WrittenStream } from './sqliteWriter.js';
 
 /**
  * A row as an array, in the column order of ROW_COLUMNS: raw rows spare better-sqlite3 an object
@@ -68,7 +69,7 @@ interface Sent {
   alongsideEvents: WriterEvent[] | undefined;
 }
 
-/** A batch the writer thread is committing. */
+/** A batch sent to the writer thread, not yet answered. */
 interface InFlight {
   id: number;
   created: string;
@@ -117,7 +118,8 @@ export class SqliteEventStore implements EventStore {
   private dataVersion: number;
   private closed = false;
   private readonly writer: Worker;
-  private inFlight: InFlight | undefined;
+  /** Sent and not yet answered, in the order sent (the writer answers in that order). */
+  private readonly inFlight: InFlight[] = [];
   private readonly beats = new Map<number, PendingBeat>();
   private lastRequestId = 0;
   private writerFailure: Error | undefined;
@@ -173,12 +175,13 @@ export class SqliteEventStore implements EventStore {
     if (options.alongside?.streamName === streamName) return Promise.reject(new Error(`An append to ${streamName} cannot name it as its alongside stream too`));
     return new Promise((resolve, reject) => {
       this.pending.push({ streamName, events, expectedRevision: options.expectedRevision ?? 'any', alongside: options.alongside, resolve, reject });
-      // While a batch is in flight, its reply sends what gathered meanwhile. An idle writer gets
-      // this append at the end of the current job, with whatever else that job appends: waiting
-      // for the loop's check phase to gather more would only add its turn to every light append.
-      if (!this.flushScheduled && !this.inFlight) {
+      // An idle writer gets this append at the end of the current job, with whatever else that
+      // job appends: waiting for the loop's check phase to gather more would only add its turn to
+      // every light append. A busy writer gets what the whole turn appended, in one message.
+      if (!this.flushScheduled) {
         this.flushScheduled = true;
-        queueMicrotask(() => this.flush());
+        if (this.inFlight.length === 0) queueMicrotask(this.flush);
+        else setImmediate(this.flush);
       }
     });
   }
@@ -246,9 +249,9 @@ export class SqliteEventStore implements EventStore {
     this.closed = true;
     clearInterval(this.pollTimer);
     // Appends and beats accepted before close() still commit.
-    while (this.inFlight || this.pending.length > 0 || this.beats.size > 0) {
+    while (this.inFlight.length > 0 || this.pending.length > 0 || this.beats.size > 0) {
       this.sendToWriter();
-      if (this.inFlight || this.beats.size > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+      if (this.inFlight.length > 0 || this.beats.size > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     }
     await Promise.all([this.writer.terminate(), this.readAhead.close()]);
     this.subscribers.clear();
@@ -259,14 +262,14 @@ export class SqliteEventStore implements EventStore {
     }
   }
 
-  private flush(): void {
+  private readonly flush = (): void => {
     this.flushScheduled = false;
     this.sendToWriter();
-  }
+  };
 
-  /** Sends every pending append to the writer thread, unless a batch is in flight already. */
+  /** Sends every pending append to the writer thread as one batch. */
   private sendToWriter(): void {
-    if (this.inFlight || this.pending.length === 0) return;
+    if (this.pending.length === 0) return;
     const batch = this.pending.splice(0);
     if (this.writerFailure) {
       for (const append of batch) append.reject(this.writerFailure);
@@ -289,7 +292,7 @@ export class SqliteEventStore implements EventStore {
       return;
     }
     const flight: InFlight = { id: ++this.lastRequestId, created, sent };
-    this.inFlight = flight;
+    this.inFlight.push(flight);
     this.holdWriter();
     const request: WriterRequest = {
       kind: 'batch',
@@ -307,41 +310,38 @@ export class SqliteEventStore implements EventStore {
 
   /** The writer thread keeps the process alive only while a request is out. */
   private holdWriter(): void {
-    if (this.inFlight || this.beats.size > 0) this.writer.ref();
+    if (this.inFlight.length > 0 || this.beats.size > 0) this.writer.ref();
     else this.writer.unref();
   }
 
   /** After a reply: close() may go on once nothing is out any more. */
   private wakeIfIdle(): void {
     this.holdWriter();
-    if (!this.inFlight && this.beats.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
+    if (this.inFlight.length === 0 && this.beats.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
 
   private onWriterReply(reply: WriterReply): void {
-    const beat = this.beats.get(reply.id);
-    if (beat) {
+    if ('id' in reply) {
+      const beat = this.beats.get(reply.id);
+      if (!beat) return;
       this.beats.delete(reply.id);
       if ('beats' in reply) beat.resolve({ beats: reply.beats, storeClockMs: undefined });
-      else if ('fatal' in reply) beat.reject(failureError(reply.fatal));
+      else beat.reject(failureError(reply.fatal));
       this.wakeIfIdle();
       return;
     }
-    const flight = this.inFlight;
-    if (!flight || flight.id !== reply.id) return;
-    this.inFlight = undefined;
-    // What arrived while this batch was committing is the next batch, and it leaves now: its
-    // commit runs while this batch's answers are being handled, rather than after them.
-    this.sendToWriter();
-    if ('outcomes' in reply) this.resolveBatch(flight, reply.outcomes);
-    else if ('fatal' in reply) {
-      // Nothing of the batch was written: every append in it fails with the database's error.
+    // The writer answers batches in the order they were sent, each once.
+    const flights = this.inFlight.splice(0, reply.ids.length);
+    if ('outcomes' in reply) for (const [i, flight] of flights.entries()) this.resolveBatch(flight, reply.outcomes[i]!);
+    else {
+      // Nothing of these batches was written: every append in them fails with the database's error.
       const error = failureError(reply.fatal);
-      for (const { append } of flight.sent) append.reject(error);
+      for (const flight of flights) for (const { append } of flight.sent) append.reject(error);
     }
     this.wakeIfIdle();
   }
 
-  private resolveBatch(flight: InFlight, outcomes: Extract<WriterReply, { outcomes: unknown }>['outcomes']): void {
+  private resolveBatch(flight: InFlight, outcomes: WriterOutcome[]): void {
     const appended: RecordedEvent[] = [];
     const record = (streamName: string, events: WriterEvent[], written: WrittenStream) => {
       for (const [k, event] of events.entries()) {
@@ -384,9 +384,7 @@ export class SqliteEventStore implements EventStore {
 
   private onWriterFailure(error: Error): void {
     this.writerFailure ??= error;
-    const flight = this.inFlight;
-    this.inFlight = undefined;
-    for (const { append } of flight?.sent ?? []) append.reject(this.writerFailure);
+    for (const flight of this.inFlight.splice(0)) for (const { append } of flight.sent) append.reject(this.writerFailure);
     for (const append of this.pending.splice(0)) append.reject(this.writerFailure);
     for (const beat of this.beats.values()) beat.reject(this.writerFailure);
     this.beats.clear();

@@ -2,7 +2,7 @@
 // started. A commit with synchronous=FULL waits for fsync; on the event loop that wait stops every
 // request, stream and timer of the process for its duration. In the worker thread
 // (sqliteWriterThread.ts) the wait blocks only the worker: the event loop keeps serving, and the
-// appends that arrive meanwhile form the next batch (group commit).
+// appends that arrive meanwhile go in the next commit (group commit).
 import type { Worker } from 'node:worker_threads';
 import type { ExpectedRevision, NodeBeat } from './port.js';
 import { startThread } from './sqliteThreads.js';
@@ -32,7 +32,23 @@ export interface WriterAppend extends WriterStreamWrite {
   alongside?: WriterStreamWrite;
 }
 
-export type WriterRequest = { kind: 'batch'; id: number; created: string; appends: WriterAppend[] } | { kind: 'beat'; id: number; mine: NodeBeat; forget: string[] };
+/** Appends stamped with one `created`; the thread may commit several batches in one transaction. */
+export interface WriterBatch {
+  kind: 'batch';
+  id: number;
+  created: string;
+  appends: WriterAppend[];
+}
+
+/** This process's heartbeat, and the instances whose rows go. */
+export interface WriterBeat {
+  kind: 'beat';
+  id: number;
+  mine: NodeBeat;
+  forget: string[];
+}
+
+export type WriterRequest = WriterBatch | WriterBeat;
 
 export interface WrittenStream {
   /** The stream's last revision after the append (-1: it still does not exist). */
@@ -52,7 +68,15 @@ export interface WriterFailure {
   code: string | undefined;
 }
 
-export type WriterReply = { id: number; outcomes: WriterOutcome[] } | { id: number; beats: NodeBeat[] } | { id: number; fatal: WriterFailure };
+/**
+ * The batches of one transaction (`ids` in the order they were sent, `outcomes` per batch), or a
+ * beat's answer.
+ */
+export type WriterReply =
+  | { ids: number[]; outcomes: WriterOutcome[][] }
+  | { ids: number[]; fatal: WriterFailure }
+  | { id: number; beats: NodeBeat[] }
+  | { id: number; fatal: WriterFailure };
 
 /** Starts a writer thread on the file. */
 export function startWriter(options: WriterOptions): Worker {

@@ -1,21 +1,24 @@
 // The SQLite adapter's writer thread (started by sqliteWriter.ts). It holds its own connection to
-// the file and commits what the event loop sends, one request at a time:
+// the file and commits what the event loop sends:
 //
-// - A batch of appends: one IMMEDIATE transaction, one fsync. Each append is checked against its
-//   own expected revision (and its alongside stream's), seeing the appends before it in the same
-//   batch, and written whole or not at all: a savepoint when it has several inserts (SAVEPOINT
-//   and RELEASE cost more than the insert of a single event).
+// - Batches of appends: every batch waiting when the thread turns to them goes in one IMMEDIATE
+//   transaction, one fsync. The event loop sends its appends while a commit is in progress, so
+//   they are here when it ends: the next commit starts then, not once the event loop has found
+//   time to handle the reply. Each append is checked against its own expected revision (and its
+//   alongside stream's), seeing the appends before it in the same transaction, and written whole
+//   or not at all: a savepoint when it has several inserts (SAVEPOINT and RELEASE cost more than
+//   the insert of a single event).
 // - A constraint error of one append's insert (a trigger, the (stream, revision) index) undoes
 //   that append alone: SQLite rolls back only the statement or savepoint, the transaction goes on.
 //   Any other error (a full disk, an I/O error: after those SQLite may have rolled back the whole
-//   transaction, and what followed would commit one statement at a time) fails the whole batch,
-//   rolled back, every append rejected with it.
+//   transaction, and what followed would commit one statement at a time) fails the whole
+//   transaction, rolled back, every append of its batches rejected with it.
 // - A heartbeat (beat): a tiny write, here rather than on the event loop's connection so that its
 //   fsync and any wait for the write lock never stop the event loop.
 import Database from 'better-sqlite3';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { ExpectedRevision, NodeBeat } from './port.js';
-import type { WriterAppend, WriterEvent, WriterFailure, WriterOptions, WriterOutcome, WriterReply, WriterRequest, WrittenStream } from './sqliteWriter.js';
+import type { WriterAppend, WriterBatch, WriterBeat, WriterEvent, WriterFailure, WriterOptions, WriterOutcome, WriterReply, WriterRequest, WrittenStream } from './sqliteWriter.js';
 
 const options = workerData as WriterOptions;
 const port = parentPort!;
@@ -86,21 +89,23 @@ function writeAppend(append: WriterAppend, created: string, revisions: Map<strin
   return { ok: true, ...written, ...(sideWritten && { alongside: sideWritten }) };
 }
 
-function commitBatch(id: number, created: string, appends: WriterAppend[]): WriterReply {
-  const outcomes: WriterOutcome[] = [];
+/** The batches in one transaction, in the order they were sent. */
+function commitBatches(batches: WriterBatch[]): WriterReply {
+  const ids = batches.map((batch) => batch.id);
+  const outcomes: WriterOutcome[][] = [];
   try {
     db.transaction(() => {
       const revisions = new Map<string, number>();
-      for (const append of appends) outcomes.push(writeAppend(append, created, revisions));
+      for (const { created, appends } of batches) outcomes.push(appends.map((append) => writeAppend(append, created, revisions)));
     }).immediate();
   } catch (error) {
     rollBackWhatIsLeft();
-    return { id, fatal: failureOf(error) };
+    return { ids, fatal: failureOf(error) };
   }
-  return { id, outcomes };
+  return { ids, outcomes };
 }
 
-function beat(id: number, mine: NodeBeat, forget: string[]): WriterReply {
+function beat({ id, mine, forget }: WriterBeat): WriterReply {
   try {
     const beats = db
       .transaction(() => {
@@ -129,6 +134,13 @@ function rollBackWhatIsLeft(): void {
   }
 }
 
-port.on('message', (request: WriterRequest) => {
-  port.postMessage(request.kind === 'batch' ? commitBatch(request.id, request.created, request.appends) : beat(request.id, request.mine, request.forget));
+port.on('message', (first: WriterRequest) => {
+  const batches: WriterBatch[] = [];
+  const beats: WriterBeat[] = [];
+  for (let request: WriterRequest | undefined = first; request; request = receiveMessageOnPort(port)?.message as WriterRequest | undefined) {
+    if (request.kind === 'batch') batches.push(request);
+    else beats.push(request);
+  }
+  if (batches.length > 0) port.postMessage(commitBatches(batches));
+  for (const request of beats) port.postMessage(beat(request));
 });

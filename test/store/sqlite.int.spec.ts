@@ -339,6 +339,45 @@ sqlite('appends in one batch see each other’s revisions, alongside streams inc
   assert.equal([conflict.streamName, conflict.expected, conflict.actual], ['claim-1', 0, 2]);
 });
 
+sqlite('appends made over many turns of the event loop, none awaited, commit in the order made, each seeing the one before', async (ctx) => {
+  const store = open(ctx);
+  const delivered: RecordedEvent[] = [];
+  const subscription = store.subscribeToAll({ after: 0, onEvent: (e) => delivered.push(e) });
+  try {
+    // One append per turn while the writer commits the first ones: they reach it as several
+    // batches, which it may commit together.
+    const appended: Array<Promise<AppendResult>> = [];
+    for (let k = 0; k < 40; k++) {
+      appended.push(store.append('chain', [{ type: 'Linked', data: { k } }], { expectedRevision: k === 0 ? 'no_stream' : k - 1 }));
+      appended.push(store.append(`side-${k}`, [{ type: 'Alone', data: { k } }], { expectedRevision: 'no_stream' }));
+      await new Promise((turn) => setImmediate(turn));
+    }
+    const results = await Promise.all(appended);
+    const chain = results.filter((_, i) => i % 2 === 0);
+    assert.equal(
+      chain.map((r) => r.nextExpectedRevision),
+      Array.from({ length: 40 }, (_, k) => k),
+    );
+    const positions = results.map((r) => r.position);
+    assert.equal(
+      positions,
+      [...positions].sort((a, b) => a - b),
+      'positions in the order the appends were made',
+    );
+    await eventually(() => delivered.length === 80, 'every event to be delivered');
+    assert.equal(
+      delivered.map((e) => e.position),
+      positions,
+    );
+    assert.equal(
+      (await store.readStream('chain')).map((e) => (e.data as { k: number }).k),
+      Array.from({ length: 40 }, (_, k) => k),
+    );
+  } finally {
+    await subscription.unsubscribe();
+  }
+});
+
 sqlite('a scan in pages reads the same log with the next page read ahead, and sees appends and deletions made between pages', async (ctx) => {
   const store = open(ctx);
   for (let batch = 0; batch < 5; batch++) {

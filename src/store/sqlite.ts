@@ -9,7 +9,8 @@
 // - The commits run on a writer thread (sqliteWriterThread.ts) with its own connection, so the
 //   fsync never blocks the event loop. An append made while the writer is idle leaves at the end
 //   of the current job; while it commits, the appends of each turn of the event loop leave at the
-//   turn's end, and the writer's next commit takes every batch that reached it meanwhile.
+//   turn's end (a few of them wait for a reply once a batch is queued already), and the writer's
+//   next commit takes every batch that reached it meanwhile.
 // - Subscribers are fed from the table itself, so appends made by another process (the CLI)
 //   reach them too: `PRAGMA data_version` is polled and changes when another connection commits.
 // - With a position marker (logMarker.ts), a log that lost its tail since the last run is refused.
@@ -82,6 +83,10 @@ interface PendingBeat {
 }
 
 const PAGE = 2000;
+/** Batches out (one committing, one queued) past which a turn's appends may wait for a reply… */
+const QUEUED_BATCHES = 2;
+/** …when they are fewer than this. */
+const FEW_APPENDS = 4;
 /** Streams removed per statement: one short write lock at a time. */
 const DELETE_BATCH = 500;
 
@@ -269,7 +274,7 @@ export class SqliteEventStore implements EventStore {
 
   /** Sends every pending append to the writer thread as one batch. */
   private sendToWriter(): void {
-    if (this.pending.length === 0) return;
+    if (this.pending.length === 0 || this.holdsBack()) return;
     const batch = this.pending.splice(0);
     if (this.writerFailure) {
       for (const append of batch) append.reject(this.writerFailure);
@@ -308,6 +313,15 @@ export class SqliteEventStore implements EventStore {
     this.writer.postMessage(request);
   }
 
+  /**
+   * A few appends wait for a reply while a batch is already queued behind the one committing: a
+   * commit costs the writer about as much CPU as several appends, so a trickle of single appends
+   * (a flood of realtime connects) sent turn by turn would commit in ones and twos.
+   */
+  private holdsBack(): boolean {
+    return this.inFlight.length >= QUEUED_BATCHES && this.pending.length < FEW_APPENDS;
+  }
+
   /** The writer thread keeps the process alive only while a request is out. */
   private holdWriter(): void {
     if (this.inFlight.length > 0 || this.beats.size > 0) this.writer.ref();
@@ -332,6 +346,7 @@ export class SqliteEventStore implements EventStore {
     }
     // The writer answers batches in the order they were sent, each once.
     const flights = this.inFlight.splice(0, reply.ids.length);
+    this.sendToWriter();
     if ('outcomes' in reply) for (const [i, flight] of flights.entries()) this.resolveBatch(flight, reply.outcomes[i]!);
     else {
       // Nothing of these batches was written: every append in them fails with the database's error.

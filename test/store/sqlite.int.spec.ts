@@ -378,6 +378,23 @@ sqlite('appends made over many turns of the event loop, none awaited, commit in 
   }
 });
 
+sqlite('a few appends made while two batches are out commit once one is answered', async (ctx) => {
+  const store = open(ctx);
+  const burst = (turn: number) => Array.from({ length: 300 }, (_, i) => store.append(`burst-${turn}-${i}`, [{ type: 'Burst', data: { i } }]));
+  const first = burst(1);
+  await new Promise((turn) => setImmediate(turn));
+  const second = burst(2);
+  await new Promise((turn) => setImmediate(turn));
+  // Two batches out and nothing after this one: it may wait for a reply, never longer.
+  const last = await store.append('last', [{ type: 'Last', data: {} }], { expectedRevision: 'no_stream' });
+  assert.is(last.nextExpectedRevision, 0);
+  const positions = (await Promise.all([...first, ...second])).map((r) => r.position);
+  assert.ok(
+    positions.every((p) => p < last.position),
+    'the last append committed after both batches',
+  );
+});
+
 sqlite('a scan in pages reads the same log with the next page read ahead, and sees appends and deletions made between pages', async (ctx) => {
   const store = open(ctx);
   for (let batch = 0; batch < 5; batch++) {

@@ -182,7 +182,8 @@ export class SqliteEventStore implements EventStore {
       this.pending.push({ streamName, events, expectedRevision: options.expectedRevision ?? 'any', alongside: options.alongside, resolve, reject });
       // An idle writer gets this append at the end of the current job, with whatever else that
       // job appends: waiting for the loop's check phase to gather more would only add its turn to
-      // every light append. A busy writer gets what the whole turn appended, in one message.
+      // every light append. A busy writer gets what the whole turn appended, in one message (or
+      // with the next reply: holdsBack).
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         if (this.inFlight.length === 0) queueMicrotask(this.flush);
@@ -272,7 +273,7 @@ export class SqliteEventStore implements EventStore {
     this.sendToWriter();
   };
 
-  /** Sends every pending append to the writer thread as one batch. */
+  /** Sends every pending append to the writer thread as one batch, unless it holds them back. */
   private sendToWriter(): void {
     if (this.pending.length === 0 || this.holdsBack()) return;
     const batch = this.pending.splice(0);

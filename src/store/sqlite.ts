@@ -10,14 +10,15 @@
 //   fsync never blocks the event loop. An append made while the writer is idle leaves at the end
 //   of the current job; while it commits, the appends of each turn of the event loop leave at the
 //   turn's end (a few of them wait for a reply once a batch is queued already), and the writer's
-//   next commit takes every batch that reached it meanwhile.
+//   next commit takes every batch that reached it meanwhile. That flush first takes the replies
+//   that arrived during the turn, read from the writer's reply port.
 // - Subscribers are fed from the table itself, so appends made by another process (the CLI)
 //   reach them too: `PRAGMA data_version` is polled and changes when another connection commits.
 // - With a position marker (logMarker.ts), a log that lost its tail since the last run is refused.
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Worker } from 'node:worker_threads';
+import { receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
 import { ConcurrencyError } from '../domain/errors.js';
 import { systemClock } from '../system/clock.js';
 import { upcast } from '../domain/eventVersions.js';
@@ -123,6 +124,8 @@ export class SqliteEventStore implements EventStore {
   private dataVersion: number;
   private closed = false;
   private readonly writer: Worker;
+  /** Where the writer thread answers. */
+  private readonly replies: MessagePort;
   /** Sent and not yet answered, in the order sent (the writer answers in that order). */
   private readonly inFlight: InFlight[] = [];
   private readonly beats = new Map<number, PendingBeat>();
@@ -164,10 +167,11 @@ export class SqliteEventStore implements EventStore {
     this.pollTimer = setInterval(() => this.pollForOtherWriters(), options.pollIntervalMs ?? 100);
     this.pollTimer.unref();
     this.readAhead = new ReadAhead<Row>({ file: options.file, sql: READ_AFTER });
-    this.writer = startWriter({ file: options.file, maxPageCount: options.maxPageCount });
+    ({ worker: this.writer, replies: this.replies } = startWriter({ file: options.file, maxPageCount: options.maxPageCount }));
+    this.replies.on('message', (reply: WriterReply) => this.onWriterReply(reply));
     // Referenced only while a request is out: an idle store never keeps the process alive.
     this.writer.unref();
-    this.writer.on('message', (reply: WriterReply) => this.onWriterReply(reply));
+    this.replies.unref();
     this.writer.on('error', (error) => this.onWriterFailure(error));
     this.writer.on('exit', (code) => {
       if (!this.closed) this.onWriterFailure(new Error(`The event store's writer thread stopped (exit code ${code})`));
@@ -260,6 +264,7 @@ export class SqliteEventStore implements EventStore {
       if (this.inFlight.length > 0 || this.beats.size > 0) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     }
     await Promise.all([this.writer.terminate(), this.readAhead.close()]);
+    this.replies.close();
     this.subscribers.clear();
     try {
       await this.marker?.close(this.stmt.head.get()!.head);
@@ -270,6 +275,10 @@ export class SqliteEventStore implements EventStore {
 
   private readonly flush = (): void => {
     this.flushScheduled = false;
+    // A reply that reached the port during this turn is taken now: its message would wait for
+    // the next turn's poll, behind that turn's sockets, while its appends' requests wait on it
+    // and the appends it holds back (holdsBack) wait with them.
+    for (let message = receiveMessageOnPort(this.replies); message; message = receiveMessageOnPort(this.replies)) this.onWriterReply(message.message as WriterReply);
     this.sendToWriter();
   };
 
@@ -325,8 +334,13 @@ export class SqliteEventStore implements EventStore {
 
   /** The writer thread keeps the process alive only while a request is out. */
   private holdWriter(): void {
-    if (this.inFlight.length > 0 || this.beats.size > 0) this.writer.ref();
-    else this.writer.unref();
+    if (this.inFlight.length > 0 || this.beats.size > 0) {
+      this.writer.ref();
+      this.replies.ref();
+    } else {
+      this.writer.unref();
+      this.replies.unref();
+    }
   }
 
   /** After a reply: close() may go on once nothing is out any more. */

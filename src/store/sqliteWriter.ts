@@ -3,7 +3,7 @@
 // request, stream and timer of the process for its duration. In the worker thread
 // (sqliteWriterThread.ts) the wait blocks only the worker: the event loop keeps serving, and the
 // appends that arrive meanwhile go in the next commit (group commit).
-import type { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, type Worker } from 'node:worker_threads';
 import type { ExpectedRevision, NodeBeat } from './port.js';
 import { startThread } from './sqliteThreads.js';
 
@@ -78,7 +78,18 @@ export type WriterReply =
   | { id: number; beats: NodeBeat[] }
   | { id: number; fatal: WriterFailure };
 
-/** Starts a writer thread on the file. */
-export function startWriter(options: WriterOptions): Worker {
-  return startThread('sqliteWriterThread', options);
+/** What the writer thread is started with: its options, and the port it answers on. */
+export interface WriterThreadData extends WriterOptions {
+  replies: MessagePort;
+}
+
+/**
+ * Starts a writer thread on the file. It answers on a channel of its own rather than the
+ * worker's: a port can also be read synchronously (`receiveMessageOnPort`), so the event loop
+ * takes a reply that arrived during a busy turn at that turn's end, not a turn later.
+ */
+export function startWriter(options: WriterOptions): { worker: Worker; replies: MessagePort } {
+  const { port1, port2 } = new MessageChannel();
+  const data: WriterThreadData = { ...options, replies: port2 };
+  return { worker: startThread('sqliteWriterThread', data, [port2]), replies: port1 };
 }

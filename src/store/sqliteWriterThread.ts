@@ -18,10 +18,22 @@
 import Database from 'better-sqlite3';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import type { ExpectedRevision, NodeBeat } from './port.js';
-import type { WriterAppend, WriterBatch, WriterBeat, WriterEvent, WriterFailure, WriterOptions, WriterOutcome, WriterReply, WriterRequest, WrittenStream } from './sqliteWriter.js';
+import type {
+  WriterAppend,
+  WriterBatch,
+  WriterBeat,
+  WriterEvent,
+  WriterFailure,
+  WriterOutcome,
+  WriterReply,
+  WriterRequest,
+  WriterThreadData,
+  WrittenStream,
+} from './sqliteWriter.js';
 
-const options = workerData as WriterOptions;
+const options = workerData as WriterThreadData;
 const port = parentPort!;
+const { replies } = options;
 
 const db = new Database(options.file);
 db.pragma('journal_mode = WAL');
@@ -141,6 +153,6 @@ port.on('message', (first: WriterRequest) => {
     if (request.kind === 'batch') batches.push(request);
     else beats.push(request);
   }
-  if (batches.length > 0) port.postMessage(commitBatches(batches));
-  for (const request of beats) port.postMessage(beat(request));
+  if (batches.length > 0) replies.postMessage(commitBatches(batches));
+  for (const request of beats) replies.postMessage(beat(request));
 });

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -393,6 +394,43 @@ sqlite('a few appends made while two batches are out commit once one is answered
     positions.every((p) => p < last.position),
     'the last append committed after both batches',
   );
+});
+
+sqlite('a reply that arrives during a busy turn of I/O is taken at that turn end, before the next poll for I/O', async (ctx) => {
+  const store = open(ctx);
+  await store.append('warm', [{ type: 'Warm', data: {} }]);
+  const reader = new Database(ctx.file, { readonly: true });
+  const committed = reader.prepare<[], { n: number }>("SELECT count(*) AS n FROM events WHERE stream = 'early'");
+  let earlyDone = false;
+  let early: Promise<AppendResult> | undefined;
+  let late: Promise<AppendResult> | undefined;
+  // A socket's callback, as a request's: the writer's reply lands during it, so its message is
+  // polled for only after the loop's check phase.
+  const atTurnEnd = await new Promise<boolean>((checked) => {
+    const server = createServer((socket) => {
+      socket.once('data', async () => {
+        early = store.append('early', [{ type: 'Early', data: {} }]).then((result) => {
+          earlyDone = true;
+          return result;
+        });
+        await Promise.resolve(); // the idle writer got it at the end of the callback's job
+        const until = Date.now() + 10_000;
+        while (committed.get()!.n === 0 && Date.now() < until) {}
+        const answered = Date.now() + 50;
+        while (Date.now() < answered) {} // the reply is posted right after the commit
+        late = store.append('late', [{ type: 'Late', data: {} }]);
+        // Queued after the store's own end-of-turn flush.
+        setImmediate(() => checked(earlyDone));
+        socket.destroy();
+        server.close();
+      });
+    });
+    server.listen(0, '127.0.0.1', () => connect((server.address() as AddressInfo).port, '127.0.0.1').end('x'));
+  });
+  reader.close();
+  assert.ok(atTurnEnd, 'the early append was answered at the end of the turn its reply arrived in');
+  assert.is((await early!).nextExpectedRevision, 0);
+  assert.is((await late!).nextExpectedRevision, 0);
 });
 
 sqlite('a scan in pages reads the same log with the next page read ahead, and sees appends and deletions made between pages', async (ctx) => {

@@ -5,6 +5,11 @@
 // compiled one when the bench built it (bench/lib/build.ts), else the sources.
 import { serviceModule } from './lib/build.js';
 
+// tsx, which loads this file, turns source maps on for the whole process; the compiled service as
+// deployed (`node dist/main.js`) runs without them, so an error's stack (Node makes one for every
+// reset connection) is not mapped back to the sources there either.
+if (process.env.BENCH_SERVICE_BUILD) process.setSourceMapsEnabled(false);
+
 const { loadConfig } = (await import(serviceModule('config.js'))) as typeof import('../src/config.js');
 const { startService } = (await import(serviceModule('main.js'))) as typeof import('../src/main.js');
 const { ApiKeyService } = (await import(serviceModule('services/apiKeys.js'))) as typeof import('../src/services/apiKeys.js');

@@ -1,11 +1,11 @@
 // Headers of the HTML pages the service serves (sign-in pages, /docs) and of the dev demo page:
 // a Content-Security-Policy that lists exactly what each page loads and forbids framing, no MIME
 // sniffing, no Referer (sign-in URLs carry the state and the assertion).
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Middleware } from 'koa';
 
 /** `'sha256-…'` source of an inline script or style, for a policy that allows just that one. */
-export const inlineSource = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
+export const inlineSource = (text: string) => `'sha256-${hash('sha256', text, 'base64')}'`;
 
 /**
  * A policy that denies everything it does not name, and framing by anyone. `directives` maps a

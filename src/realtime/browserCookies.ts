@@ -4,7 +4,7 @@
 // - `cb_login`, set by the login page next to the state: the callback refuses the state in a
 //   browser without it, so a prepared callback URL signs nobody in (login CSRF).
 // Each holds a random value; the log holds only its SHA-256, next to the connection or the state.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { secureRandomBytes } from '../system/ids.js';
 import { cookieValue } from './sessions.js';
 
@@ -14,7 +14,7 @@ export const LOGIN_COOKIE = 'cb_login';
 const VALUE = /^[A-Za-z0-9_-]{32}$/;
 
 /** What the log keeps of a cookie value. */
-export const hashBinding = (value: string) => createHash('sha256').update(value).digest('base64url');
+export const hashBinding = (value: string) => hash('sha256', value, 'base64url');
 
 export interface BrowserCookieOptions {
   /** When the service is reached over https: Secure, and SameSite=None for the client binding. */

@@ -4,7 +4,7 @@
 // it was issued to) and an HMAC of it under the session secret, which every node shares, so the
 // node that receives the callback verifies a state another node issued. Single use is the log's
 // job: the attempt's end is appended to a stream named after the state that must not exist yet.
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import * as v from 'valibot';
 import { Signer } from '../system/signed.js';
 
@@ -35,7 +35,7 @@ export interface LoginStateContent {
   holdsConnection: boolean;
 }
 
-export const hashState = (state: string) => createHash('sha256').update(state).digest('base64url');
+export const hashState = (state: string) => hash('sha256', state, 'base64url');
 
 export class SignedLoginStates {
   private readonly signer: Signer;

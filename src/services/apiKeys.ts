@@ -1,6 +1,6 @@
 // Issuing and managing API keys. The clear key is returned once, by issue(); the store keeps
 // only its SHA-256 hash (keys carry 160 bits of CSPRNG entropy, so a fast hash is enough).
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { APP_ID, APP_ID_RULE, apiKeyDecider, type ApiKeyCommand } from '../domain/apiKey.js';
 import { ConflictError, ValidationError } from '../domain/errors.js';
 import { streams, type Operator } from '../domain/events.js';
@@ -16,7 +16,7 @@ import { newRecordId } from '../system/ids.js';
 export const KEY_PREFIX = 'cbk_';
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 /** The id a name would fold to (lower case, runs of other characters as '-'): only ever suggested. */

@@ -3,7 +3,7 @@
 // request holding it may bind, answer or free the key. So two nodes receiving the same key cannot
 // both run it, and a request whose claim was taken over (its process presumed dead) cannot send
 // anything afterwards.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { streams } from '../domain/events.js';
 import { NEW_OPERATION, operationDecider } from '../domain/operation.js';
 import { idempotencyDecider, judge, type IdempotencyCommand, type IdempotencyState, type OperationView, type Verdict } from '../domain/idempotency.js';
@@ -40,7 +40,7 @@ function boundOperation(state: IdempotencyState, operations: OperationsReadModel
 /** The operation's intent is in the log (not merely abandoned, nor unrecorded). */
 const intentRecorded = (view: OperationView | undefined) => typeof view === 'object';
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const sha256 = (text: string) => hash('sha256', text, 'hex');
 
 /** JSON with object keys sorted, so that key order does not make two equal bodies differ. */
 export function canonicalJson(value: unknown): string {

@@ -1,6 +1,6 @@
 // A push is an event; delivery to connected clients follows the store's subscription, so a push
 // accepted by one node reaches clients held by any node.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { setImmediate as yieldTurn } from 'node:timers/promises';
 import { pushDataProblem, pushRecipientsProblem } from '../../domain/jsonBounds.js';
 import { messageDecider } from '../../domain/message.js';
@@ -64,7 +64,7 @@ function keptPushAnswer(body: unknown): unknown {
  * included), it is recorded, and so delivered, once.
  */
 function messageIdFor(appId: string, epoch: string | undefined): string {
-  return epoch === undefined ? newRecordId() : `k${createHash('sha256').update(`${appId}\n${epoch}`).digest('hex').slice(0, 32)}`;
+  return epoch === undefined ? newRecordId() : `k${hash('sha256', `${appId}\n${epoch}`, 'hex').slice(0, 32)}`;
 }
 
 export function messageRoutes({ push, replayMs }: ApiSettings) {

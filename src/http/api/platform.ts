@@ -1,6 +1,6 @@
 // Points, medals, items and liveness are the platform's; the service forwards them and records
 // each write with its outcome.
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { beforeAnyChange, ConflictError } from '../../domain/errors.js';
 import type { ItemsEditRequested, MedalGiveRequested, MedalRemoveRequested, PointsEditRequested } from '../../domain/events.js';
 import type { CallResult } from '../../services/platformOperations.js';
@@ -18,7 +18,7 @@ const PLATFORM_ERRORS = [404, 422, 502, 504];
  * Idempotency-Key when it sent one (so its retries carry the same id), else the operation's id.
  */
 function pointsRequestId(appId: string, operationId: string, idempotencyKey: string | undefined): string {
-  return idempotencyKey ? `${appId}:${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 40)}` : operationId;
+  return idempotencyKey ? `${appId}:${hash('sha256', idempotencyKey, 'hex').slice(0, 40)}` : operationId;
 }
 
 /** The intent every forwarded write records, and the Idempotency-Key it binds. */

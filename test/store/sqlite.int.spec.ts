@@ -416,8 +416,9 @@ sqlite('a reply that arrives during a busy turn of I/O is taken at that turn end
         await Promise.resolve(); // the idle writer got it at the end of the callback's job
         const until = Date.now() + 10_000;
         while (committed.get()!.n === 0 && Date.now() < until) {}
-        const answered = Date.now() + 50;
-        while (Date.now() < answered) {} // the reply is posted right after the commit
+        // The reply is posted right after the commit; the margin covers a descheduled writer.
+        const answered = Date.now() + 250;
+        while (Date.now() < answered) {}
         late = store.append('late', [{ type: 'Late', data: {} }]);
         // Queued after the store's own end-of-turn flush.
         setImmediate(() => checked(earlyDone));

@@ -18,7 +18,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { receiveMessageOnPort, type MessagePort, type Worker } from 'node:worker_threads';
+import type { MessagePort, Worker } from 'node:worker_threads';
 import { ConcurrencyError } from '../domain/errors.js';
 import { systemClock } from '../system/clock.js';
 import { upcast } from '../domain/eventVersions.js';
@@ -26,6 +26,7 @@ import { LogMarker, type LogMarkerOptions } from './logMarker.js';
 import type { AppendOptions, AppendResult, BeatReading, EventStore, EventToAppend, ExpectedRevision, NodeBeat, RecordedEvent, SubscribeOptions, Subscription } from './port.js';
 import { ReadAhead } from './sqliteReader.js';
 import { createSchema } from './sqliteSchema.js';
+import { queuedMessages } from './sqliteThreads.js';
 import { startWriter, type WriterEvent, type WriterFailure, type WriterOutcome, type WriterReply, type WriterRequest, type WrittenStream } from './sqliteWriter.js';
 
 /**
@@ -278,7 +279,7 @@ export class SqliteEventStore implements EventStore {
     // A reply that reached the port during this turn is taken now: its message would wait for
     // the next turn's poll, behind that turn's sockets, while its appends' requests wait on it
     // and the appends it holds back (holdsBack) wait with them.
-    for (let message = receiveMessageOnPort(this.replies); message; message = receiveMessageOnPort(this.replies)) this.onWriterReply(message.message as WriterReply);
+    for (const reply of queuedMessages<WriterReply>(this.replies)) this.onWriterReply(reply);
     this.sendToWriter();
   };
 

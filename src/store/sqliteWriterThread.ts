@@ -16,7 +16,7 @@
 // - A heartbeat (beat): a tiny write, here rather than on the event loop's connection so that its
 //   fsync and any wait for the write lock never stop the event loop.
 import Database from 'better-sqlite3';
-import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import type { ExpectedRevision, NodeBeat } from './port.js';
 import type {
   WriterAppend,
@@ -30,6 +30,7 @@ import type {
   WriterThreadData,
   WrittenStream,
 } from './sqliteWriter.js';
+import { queuedMessages } from './sqliteThreads.js';
 
 const options = workerData as WriterThreadData;
 const port = parentPort!;
@@ -149,7 +150,7 @@ function rollBackWhatIsLeft(): void {
 port.on('message', (first: WriterRequest) => {
   const batches: WriterBatch[] = [];
   const beats: WriterBeat[] = [];
-  for (let request: WriterRequest | undefined = first; request; request = receiveMessageOnPort(port)?.message as WriterRequest | undefined) {
+  for (const request of [first, ...queuedMessages<WriterRequest>(port)]) {
     if (request.kind === 'batch') batches.push(request);
     else beats.push(request);
   }

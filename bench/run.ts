@@ -16,8 +16,8 @@
 // is never part of the default set: it is a long run for leaks and drift, not a figure per change.
 // `--only replay-10m` starts the service on ten million events, twice (the second from the
 // read-model snapshot); generating that log takes ~8 minutes the first time (then it is cached).
-// `--only pg` runs the PostgreSQL scenarios (pg-store-append, pg-admin-write, pg-freeze,
-// pg-admin-read, pg-replay; each also by name), never part of the default set either: they need
+// `--only pg` runs the PostgreSQL scenarios (pg-store-append, pg-admin-write, pg-node-budget,
+// pg-freeze, pg-admin-read, pg-replay; each also by name), never part of the default set either: they need
 // PostgreSQL's server binaries (pg-store-append also pgbench), and make a throwaway cluster for
 // the run (removed at the end, or when the run is interrupted).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -33,6 +33,7 @@ import { startSimulator, type BenchContext, type Running } from './scenarios/com
 import { loginFlood } from './scenarios/loginFlood.js';
 import { pgAdminRead, pgAdminWrite, pgReplay } from './scenarios/postgres.js';
 import { pgFreeze } from './scenarios/pgFreeze.js';
+import { pgNodeBudget } from './scenarios/pgNodeBudget.js';
 import { pgStoreAppend } from './scenarios/pgStore.js';
 import { pushFairness } from './scenarios/pushFairness.js';
 import { replay, replay10m } from './scenarios/replay.js';
@@ -57,12 +58,13 @@ const ON_REQUEST: typeof SCENARIOS = {
   'replay-10m': replay10m,
   'pg-store-append': pgStoreAppend,
   'pg-admin-write': pgAdminWrite,
+  'pg-node-budget': pgNodeBudget,
   'pg-freeze': pgFreeze,
   'pg-admin-read': pgAdminRead,
   'pg-replay': pgReplay,
 };
 /** Names --only takes for several scenarios. */
-const GROUPS: Record<string, string[]> = { pg: ['pg-store-append', 'pg-admin-write', 'pg-freeze', 'pg-admin-read', 'pg-replay'] };
+const GROUPS: Record<string, string[]> = { pg: ['pg-store-append', 'pg-admin-write', 'pg-node-budget', 'pg-freeze', 'pg-admin-read', 'pg-replay'] };
 
 const { values } = parseArgs({
   options: {

@@ -28,12 +28,24 @@ interface Server extends Running {
 const nodesLabel = (count: number) => (count === 1 ? '1 node' : `${count} nodes`);
 const processesLabel = (count: number) => (count === 1 ? '1 process' : `${count} processes`);
 
-/** `count` service processes on one database, each with its own NODE_ID (one shared SESSION_SECRET). */
-export async function startNodes(ctx: BenchContext, scenario: string, simUrl: string, connectionString: string, count: number, first = 1): Promise<RunningService[]> {
+/**
+ * `count` service processes on one database, each with its own NODE_ID (one shared SESSION_SECRET);
+ * `launcherOf(k)`: a command node k runs under (its CPU budget).
+ */
+export async function startNodes(
+  ctx: BenchContext,
+  scenario: string,
+  simUrl: string,
+  connectionString: string,
+  count: number,
+  first = 1,
+  launcherOf: (k: number) => string[] | undefined = () => undefined,
+): Promise<RunningService[]> {
   const nodes: RunningService[] = [];
   // One after the other: the first migrates the schema, the others find it current.
   for (let k = first; k < first + count; k++) {
-    nodes.push(await startBenchService(ctx, `${scenario}-node${k}`, simUrl, { EVENTSTORE_CONNECTION_STRING: connectionString, NODE_ID: `bench-node-${k}` }, [], `node-${k}`));
+    const env = { EVENTSTORE_CONNECTION_STRING: connectionString, NODE_ID: `bench-node-${k}` };
+    nodes.push(await startBenchService(ctx, `${scenario}-node${k}`, simUrl, env, [], `node-${k}`, { launcher: launcherOf(k) }));
   }
   return nodes;
 }
@@ -48,16 +60,16 @@ export async function stopAll(servers: Array<{ child: Child }>): Promise<void> {
   await Promise.all(servers.map((s) => s.child.stop()));
 }
 
-const pidsOf = (servers: Array<{ child: Child }>, label: string, simulator: Running) => ({
+export const pidsOf = (servers: Array<{ child: Child }>, label: string, simulator: Running) => ({
   ...Object.fromEntries(servers.map((s, k) => [servers.length === 1 ? label : `${label} ${k + 1}`, s.child.pid])),
   simulator: simulator.child.pid,
 });
 
-/** A run's load figures, and the database's CPU per answered request. */
-type Measured = LoadResult & { databaseUsPerRequest: number };
+/** A run's load figures, the database's CPU per answered request, and each process's CPU seconds over the run (by label). */
+export type Measured = LoadResult & { databaseUsPerRequest: number; processCpuS: Record<string, number> };
 
 /** One measured run against `servers` (the connections split across them), with its notes. */
-async function measure(
+export async function measure(
   label: string,
   servers: Server[],
   workload: WorkloadName,
@@ -77,7 +89,7 @@ async function measure(
   for (const line of await topStatements(cluster)) notes.push(`${label}, statement: ${line}`);
   if (run.warmupProblems) notes.push(`${label} warm-up: ${run.warmupProblems} failed requests`);
   notes.push(...loadProblems(label, run.result));
-  return { ...run.result, databaseUsPerRequest: ((run.cpuS.database ?? Number.NaN) * 1e6) / Math.max(1, run.result.ok) };
+  return { ...run.result, databaseUsPerRequest: ((run.cpuS.database ?? Number.NaN) * 1e6) / Math.max(1, run.result.ok), processCpuS: run.cpuS };
 }
 
 export async function pgAdminWrite(ctx: BenchContext): Promise<ScenarioReport> {

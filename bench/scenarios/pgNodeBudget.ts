@@ -14,7 +14,7 @@ import { log, round } from '../lib/proc.js';
 import type { ScenarioReport } from '../lib/report.js';
 import { USERS } from './admin.js';
 import { row, type BenchContext } from './common.js';
-import { measure, pidsOf, startNodes, stopAll, type Measured } from './postgres.js';
+import { measure, nodesLabel, pidsOf, startNodes, stopAll, type Measured } from './postgres.js';
 
 const NODE_COUNTS = [1, 3] as const;
 
@@ -44,11 +44,14 @@ export async function pgNodeBudget(ctx: BenchContext): Promise<ScenarioReport> {
         return budget.launcher;
       });
       try {
-        const label = `${count === 1 ? '1 node' : `${count} nodes`}, ${cores} of a core each, run ${round_}`;
+        const label = `${nodesLabel(count)}, ${cores} of a core each, run ${round_}`;
+        const pids = pidsOf(nodes, 'node', sim);
+        // pidsOf's labels, in the nodes' order (the simulator's last).
+        const nodeLabels = Object.keys(pids).slice(0, nodes.length);
         const before = budgets.map((b) => b.throttled());
-        const measured = await measure(label, nodes, 'vip-submit', { durationS, warmupAmount }, pidsOf(nodes, 'node', sim), cluster, notes);
+        const measured = await measure(label, nodes, 'vip-submit', { durationS, warmupAmount }, pids, cluster, notes);
         const used = nodes.map((_, k) => {
-          const cpuS = measured.processCpuS[count === 1 ? 'node' : `node ${k + 1}`] ?? Number.NaN;
+          const cpuS = measured.processCpuS[nodeLabels[k]!] ?? Number.NaN;
           const held = budgets[k]!.throttled();
           return `node ${k + 1} ${round(cpuS / durationS, 2)} cores, held back ${round(held.throttledS - before[k]!.throttledS, 1)} s in ${held.periods - before[k]!.periods} periods`;
         });

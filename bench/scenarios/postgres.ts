@@ -25,7 +25,7 @@ interface Server extends Running {
   apiKey?: string;
 }
 
-const nodesLabel = (count: number) => (count === 1 ? '1 node' : `${count} nodes`);
+export const nodesLabel = (count: number) => (count === 1 ? '1 node' : `${count} nodes`);
 const processesLabel = (count: number) => (count === 1 ? '1 process' : `${count} processes`);
 
 /**

@@ -9,7 +9,7 @@ import type * as v from 'valibot';
 import type { PointsAuditPage } from '../../src/contract/answers.js';
 import { eventually } from '../support/eventually.js';
 import { cli, cliJson, type ServiceProcess } from '../support/serviceProcess.js';
-import { openWorld, POINTS_PATH, pointsEdit, type World } from './world.js';
+import { openWorld, POINTS_PATH, pointsEdit, stopOutsideStoreWrite, type World } from './world.js';
 
 const SUITE_ENV = { NODE_HEARTBEAT_MS: '200', COMMUNITY_TIMEOUT_MS: '20000', OPERATION_PENDING_GRACE_MS: '2000' };
 /** The platform applies at once and answers this much later: after the operator has resolved it. */
@@ -34,7 +34,7 @@ resolution('a platform answer that arrives after the resolution is kept beside i
   world.sim.faultNext(POINTS_PATH, { kind: 'applyThenDelay', ms: ANSWER_AFTER_MS });
   const first = pointsEdit(sender, world, 'resolved-key', 'resolved-memo');
   const intent = await eventually(() => world.log.pointsIntent('resolved-memo'), { what: 'the intent is recorded' });
-  process.kill(sender.pid, 'SIGSTOP');
+  await stopOutsideStoreWrite(sender.pid, world.dataDir);
   const operationId = intent.data.operationId as string;
   await eventually(() => world.log.has(intent.stream, 'OperationOutcomeUnknown'), { what: 'the other node marks it unknown', timeoutMs: 15_000, everyMs: 50 });
 

@@ -1,15 +1,12 @@
 // A request that stalls past the claim window (SIGSTOP) and loses its Idempotency-Key claim to a
 // retry on another node writes nothing when it resumes: three service processes on one store, and
 // a newer submit acknowledged in between stays the record.
-import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import Database from 'better-sqlite3';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { eventually } from '../support/eventually.js';
 import { ALICE } from '../support/harness.js';
 import type { Answer, ServiceProcess } from '../support/serviceProcess.js';
-import { assertReplayed, openWorld, pastClaimWindow, type World } from './world.js';
+import { assertReplayed, openWorld, pastClaimWindow, stopOutsideStoreWrite, type World } from './world.js';
 
 const LOOKUP_PATH = '/api/user/getInfoById';
 /** How long the stalled request's user lookup is held by the platform: past the claim window. */
@@ -28,30 +25,6 @@ staleClaim.after(async ({ world, nodes }) => {
   for (const node of nodes ?? []) process.kill(node.pid, 'SIGCONT');
   await world?.close();
 });
-
-/**
- * Stops the process where the test means to (its request waiting on the platform), not inside one
- * of its own store writes (a heartbeat): stopped there, it would hold the SQLite file's write lock,
- * and every node would wait on it, which is not what this test is about.
- */
-async function stopOutsideStoreWrite(pid: number, dataDir: string): Promise<void> {
-  const db = new Database(join(dataDir, 'events.sqlite'), { fileMustExist: true, timeout: 0 });
-  try {
-    for (let attempt = 0; ; attempt++) {
-      process.kill(pid, 'SIGSTOP');
-      try {
-        db.exec('BEGIN IMMEDIATE; ROLLBACK');
-        return;
-      } catch (error) {
-        if (attempt >= 50 || (error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
-      }
-      process.kill(pid, 'SIGCONT');
-      await sleep(10);
-    }
-  } finally {
-    db.close();
-  }
-}
 
 const submit = (node: ServiceProcess, world: World, idempotencyKey: string, expired: string): Promise<Answer> =>
   node.request('POST', '/adm/vip/submit', { body: { oId: ALICE.oId, quality: 'vip', expired }, apiKey: world.key, idempotencyKey });

@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
 import * as assert from 'uvu/assert';
 import type * as v from 'valibot';
 import { createSimulator, type SimulatorState } from '../../src/community/simulator.js';
@@ -47,6 +48,31 @@ export async function openWorld(suiteEnv: Record<string, string> = {}): Promise<
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Stops the process (SIGSTOP) where a test means to (its request waiting on the platform), not
+ * inside one of its own store writes (a heartbeat): stopped there, it would hold the SQLite file's
+ * write lock, and every process on the file would wait on it (docs/production.md), which is not
+ * what these tests are about.
+ */
+export async function stopOutsideStoreWrite(pid: number, dataDir: string): Promise<void> {
+  const db = new Database(join(dataDir, 'events.sqlite'), { fileMustExist: true, timeout: 0 });
+  try {
+    for (let attempt = 0; ; attempt++) {
+      process.kill(pid, 'SIGSTOP');
+      try {
+        db.exec('BEGIN IMMEDIATE; ROLLBACK');
+        return;
+      } catch (error) {
+        if (attempt >= 50 || (error as { code?: string }).code !== 'SQLITE_BUSY') throw error;
+      }
+      process.kill(pid, 'SIGCONT');
+      await sleep(10);
+    }
+  } finally {
+    db.close();
+  }
 }
 
 /** Signs a client of `oId` in through `node`, its stream kept in `streams` (closed by the suite); answers its client id. */

@@ -9,7 +9,9 @@
 // nothing (the appends would wait one statement at most either way). For the same reason batches
 // are formed once per turn of the event loop, never inside one: the callers a batch answers
 // append again in the continuations it runs, and a batch sent at the first of them would carry
-// one append and leave the rest to the next.
+// one append and leave the rest to the next. A large gathering, though, is split across the free
+// connections in parts of MIN_SPLIT_APPENDS or more: the server runs a statement on one core, so
+// the parts run side by side, and one's flush overlaps the other's work.
 // Nothing is held in the database across a round trip: the statement takes the append lock and
 // commits on the server, so a node frozen or cut off mid-append costs the others nothing but the
 // statement they were already behind.
@@ -49,6 +51,8 @@ export const BATCHES_IN_FLIGHT = 2;
 const MAX_BATCH_APPENDS = 256;
 /** JSON bytes per statement at most (an append larger than this goes alone). */
 const MAX_BATCH_BYTES = 8 * 1024 * 1024;
+/** A gathering is split only into parts at least this large: smaller, their statements' fixed cost would eat what running side by side gains. */
+export const MIN_SPLIT_APPENDS = 32;
 
 const STATEMENT = 'SELECT * FROM append_batch($1::text[], $2::int[], $3::text[], $4::int[], $5::int[], $6::int[], $7::text[], $8::json[], $9::json[])';
 
@@ -125,7 +129,8 @@ export class PostgresAppender {
   /** Sends what is waiting while fewer than BATCHES_IN_FLIGHT are in flight (see above); each answered batch sends again. */
   private next(): void {
     while (this.inFlight.size < BATCHES_IN_FLIGHT && this.waiting.length >= Math.max(1, ...[...this.inFlight].map((b) => b.size))) {
-      const batch = this.take();
+      const parts = Math.max(1, Math.min(BATCHES_IN_FLIGHT - this.inFlight.size, Math.floor(this.waiting.length / MIN_SPLIT_APPENDS)));
+      const batch = this.take(Math.ceil(this.waiting.length / parts));
       if (batch.length === 0) return;
       const entry = { size: batch.length };
       this.inFlight.add(entry);
@@ -140,17 +145,18 @@ export class PostgresAppender {
   }
 
   /**
-   * The waiting appends, in order, up to the bounds, that name no stream of a batch in flight, of
-   * this batch (append_batch reads each stream's revision once per batch) or of an append left
-   * waiting before them (appends to one stream go in the order they came).
+   * The waiting appends, in order, up to the bounds (and `most` appends), that name no stream of a
+   * batch in flight, of this batch (append_batch reads each stream's revision once per batch) or of
+   * an append left waiting before them (appends to one stream go in the order they came).
    */
-  private take(): Waiting[] {
+  private take(most: number): Waiting[] {
+    const limit = Math.min(most, MAX_BATCH_APPENDS);
     const taken: Waiting[] = [];
     const left: Waiting[] = [];
     const blocked = new Set(this.busy);
     let bytes = 0;
     for (const [k, waiting] of this.waiting.entries()) {
-      if (taken.length === MAX_BATCH_APPENDS) {
+      if (taken.length === limit) {
         left.push(...this.waiting.slice(k));
         break;
       }

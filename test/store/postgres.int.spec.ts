@@ -14,6 +14,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ConcurrencyError, RecordTooLargeError } from '../../src/domain/errors.js';
 import { PostgresEventStore, MAX_APPEND_BYTES } from '../../src/store/postgres.js';
+import { BATCHES_IN_FLIGHT, MIN_SPLIT_APPENDS } from '../../src/store/postgresAppender.js';
 import { APPEND_LOCK, MIGRATION_LOCK, SCHEMA_VERSION } from '../../src/store/postgresSchema.js';
 import { SubscriptionInterruptedError, type EventStore, type RecordedEvent } from '../../src/store/port.js';
 import { resumingStore } from '../../src/store/resuming.js';
@@ -326,6 +327,32 @@ SERVER_TESTS['appends sent together: one whose revision does not match is refuse
   assert.equal(
     (await store.readStream(stream)).map((e) => e.type),
     ['First', 'Second'],
+  );
+};
+
+SERVER_TESTS['a large gathering of appends goes in parts side by side, a small one in one transaction, one stream in order'] = async ({ cluster, open }) => {
+  const store = await PostgresEventStore.open({ connectionString: cluster.connectionString });
+  open.push(store);
+  const prefix = `gather-${randomUUID()}`;
+  /** `count` appends issued in one turn of the event loop, the k-th to stream `streamOf(k)`; answers the rows of each transaction, in log order. */
+  const gather = async (name: string, count: number, streamOf: (k: number) => number) => {
+    await Promise.all(Array.from({ length: count }, (_, k) => store.append(`${prefix}-${name}-${streamOf(k)}`, [{ type: 'Gathered', data: { k } }])));
+    const transactions = await cluster.sql<{ rows: number }>('SELECT count(*)::int AS rows FROM events WHERE stream LIKE $1 GROUP BY tx ORDER BY min(position)', [
+      `${prefix}-${name}-%`,
+    ]);
+    return transactions.map((t) => t.rows);
+  };
+  await store.append(`${prefix}-first`, [{ type: 'First', data: {} }]);
+
+  const large = BATCHES_IN_FLIGHT * MIN_SPLIT_APPENDS;
+  assert.equal(await gather('large', large, (k) => k), Array(BATCHES_IN_FLIGHT).fill(MIN_SPLIT_APPENDS), 'a transaction per connection, the appends shared evenly');
+
+  // Too few to split; the last two name one stream, so the last waits for the others' commit.
+  const small = 2 * MIN_SPLIT_APPENDS - 1;
+  assert.equal(await gather('small', small, (k) => Math.min(k, small - 2)), [small - 1, 1]);
+  assert.equal(
+    (await store.readStream(`${prefix}-small-${small - 2}`)).map((e) => (e.data as { k: number }).k),
+    [small - 2, small - 1],
   );
 };
 

@@ -209,13 +209,15 @@ export async function pgAdminWrite(ctx: BenchContext): Promise<ScenarioReport> {
       sqliteP99: sqlite.p99,
       baselineKind: 'SQLite',
     }),
+    // Not the goal "three nodes ≥ one": here the three share the cores one node had (see the
+    // note below); pg-node-budget measures it with a machine's worth of CPU per node.
     row({
       name: 'pg-admin-write',
-      metric: 'req/s (64 conns), 3 nodes (baseline: 1 node)',
+      metric: 'req/s (64 conns), 3 nodes on the cores of 1 (baseline: 1 node)',
       value: service[3]!.rps,
       baseline: service[1]!.rps,
-      goal: 'ratio ≥ 1.0',
-      met: service[1]!.ok > 0 && service[3]!.rps >= service[1]!.rps,
+      goal: '—',
+      met: null,
       baselineKind: 'one node',
     }),
     row({

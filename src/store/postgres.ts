@@ -58,7 +58,8 @@ interface Row {
   type: string;
   data: unknown;
   metadata: Record<string, unknown> | null;
-  created: Date;
+  /** ISO 8601 already (postgresPool.ts). */
+  created: string;
 }
 
 function toRecorded(row: Row): RecordedEvent {
@@ -69,7 +70,7 @@ function toRecorded(row: Row): RecordedEvent {
     type: row.type,
     data: upcast(row.type, row.data),
     metadata: row.metadata ?? undefined,
-    created: row.created.toISOString(),
+    created: row.created,
   };
 }
 

@@ -25,9 +25,32 @@ const IDLE_CONNECTION_MS = 30_000;
 
 /** bigint columns (positions, clocks, counts) as numbers: exact up to 2^53, far beyond any log here. */
 const INT8_OID = 20;
+const TIMESTAMPTZ_OID = 1184;
+
+const parseTimestamptz = pg.types.getTypeParser(TIMESTAMPTZ_OID, 'text') as (value: string) => Date;
+
+/**
+ * A timestamptz as the ISO string events carry (`toISOString()`'s, to the millisecond), not a
+ * Date: a catch-up reads one per event, and parsing it into a Date and out again costs as much as
+ * the rest of the row. A server in UTC writes "2026-11-29 12:00:00.123456+00" (trailing zeros of
+ * the fraction left out), whose parts rearranged are that string, the fraction cut as a Date cuts
+ * it; any other offset goes through a Date.
+ */
+export function isoTimestamp(text: string): string {
+  if (text.length >= 22 && text.length <= 29 && text.charCodeAt(10) === 32 && text.endsWith('+00') && (text.length === 22 || text.charCodeAt(19) === 46)) {
+    const fraction = text.slice(20, text.length - 3);
+    return `${text.slice(0, 10)}T${text.slice(11, 19)}.${`${fraction}000`.slice(0, 3)}Z`;
+  }
+  return parseTimestamptz(text).toISOString();
+}
+
 const types: CustomTypesConfig = {
-  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === INT8_OID && format !== 'binary' ? (value: string) => Number(value) : pg.types.getTypeParser(oid, format ?? 'text')) as CustomTypesConfig['getTypeParser'],
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    if (format === 'binary') return pg.types.getTypeParser(oid, format);
+    if (oid === INT8_OID) return (value: string) => Number(value);
+    if (oid === TIMESTAMPTZ_OID) return isoTimestamp;
+    return pg.types.getTypeParser(oid, 'text');
+  }) as CustomTypesConfig['getTypeParser'],
 };
 
 export interface PostgresConnections {
